@@ -1,0 +1,43 @@
+# CUDA is found, not assumed. With a toolkit: CUDA variants, the CUPTI backend and NVTX
+# ranges. Without one (or SPEEDLAB_ENABLE_CUDA=OFF) everything else builds and works.
+set(SPEEDLAB_HAS_CUDA OFF)
+set(SPEEDLAB_HAS_NVTX OFF)
+set(SPEEDLAB_HAS_CUPTI OFF)
+set(SPEEDLAB_CUDA_SUMMARY "disabled")
+if(SPEEDLAB_ENABLE_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # sm_90 machine code plus compute_90 PTX (JIT for newer GPUs).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    enable_language(CUDA)
+    # CMake 3.25 does not know nvcc 13 speaks C++20; kernels need only C++17.
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(SPEEDLAB_HAS_CUDA ON)
+    set(SPEEDLAB_CUDA_SUMMARY "CUDA ${CUDAToolkit_VERSION} at ${CUDAToolkit_BIN_DIR}")
+    if(TARGET CUDA::nvtx3)
+      set(SPEEDLAB_HAS_NVTX ON)
+    endif()
+    if(TARGET CUDA::cupti)
+      set(SPEEDLAB_HAS_CUPTI ON)
+    endif()
+    # Shared CUDA libraries are found through this rpath on the build and GPU machines.
+    list(APPEND CMAKE_BUILD_RPATH ${CUDAToolkit_LIBRARY_DIR})
+    set(CMAKE_INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
+  else()
+    set(SPEEDLAB_CUDA_SUMMARY "no CUDA compiler found")
+  endif()
+endif()
+
+# NVTX v3 is header-only: speedlab_nvtx carries it where present and is empty otherwise.
+add_library(speedlab_nvtx INTERFACE)
+if(SPEEDLAB_HAS_NVTX)
+  target_link_libraries(speedlab_nvtx INTERFACE CUDA::nvtx3)
+endif()

@@ -1,0 +1,88 @@
+// The suite: what to run and how to measure it, from YAML (a file or the built-in default)
+// with command-line overrides. Every error names where it is: file:line:column.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace speedlab::app {
+
+class plugin_registry;
+
+struct config_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where a value came from, for messages.
+struct source_location {
+  std::string file; // suite file, "<built-in default suite>" or "<command line>"
+  int line = 0, column = 0; // 1-based; 0 when unknown
+  std::string str() const;
+};
+
+struct measure_options {
+  std::size_t warmup_runs = 1;
+  double warmup_min_time_s = 0.0;
+  std::size_t min_samples = 5;
+  std::size_t max_samples = 1000;
+  double min_time_s = 0.1;
+  double max_time_s = 3.0;       // per point: a measurement always ends
+  double target_noise = 0.02;    // relative half-width of the median's 95% CI
+};
+
+struct workload_request {
+  std::string name;
+  source_location where;
+  std::vector<std::string> variants; // empty: all
+  std::vector<source_location> variant_where;
+  std::map<std::string, std::vector<std::string>> params; // expanded values
+  std::map<std::string, source_location> param_where;
+  std::optional<measure_options> measure;
+};
+
+struct suite_config {
+  std::string source = "<built-in default suite>";
+  std::string output = "speedlab-out";
+  bool isolate = true;
+  double timeout_s = 60;        // per run (setup, or one repetition); the child is killed after it
+  int threads = 0;              // 0: all cores
+  measure_options measure;
+  std::vector<std::string> profilers{"host", "cupti"};
+  std::vector<std::string> reports{"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"};
+  std::string calibrate = "cached"; // off | cached | quick | full
+  std::vector<workload_request> workloads; // empty: every loaded workload at its defaults
+};
+
+// Parses YAML text; `file` names it in messages. Throws config_error.
+suite_config parse_suite(const std::string& yaml_text, const std::string& file);
+suite_config load_suite_file(const std::string& path);
+const char* default_suite_yaml();
+
+// Command-line overrides (applied after the file).
+struct cli_overrides {
+  std::vector<std::string> workloads, variants, params; // params: name=value-or-sweep
+  std::optional<std::string> output;
+  std::optional<bool> isolate;
+  std::optional<double> timeout_s, max_time_s, min_time_s;
+  std::optional<std::size_t> min_samples, max_samples, warmup_runs;
+  std::optional<int> threads;
+  std::optional<std::vector<std::string>> profilers, reports;
+  std::optional<std::string> calibrate;
+};
+void apply_overrides(suite_config& suite, const cli_overrides& cli);
+
+// One measured point: a workload, a variant, and one value per parameter.
+struct planned_point {
+  std::string workload, variant;
+  std::map<std::string, std::string> params;
+  measure_options measure;
+};
+
+// Checks names, parameters and ranges against the loaded plugins and expands sweeps into
+// points. Unknown names get the valid list and a did-you-mean. Throws config_error.
+std::vector<planned_point> plan_points(const suite_config& suite, const plugin_registry& registry);
+
+} // namespace speedlab::app

@@ -1,0 +1,257 @@
+// speedlab plugin SDK: the one header a workload plugin includes.
+//
+// A plugin describes one lesson problem (a *workload*), its typed parameters, its work
+// model and its *variants* (serial, threads, cuda). speedlab loads the plugin, runs the
+// variants over the requested parameter points, times every phase itself (and wraps
+// each in an NVTX range of domain "speedlab"), validates the results and reports.
+//
+// Usage (a complete plugin):
+//
+//   #include <speedlab/plugin.hpp>
+//
+//   namespace {
+//   class scale_serial final : public speedlab::variant_run {
+//   public:
+//     explicit scale_serial(const speedlab::point& p) : m_n(p.get_int("n")) {}
+//     void setup() override { m_x.assign(m_n, 1.0f); m_y.resize(m_n); }
+//     void compute() override { for (std::size_t i = 0; i < m_n; ++i) m_y[i] = 2 * m_x[i]; }
+//     speedlab::validation validate() override {
+//       for (float v : m_y) if (v != 2.0f) return speedlab::validation::fail("y != 2x");
+//       return speedlab::validation::pass();
+//     }
+//   private:
+//     std::size_t m_n; std::vector<float> m_x, m_y;
+//   };
+//
+//   speedlab::workload_info describe() {
+//     speedlab::workload_info w{"scale", "y = 2x over n floats"};
+//     w.parameters = {speedlab::param_spec::integer("n", "elements", 1 << 20, "2^10..2^24")};
+//     w.work = [](const speedlab::point& p) {
+//       const double n = double(p.get_int("n"));
+//       return speedlab::work_model{.bytes_read = 4 * n, .bytes_written = 4 * n, .flops = n};
+//     };
+//     w.variants = {speedlab::variant_spec::make<scale_serial>("serial", speedlab::variant_kind::serial,
+//                                                                "plain loop")};
+//     return w;
+//   }
+//   } // namespace
+//
+//   SPEEDLAB_REGISTER_WORKLOAD(describe)
+//
+// The contract a variant keeps:
+// - Phases are called in this order for one parameter point:
+//     setup, then per repetition transfer_in, compute, transfer_out, then validate
+//     (after the first and the last measured repetition), teardown.
+//   One repetition (transfer_in + compute + transfer_out) is what speedlab times.
+// - A phase returns only when its work is complete: CUDA variants synchronize
+//   (cudaDeviceSynchronize or a stream sync) before returning, so the host clock is honest.
+// - Failures are reported by throwing (std::exception); speedlab records the message.
+// - validate() compares against an independent reference; it is never timed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// The ABI version of this SDK. speedlab refuses a plugin built against another value,
+// because the types below cross the shared-library boundary by layout.
+#define SPEEDLAB_PLUGIN_ABI_VERSION 1
+
+namespace speedlab {
+
+inline constexpr int plugin_abi_version = SPEEDLAB_PLUGIN_ABI_VERSION;
+
+enum class variant_kind { serial, threads, cuda };
+
+inline const char* to_string(variant_kind k) {
+  switch (k) {
+  case variant_kind::serial: return "serial";
+  case variant_kind::threads: return "threads";
+  case variant_kind::cuda: return "cuda";
+  }
+  return "unknown";
+}
+
+enum class param_type { integer, real, text };
+
+// One declared parameter. `default_value` is used when the suite says nothing;
+// `default_sweep` (speedlab's sweep syntax, e.g. "2^10..2^28") is the range the lesson
+// explores and what `--sweep` or the default suite use.
+struct param_spec {
+  std::string name;
+  std::string description;
+  param_type type = param_type::integer;
+  std::string default_value;
+  std::string default_sweep;
+  std::vector<std::string> choices; // for text parameters: the allowed values
+  std::optional<double> min_value;  // inclusive bounds checked before any run
+  std::optional<double> max_value;
+
+  static param_spec integer(std::string name, std::string description, std::int64_t def,
+                            std::string sweep = {}, std::optional<double> min = 1,
+                            std::optional<double> max = std::nullopt) {
+    return {std::move(name), std::move(description), param_type::integer, std::to_string(def),
+            std::move(sweep), {}, min, max};
+  }
+  static param_spec real(std::string name, std::string description, double def,
+                         std::string sweep = {}, std::optional<double> min = std::nullopt,
+                         std::optional<double> max = std::nullopt) {
+    return {std::move(name), std::move(description), param_type::real, format_real(def),
+            std::move(sweep), {}, min, max};
+  }
+  static param_spec text(std::string name, std::string description, std::string def,
+                         std::vector<std::string> choices) {
+    return {std::move(name), std::move(description), param_type::text, std::move(def), {},
+            std::move(choices), std::nullopt, std::nullopt};
+  }
+
+private:
+  static std::string format_real(double v) {
+    std::string s = std::to_string(v);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+};
+
+// The parameter values of one measured point, already checked against the specs.
+class point {
+public:
+  point() = default;
+  explicit point(std::map<std::string, std::string> values) : m_values(std::move(values)) {}
+
+  const std::string& get_text(const std::string& name) const {
+    auto it = m_values.find(name);
+    if (it == m_values.end()) throw std::out_of_range("speedlab: no parameter '" + name + "'");
+    return it->second;
+  }
+  std::int64_t get_int(const std::string& name) const {
+    return static_cast<std::int64_t>(std::stod(get_text(name)));
+  }
+  double get_real(const std::string& name) const { return std::stod(get_text(name)); }
+  bool has(const std::string& name) const { return m_values.count(name) != 0; }
+  const std::map<std::string, std::string>& values() const { return m_values; }
+
+private:
+  std::map<std::string, std::string> m_values;
+};
+
+// What one repetition must do at the least, for throughput and roofline placement.
+// Bytes count each input read once and each output written once through the memory of
+// the processor that computes; host<->device bytes are what a repetition copies.
+struct work_model {
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double flops = 0;            // floating-point operations (0 if the problem is not FP-bound)
+  double items = 0;            // problem elements (for items/s where flops mean little)
+  double host_to_device_bytes = 0;
+  double device_to_host_bytes = 0;
+  bool fp64 = false;           // arithmetic is double precision (selects the FP64 roof)
+};
+
+struct validation {
+  bool ok = false;
+  std::string message;      // what was checked and what was found
+  double max_error = 0;     // largest error seen, in the check's own unit
+
+  static validation pass(std::string message = "ok", double max_error = 0) {
+    return {true, std::move(message), max_error};
+  }
+  static validation fail(std::string message, double max_error = 0) {
+    return {false, std::move(message), max_error};
+  }
+};
+
+// Facts a variant may use: how many host threads it should use, which device.
+struct run_context {
+  int threads = 1;
+  int device = 0;
+};
+
+// One variant's run at one parameter point. speedlab constructs it in the process that
+// measures it, calls the phases, and destroys it.
+class variant_run {
+public:
+  virtual ~variant_run() = default;
+  virtual void setup() {}
+  virtual void transfer_in() {}
+  virtual void compute() = 0;
+  virtual void transfer_out() {}
+  virtual validation validate() = 0;
+  virtual void teardown() {}
+};
+
+using variant_factory =
+    std::function<std::unique_ptr<variant_run>(const point&, const run_context&)>;
+
+struct variant_spec {
+  std::string name;
+  variant_kind kind = variant_kind::serial;
+  std::string description;
+  variant_factory create;
+  // Empty when the variant can run here, else the reason it cannot (no CUDA device, ...).
+  std::function<std::string()> unavailable_reason;
+  // Overrides the workload's work model (a variant that copies more, say). Optional.
+  std::function<work_model(const point&)> work;
+  // Marks a variant that is wrong on purpose (the racy histogram): validation must flag it.
+  bool expected_invalid = false;
+
+  template <class Run>
+  static variant_spec make(std::string name, variant_kind kind, std::string description) {
+    variant_spec v;
+    v.name = std::move(name);
+    v.kind = kind;
+    v.description = std::move(description);
+    v.create = [](const point& p, const run_context& c) -> std::unique_ptr<variant_run> {
+      if constexpr (std::is_constructible_v<Run, const point&, const run_context&>)
+        return std::make_unique<Run>(p, c);
+      else
+        return std::make_unique<Run>(p);
+    };
+    return v;
+  }
+};
+
+struct workload_info {
+  std::string name;
+  std::string description;
+  std::vector<param_spec> parameters;
+  std::vector<variant_spec> variants;
+  std::function<work_model(const point&)> work;
+  std::string lesson; // where the problem comes from, shown in reports
+
+  workload_info() = default;
+  workload_info(std::string n, std::string d) : name(std::move(n)), description(std::move(d)) {}
+};
+
+// What a plugin exports: a list, so one library may hold several workloads.
+using describe_function = std::vector<workload_info>();
+
+} // namespace speedlab
+
+// Registration: exports the ABI version and the describe function through Boost.DLL.
+// Use once per plugin library; FN returns a workload_info or a std::vector of them.
+#include <boost/dll/alias.hpp>
+
+namespace speedlab::detail {
+inline std::vector<workload_info> as_list(workload_info w) { return {std::move(w)}; }
+inline std::vector<workload_info> as_list(std::vector<workload_info> w) { return w; }
+inline int abi_version_of_this_plugin() { return SPEEDLAB_PLUGIN_ABI_VERSION; }
+} // namespace speedlab::detail
+
+#define SPEEDLAB_REGISTER_WORKLOAD(FN)                                                          \
+  namespace speedlab_plugin_export {                                                            \
+  inline std::vector<::speedlab::workload_info> speedlab_describe_impl() {                      \
+    return ::speedlab::detail::as_list(FN());                                                   \
+  }                                                                                             \
+  inline int speedlab_abi_impl() { return SPEEDLAB_PLUGIN_ABI_VERSION; }                        \
+  }                                                                                             \
+  BOOST_DLL_ALIAS(speedlab_plugin_export::speedlab_describe_impl, speedlab_describe)            \
+  BOOST_DLL_ALIAS(speedlab_plugin_export::speedlab_abi_impl, speedlab_abi_version)

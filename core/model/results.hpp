@@ -1,0 +1,120 @@
+// What a run measured: one point_result per (workload, variant, parameter point), plus the
+// facts about the run as a whole. This is what results.jsonl streams, what analysis reads
+// and what reporters render. Times are nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace speedlab {
+
+// The JSON schema version of results.jsonl / results.json (docs/results-schema.md).
+inline constexpr int results_schema_version = 1;
+
+struct summary_stats {
+  std::size_t count = 0;
+  double median = 0, mean = 0, stddev = 0, min = 0, max = 0, q1 = 0, q3 = 0;
+  double ci_low = 0, ci_high = 0; // 95% confidence interval of the median (order statistics)
+  double relative_noise() const { return median > 0 ? (ci_high - ci_low) / (2 * median) : 0; }
+};
+
+// Where one repetition's wall time went. GPU-busy parts first (in precedence order: kernel,
+// host->device, device->host, other copies, memset), then the GPU-idle time by what the
+// calling host thread did: sync (inside a synchronizing CUDA call), api (inside another CUDA
+// API call), host (its own code). The parts add up to wall_ns.
+struct time_split {
+  double kernel = 0, h2d = 0, d2h = 0, copy_other = 0, memset = 0;
+  double sync = 0, api = 0, host = 0;
+  double wall_ns = 0;
+  double gpu_busy() const { return kernel + h2d + d2h + copy_other + memset; }
+  double gpu_idle() const { return sync + api + host; }
+};
+
+enum class point_status { ok, invalid, failed, crashed, timeout, skipped };
+const char* to_string(point_status s);
+point_status point_status_from_string(const std::string& s);
+
+struct validation_record {
+  bool checked = false;
+  bool ok = false;
+  std::string message;
+  double max_error = 0;
+};
+
+struct work_figures {
+  double bytes_read = 0, bytes_written = 0, flops = 0, items = 0;
+  double host_to_device_bytes = 0, device_to_host_bytes = 0;
+  bool fp64 = false;
+  double bytes() const { return bytes_read + bytes_written; }
+};
+
+struct point_result {
+  std::string id;                              // "workload/variant/n=1024,op=add"
+  std::string workload, variant, kind;         // kind: serial / threads / cuda
+  std::map<std::string, std::string> params;
+  point_status status = point_status::ok;
+  std::string reason;                          // why not ok (signal, exception, timeout, ...)
+  bool expected_invalid = false;               // a variant that is wrong on purpose
+  int threads = 1;
+
+  std::vector<double> samples_ns;              // wall time of each measured repetition
+  summary_stats wall;
+  std::map<std::string, double> phase_median_ns; // setup, transfer_in, compute, transfer_out, validate, teardown
+  std::size_t warmup_runs = 0;
+  std::string stop_reason;                     // which stopping rule ended the measurement
+
+  validation_record first_validation, last_validation;
+  work_figures work;
+
+  double cpu_utilization = 0;                  // median process CPU time / wall time
+  std::vector<time_split> splits;              // one per repetition (with device data)
+  std::optional<time_split> split_median;      // component-wise median over repetitions
+  std::optional<time_split> split_q1, split_q3;
+  std::uint64_t dropped_records = 0;
+  std::string profiler;                        // backend that produced splits
+  std::vector<std::string> profiler_messages;
+  std::string trace_file;                      // relative to the output folder, if any
+
+  double started_unix_s = 0;
+  double duration_s = 0;                       // whole point, setup to teardown
+
+  bool valid() const { return status == point_status::ok; }
+  // A parameter that sizes the problem (first of n, size, samples, M, ...), for sweeps.
+  std::string size_param() const;
+  double size_value() const;
+  std::string params_key(bool without_size = false) const;
+};
+
+struct run_info {
+  std::string speedlab_version;
+  std::string started_at;        // ISO-8601 UTC
+  std::string hostname;
+  std::string cpu_model;
+  int cpu_cores = 0;
+  std::string gpu_name;          // empty without a GPU
+  std::string command_line;
+  std::string suite;             // suite file or "built-in default"
+  double wall_s = 0;
+  std::vector<std::string> profilers;
+  std::vector<std::string> notes; // things the user must know (profiler unavailable, ...)
+};
+
+void to_json(nlohmann::json& j, const summary_stats& s);
+void from_json(const nlohmann::json& j, summary_stats& s);
+void to_json(nlohmann::json& j, const time_split& s);
+void from_json(const nlohmann::json& j, time_split& s);
+void to_json(nlohmann::json& j, const validation_record& v);
+void from_json(const nlohmann::json& j, validation_record& v);
+void to_json(nlohmann::json& j, const work_figures& w);
+void from_json(const nlohmann::json& j, work_figures& w);
+void to_json(nlohmann::json& j, const point_result& p);
+void from_json(const nlohmann::json& j, point_result& p);
+void to_json(nlohmann::json& j, const run_info& r);
+void from_json(const nlohmann::json& j, run_info& r);
+
+} // namespace speedlab

@@ -1,0 +1,290 @@
+// Lesson 6: 2-D convolution of a float32 image with a normalized random mask, zero padding.
+// out[y][x] = sum_{i,j} image[y + i - h][x + j - h] * mask[i][j] (h = mask / 2; the mask is
+// applied unflipped, as the lessons do). The variants show row-parallel threads, the copy
+// cost (cuda-lesson) and naive vs tiled kernels (cuda-naive vs cuda).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <speedlab/plugin.hpp>
+
+#include "cuda_availability.hpp"
+#include "parallel.hpp"
+#include "philox.hpp"
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "convolution_cuda.hpp"
+#endif
+
+namespace speedlab::plugins::convolution {
+namespace {
+
+inline constexpr int max_mask = 31;
+
+// Uniform [0, 1) pixels from Philox stream 0, four per draw.
+std::vector<float> make_image(int size) {
+  const std::size_t n = std::size_t(size) * size;
+  std::vector<float> image(n);
+  parallel::for_static(parallel::default_threads(), (n + 3) / 4, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const rng::uint4x32 r = rng::draw4(rng::default_seed, 0, k);
+      for (std::size_t c = 0; c < 4 && 4 * k + c < n; ++c) image[4 * k + c] = rng::to_unit_float(r.v[c]);
+    }
+  });
+  return image;
+}
+
+// Positive random weights from Philox stream 1, normalized to sum to 1.
+std::vector<float> make_mask(int m) {
+  std::vector<double> w(std::size_t(m) * m);
+  double sum = 0;
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    const rng::uint4x32 r = rng::draw4(rng::default_seed, 1, k);
+    w[k] = 0.05 + rng::to_unit_double(r.v[0], r.v[1]);
+    sum += w[k];
+  }
+  std::vector<float> mask(w.size());
+  for (std::size_t k = 0; k < w.size(); ++k) mask[k] = static_cast<float>(w[k] / sum);
+  return mask;
+}
+
+// Output rows [row_begin, row_end). Each output sums its taps in mask row-major order.
+// Interior columns (every tap inside the image) go in blocks of `block` outputs held in
+// registers while a mask row's taps stream past (the inner loop vectorizes); border
+// columns take the general path with the zero padding.
+void convolve_rows(const float* image, const float* mask, float* out, int size, int m, int row_begin, int row_end) {
+  constexpr int block = 32;
+  const int h = m / 2;
+  const int inner_begin = std::min(h, size), inner_end = std::max(inner_begin, size - h);
+  const int blocked_end = inner_begin + (inner_end - inner_begin) / block * block;
+  for (int y = row_begin; y < row_end; ++y) {
+    float* o = out + std::size_t(y) * size;
+    std::fill(o, o + size, 0.0f);
+    for (int i = 0; i < m; ++i) {
+      const int yy = y + i - h;
+      if (yy < 0 || yy >= size) continue;
+      const float* src = image + std::size_t(yy) * size - h; // src[x + j] = image[yy][x + j - h]
+      const float* w = mask + std::size_t(i) * m;
+      for (int x0 = inner_begin; x0 < blocked_end; x0 += block) {
+        float acc[block];
+        for (int k = 0; k < block; ++k) acc[k] = o[x0 + k];
+        for (int j = 0; j < m; ++j) {
+          const float wj = w[j];
+          const float* s = src + x0 + j;
+          for (int k = 0; k < block; ++k) acc[k] += s[k] * wj;
+        }
+        for (int k = 0; k < block; ++k) o[x0 + k] = acc[k];
+      }
+      auto general = [&](int x_begin, int x_end) { // any columns, taps outside the row skipped
+        for (int x = x_begin; x < x_end; ++x) {
+          float acc = o[x];
+          for (int j = std::max(0, h - x); j < std::min(m, size + h - x); ++j) acc += src[x + j] * w[j];
+          o[x] = acc;
+        }
+      };
+      general(0, inner_begin);
+      general(blocked_end, size);
+    }
+  }
+}
+
+class convolution_run : public variant_run {
+protected:
+  explicit convolution_run(const point& p)
+      : m_size(static_cast<int>(p.get_int("size"))), m_mask(static_cast<int>(p.get_int("mask"))) {
+    if (m_size < 1) throw std::invalid_argument("convolution: size must be >= 1");
+    if (m_mask < 1 || m_mask > max_mask || m_mask % 2 == 0)
+      throw std::invalid_argument("convolution: mask must be odd, 1.." + std::to_string(max_mask) + " (got " +
+                                  std::to_string(m_mask) + ")");
+  }
+
+  void make_inputs() {
+    m_image = make_image(m_size);
+    m_weights = make_mask(m_mask);
+    m_out.assign(std::size_t(m_size) * m_size, 0.0f);
+  }
+
+  // Max relative error against a double-precision reference computed here. Large problems
+  // check a strided subset of rows (always including the padded border rows).
+  validation check(const std::vector<float>& out) {
+    const int h = m_mask / 2;
+    if (m_rows.empty()) {
+      const double budget = 4e9; // multiply-adds
+      const double cost = double(m_size) * m_size * m_mask * m_mask;
+      const int stride = std::max(1, static_cast<int>(std::ceil(cost / budget)));
+      for (int y = 0; y < m_size; ++y)
+        if (y % stride == 0 || y < h || y >= m_size - h) m_rows.push_back(y);
+      m_reference.assign(m_rows.size() * std::size_t(m_size), 0.0);
+      parallel::for_dynamic(parallel::default_threads(), m_rows.size(), 4, [&](std::size_t, std::size_t b, std::size_t e) {
+        for (std::size_t r = b; r < e; ++r) {
+          const int y = m_rows[r];
+          double* ref = m_reference.data() + r * m_size;
+          for (int i = 0; i < m_mask; ++i) {
+            const int yy = y + i - h;
+            if (yy < 0 || yy >= m_size) continue;
+            for (int j = 0; j < m_mask; ++j) {
+              const double w = m_weights[std::size_t(i) * m_mask + j];
+              for (int x = 0; x < m_size; ++x) {
+                const int xx = x + j - h;
+                if (xx >= 0 && xx < m_size) ref[x] += w * m_image[std::size_t(yy) * m_size + xx];
+              }
+            }
+          }
+        }
+      });
+    }
+    double worst = 0;
+    std::size_t worst_at = 0;
+    for (std::size_t r = 0; r < m_rows.size(); ++r) {
+      for (int x = 0; x < m_size; ++x) {
+        const double ref = m_reference[r * m_size + x];
+        const double got = out[std::size_t(m_rows[r]) * m_size + x];
+        const double err = std::abs(got - ref) / std::max(std::abs(ref), 1e-30);
+        if (!(err <= worst)) { // also catches NaN
+          worst = std::isnan(err) ? INFINITY : err;
+          worst_at = std::size_t(m_rows[r]) * m_size + x;
+        }
+      }
+    }
+    const std::string what = std::to_string(m_rows.size()) + " of " + std::to_string(m_size) + " rows vs double reference";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", worst);
+    if (!(worst <= 1e-5))
+      return validation::fail("max relative error " + std::string(buf) + " > 1e-5 at pixel " +
+                                  std::to_string(worst_at) + " (" + what + ")",
+                              worst);
+    return validation::pass("max relative error " + std::string(buf) + " <= 1e-5 (" + what + ")", worst);
+  }
+
+  int m_size, m_mask;
+  std::vector<float> m_image, m_weights, m_out;
+
+private:
+  std::vector<int> m_rows;
+  std::vector<double> m_reference;
+};
+
+class convolution_serial final : public convolution_run {
+public:
+  explicit convolution_serial(const point& p) : convolution_run(p) {}
+  void setup() override { make_inputs(); }
+  void compute() override { convolve_rows(m_image.data(), m_weights.data(), m_out.data(), m_size, m_mask, 0, m_size); }
+  validation validate() override { return check(m_out); }
+};
+
+// Bands of 8 contiguous rows taken from a shared counter, the same row code as serial:
+// the work per row is even, but cores are not always (shared or throttled cores), and a
+// static split waits for the slowest.
+class convolution_threads final : public convolution_run {
+public:
+  convolution_threads(const point& p, const run_context& c) : convolution_run(p), m_threads(std::max(1, c.threads)) {}
+  void setup() override { make_inputs(); }
+  void compute() override {
+    parallel::for_dynamic(m_threads, std::size_t(m_size), 8, [&](std::size_t, std::size_t begin, std::size_t end) {
+      convolve_rows(m_image.data(), m_weights.data(), m_out.data(), m_size, m_mask, int(begin), int(end));
+    });
+  }
+  validation validate() override { return check(m_out); }
+
+private:
+  int m_threads;
+};
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+// As the lesson did it: pageable buffers; allocate, copy image and mask in, convolve, copy
+// out and free on every repetition (tiled kernel).
+class convolution_cuda_lesson final : public convolution_run {
+public:
+  convolution_cuda_lesson(const point& p, const run_context& c) : convolution_run(p), m_device(c.device) {}
+  void setup() override { make_inputs(); }
+  void transfer_in() override {
+    m_gpu = std::make_unique<gpu_convolution>(m_device, m_size, m_mask, gpu_kernel::tiled);
+    m_gpu->upload(m_image.data(), m_weights.data());
+  }
+  void compute() override { m_gpu->convolve(); }
+  void transfer_out() override {
+    m_gpu->download(m_out.data());
+    m_gpu.reset();
+  }
+  validation validate() override { return check(m_out); }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_convolution> m_gpu;
+};
+
+// Image and mask copied once in setup; a repetition is the kernel alone.
+template <gpu_kernel Kernel>
+class convolution_cuda_resident final : public convolution_run {
+public:
+  convolution_cuda_resident(const point& p, const run_context& c) : convolution_run(p), m_device(c.device) {}
+  void setup() override {
+    make_inputs();
+    m_gpu = std::make_unique<gpu_convolution>(m_device, m_size, m_mask, Kernel);
+    m_gpu->upload(m_image.data(), m_weights.data());
+  }
+  void compute() override { m_gpu->convolve(); }
+  validation validate() override {
+    m_gpu->download(m_out.data());
+    return check(m_out);
+  }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_convolution> m_gpu;
+};
+#endif
+
+work_model work(const point& p) {
+  const double s2 = double(p.get_int("size")) * double(p.get_int("size"));
+  const double m2 = double(p.get_int("mask")) * double(p.get_int("mask"));
+  return work_model{.bytes_read = 4 * s2 + 4 * m2, .bytes_written = 4 * s2, .flops = 2 * m2 * s2, .items = s2};
+}
+
+workload_info describe() {
+  workload_info w{"convolution", "2-D convolution of a float32 image with a normalized random mask, zero padding"};
+  w.lesson = "lesson 6: 2-D convolution (shared-memory tiles, constant memory)";
+  w.parameters = {
+      param_spec::integer("size", "image side (size x size float32, Philox uniform)", 2048, "2^8..2^13", 1, 16384),
+      param_spec::integer("mask", "mask side (odd)", 13, "3..31:4", 1, max_mask),
+  };
+  w.work = work;
+  w.variants = {
+      variant_spec::make<convolution_serial>("serial", variant_kind::serial,
+                                             "plain loops over rows and mask taps; interior columns in register blocks of 32"),
+      variant_spec::make<convolution_threads>("threads", variant_kind::threads,
+                                               "bands of 8 rows handed out dynamically, same row code as serial"),
+  };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  auto lesson = variant_spec::make<convolution_cuda_lesson>(
+      "cuda-lesson", variant_kind::cuda,
+      "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+  lesson.work = [](const point& p) {
+    work_model m = work(p);
+    m.host_to_device_bytes = m.bytes_read;
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+  auto tiled = variant_spec::make<convolution_cuda_resident<gpu_kernel::tiled>>(
+      "cuda", variant_kind::cuda,
+      "device-resident; shared-memory tile with halo, mask in constant memory, 8 outputs per thread");
+  auto naive = variant_spec::make<convolution_cuda_resident<gpu_kernel::naive>>(
+      "cuda-naive", variant_kind::cuda, "device-resident; one output per thread, every tap read from global memory");
+  for (auto* v : {&lesson, &tiled, &naive}) {
+    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
+    w.variants.push_back(std::move(*v));
+  }
+#endif
+  return w;
+}
+
+} // namespace
+} // namespace speedlab::plugins::convolution
+
+SPEEDLAB_REGISTER_WORKLOAD(speedlab::plugins::convolution::describe)

@@ -1,0 +1,263 @@
+// Lesson 5: histogram of N(0,1) samples over [-4, 4). The variants show private partial
+// histograms (threads), global atomics vs shared-memory privatized bins (cuda-global vs
+// cuda), the cost of copies (cuda-lesson) and a data race that validation must catch
+// (cuda-racy).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <numbers>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <speedlab/plugin.hpp>
+
+#include "cuda_availability.hpp"
+#include "histogram_problem.hpp"
+#include "parallel.hpp"
+#include "philox.hpp"
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "histogram_cuda.hpp"
+#endif
+
+namespace speedlab::plugins::histogram {
+namespace {
+
+// Box-Muller on Philox words: sample 4k..4k+3 come from draw k, so every variant (and any
+// thread count) sees the same samples. u1 is in (0, 1], so a few samples fall outside
+// [-4, 4) and exercise the out-of-range path.
+std::vector<float> make_samples(std::size_t n) {
+  std::vector<float> x(n);
+  const std::size_t draws = (n + 3) / 4;
+  parallel::for_static(parallel::default_threads(), draws, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) {
+      const rng::uint4x32 r = rng::draw4(rng::default_seed, sample_stream, k);
+      for (std::size_t pair = 0; pair < 2; ++pair) {
+        const double u1 = (static_cast<double>(r.v[2 * pair] >> 8) + 1.0) / 16777216.0;
+        const double u2 = static_cast<double>(r.v[2 * pair + 1] >> 8) / 16777216.0;
+        const double radius = std::sqrt(-2.0 * std::log(u1));
+        const double angle = 2.0 * std::numbers::pi * u2;
+        const std::size_t i = 4 * k + 2 * pair;
+        if (i < n) x[i] = static_cast<float>(radius * std::cos(angle));
+        if (i + 1 < n) x[i + 1] = static_cast<float>(radius * std::sin(angle));
+      }
+    }
+  });
+  return x;
+}
+
+// Shared state and the check every variant uses: an exact match with a serial count made
+// here (never by the variant's code path), and counts that add up to the in-range samples.
+class histogram_run : public variant_run {
+protected:
+  explicit histogram_run(const point& p)
+      : m_n(static_cast<std::size_t>(p.get_int("n"))), m_bins(static_cast<int>(p.get_int("bins"))),
+        m_scale(bin_scale(m_bins)) {
+    if (m_n < 1) throw std::invalid_argument("histogram: n must be >= 1");
+    if (m_bins < 1 || m_bins > 8192) throw std::invalid_argument("histogram: bins must be in 1..8192");
+  }
+
+  void make_inputs() {
+    m_samples = make_samples(m_n);
+    m_counts.assign(static_cast<std::size_t>(m_bins), 0);
+  }
+
+  validation check(const std::vector<std::uint32_t>& counts) {
+    if (!m_reference) {
+      reference r;
+      r.counts.assign(static_cast<std::size_t>(m_bins), 0);
+      for (const float x : m_samples) {
+        if (x >= range_lo && x < range_hi) ++r.in_range;
+        const int b = bin_of(x, m_bins, m_scale);
+        if (b >= 0) ++r.counts[static_cast<std::size_t>(b)];
+      }
+      m_reference = std::move(r);
+    }
+    std::uint64_t total = 0, differing = 0, worst = 0;
+    std::size_t first_bad = 0;
+    for (std::size_t b = 0; b < counts.size(); ++b) {
+      total += counts[b];
+      const std::uint64_t want = m_reference->counts[b];
+      const std::uint64_t diff = counts[b] > want ? counts[b] - want : want - counts[b];
+      if (diff != 0 && differing++ == 0) first_bad = b;
+      worst = std::max(worst, diff);
+    }
+    if (differing != 0)
+      return validation::fail(std::to_string(differing) + " of " + std::to_string(m_bins) +
+                                  " bins differ from the serial count (bin " + std::to_string(first_bad) + ": " +
+                                  std::to_string(counts[first_bad]) + " vs " +
+                                  std::to_string(m_reference->counts[first_bad]) + "); counts sum to " +
+                                  std::to_string(total) + " of " + std::to_string(m_reference->in_range) +
+                                  " in-range samples",
+                              static_cast<double>(worst));
+    if (total != m_reference->in_range)
+      return validation::fail("counts sum to " + std::to_string(total) + ", expected " +
+                              std::to_string(m_reference->in_range) + " in-range samples");
+    return validation::pass("all " + std::to_string(m_bins) + " bins equal the serial count; sum " +
+                            std::to_string(total) + " = in-range samples (" + std::to_string(m_n - total) +
+                            " outside [-4, 4))");
+  }
+
+  std::size_t m_n;
+  int m_bins;
+  float m_scale;
+  std::vector<float> m_samples;
+  std::vector<std::uint32_t> m_counts;
+
+private:
+  struct reference {
+    std::vector<std::uint64_t> counts;
+    std::uint64_t in_range = 0;
+  };
+  std::optional<reference> m_reference;
+};
+
+class histogram_serial final : public histogram_run {
+public:
+  explicit histogram_serial(const point& p) : histogram_run(p) {}
+  void setup() override { make_inputs(); }
+  void compute() override {
+    std::fill(m_counts.begin(), m_counts.end(), 0u);
+    for (std::size_t i = 0; i < m_n; ++i) {
+      const int b = bin_of(m_samples[i], m_bins, m_scale);
+      if (b >= 0) ++m_counts[static_cast<std::size_t>(b)];
+    }
+  }
+  validation validate() override { return check(m_counts); }
+};
+
+// Contiguous chunks; each thread counts into its own histogram (rows padded to a cache
+// line apart), merged after the join: no atomics, no sharing.
+class histogram_threads final : public histogram_run {
+public:
+  histogram_threads(const point& p, const run_context& c) : histogram_run(p), m_threads(std::max(1, c.threads)) {}
+  void setup() override {
+    make_inputs();
+    m_stride = (static_cast<std::size_t>(m_bins) + 15) / 16 * 16 + 16;
+    m_partials.assign(m_stride * static_cast<std::size_t>(m_threads), 0);
+  }
+  void compute() override {
+    parallel::for_static(m_threads, m_n, [&](std::size_t t, std::size_t begin, std::size_t end) {
+      std::uint32_t* mine = m_partials.data() + t * m_stride;
+      std::fill(mine, mine + m_bins, 0u);
+      for (std::size_t i = begin; i < end; ++i) {
+        const int b = bin_of(m_samples[i], m_bins, m_scale);
+        if (b >= 0) ++mine[b];
+      }
+    });
+    const std::size_t used = std::min<std::size_t>(static_cast<std::size_t>(m_threads), m_n);
+    for (std::size_t b = 0; b < static_cast<std::size_t>(m_bins); ++b) {
+      std::uint32_t sum = 0;
+      for (std::size_t t = 0; t < used; ++t) sum += m_partials[t * m_stride + b];
+      m_counts[b] = sum;
+    }
+  }
+  validation validate() override { return check(m_counts); }
+
+private:
+  int m_threads;
+  std::size_t m_stride = 0;
+  std::vector<std::uint32_t> m_partials;
+};
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+// As the lesson did it: pageable host buffers, device memory allocated and the samples
+// copied in on every repetition, the counts copied back and the memory freed.
+class histogram_cuda_lesson final : public histogram_run {
+public:
+  histogram_cuda_lesson(const point& p, const run_context& c) : histogram_run(p), m_device(c.device) {}
+  void setup() override { make_inputs(); }
+  void transfer_in() override {
+    m_gpu = std::make_unique<gpu_histogram>(m_device, m_n, m_bins);
+    m_gpu->upload(m_samples.data());
+  }
+  void compute() override { m_gpu->count(gpu_kernel::privatized); }
+  void transfer_out() override {
+    m_gpu->download(m_counts.data());
+    m_gpu.reset();
+  }
+  validation validate() override { return check(m_counts); }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_histogram> m_gpu;
+};
+
+// Device-resident samples (copied once in setup): a repetition is the kernel alone.
+template <gpu_kernel Kernel>
+class histogram_cuda_resident final : public histogram_run {
+public:
+  histogram_cuda_resident(const point& p, const run_context& c) : histogram_run(p), m_device(c.device) {}
+  void setup() override {
+    make_inputs();
+    m_gpu = std::make_unique<gpu_histogram>(m_device, m_n, m_bins);
+    m_gpu->upload(m_samples.data());
+  }
+  void compute() override { m_gpu->count(Kernel); }
+  validation validate() override {
+    m_gpu->download(m_counts.data());
+    return check(m_counts);
+  }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_histogram> m_gpu;
+};
+#endif
+
+work_model work(const point& p) {
+  const double n = static_cast<double>(p.get_int("n"));
+  const double bins = static_cast<double>(p.get_int("bins"));
+  return work_model{.bytes_read = 4 * n, .bytes_written = 4 * bins, .items = n};
+}
+
+workload_info describe() {
+  workload_info w{"histogram", "histogram of N(0,1) float32 samples over [-4, 4)"};
+  w.lesson = "lesson 5: histogram (atomics, shared-memory privatization, races)";
+  w.parameters = {
+      param_spec::integer("n", "samples (Box-Muller on Philox, made in setup)", 1 << 24, "1e4:1e8:10", 1, 2147483647.0),
+      param_spec::integer("bins", "equal bins over [-4, 4)", 10, "10,64,512,4096", 1, 4096),
+  };
+  w.work = work;
+  w.variants = {
+      variant_spec::make<histogram_serial>("serial", variant_kind::serial, "plain loop over the samples"),
+      variant_spec::make<histogram_threads>("threads", variant_kind::threads,
+                                            "contiguous chunks, one private histogram per thread, merged"),
+  };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  auto lesson = variant_spec::make<histogram_cuda_lesson>(
+      "cuda-lesson", variant_kind::cuda,
+      "privatized kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+  lesson.work = [](const point& p) {
+    work_model m = work(p);
+    m.host_to_device_bytes = m.bytes_read;
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+  auto resident = variant_spec::make<histogram_cuda_resident<gpu_kernel::privatized>>(
+      "cuda", variant_kind::cuda,
+      "device-resident samples; per-thread (<= 11 bins) or per-warp shared-memory bins, 16-byte loads, one "
+      "atomic per bin per block");
+  auto global = variant_spec::make<histogram_cuda_resident<gpu_kernel::global_atomics>>(
+      "cuda-global", variant_kind::cuda, "device-resident samples; one global atomicAdd per sample (the lesson's kernel)");
+  auto racy = variant_spec::make<histogram_cuda_resident<gpu_kernel::racy>>(
+      "cuda-racy", variant_kind::cuda,
+      "WRONG ON PURPOSE: shared-memory bins incremented without atomics; concurrent increments are lost");
+  racy.expected_invalid = true;
+  for (auto* v : {&lesson, &resident, &global, &racy}) {
+    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
+    w.variants.push_back(std::move(*v));
+  }
+#endif
+  return w;
+}
+
+} // namespace
+} // namespace speedlab::plugins::histogram
+
+SPEEDLAB_REGISTER_WORKLOAD(speedlab::plugins::histogram::describe)

@@ -1,0 +1,226 @@
+// Lesson 8: Mandelbrot escape counts on a size x size grid over [-2, 2]^2. Work per pixel
+// ranges from 1 to `iterations`, so the variants show load balance: dynamic row scheduling
+// on the host, 2-D thread blocks on the GPU, and the copy cost (cuda-lesson).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <speedlab/plugin.hpp>
+
+#include "cuda_availability.hpp"
+#include "mandelbrot_problem.hpp"
+#include "parallel.hpp"
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "mandelbrot_cuda.hpp"
+#endif
+
+namespace speedlab::plugins::mandelbrot {
+namespace {
+
+void render_rows(std::int32_t* image, int size, int iterations, int row_begin, int row_end) {
+  for (int row = row_begin; row < row_end; ++row) {
+    const double cy = coordinate(row, size);
+    std::int32_t* out = image + std::size_t(row) * size;
+    for (int col = 0; col < size; ++col) out[col] = escape_count(coordinate(col, size), cy, iterations);
+  }
+}
+
+class mandelbrot_run : public variant_run {
+protected:
+  explicit mandelbrot_run(const point& p)
+      : m_size(static_cast<int>(p.get_int("size"))), m_iterations(static_cast<int>(p.get_int("iterations"))) {
+    if (m_size < 1) throw std::invalid_argument("mandelbrot: size must be >= 1");
+    if (m_iterations < 1) throw std::invalid_argument("mandelbrot: iterations must be >= 1");
+  }
+
+  void make_inputs() { m_image.assign(std::size_t(m_size) * m_size, 0); }
+
+  // Membership (count == iterations) against a reference computed here with the plain
+  // loop, in parallel; large problems check a strided subset of rows.
+  validation check(const std::vector<std::int32_t>& image) {
+    if (m_rows.empty()) {
+      const double budget = 2e9; // iterations, assuming 10% members
+      const double cost = double(m_size) * m_size * (0.1 * m_iterations + 20);
+      const int stride = std::max(1, static_cast<int>(std::ceil(cost / budget)));
+      for (int row = 0; row < m_size; row += stride) m_rows.push_back(row);
+      m_reference.assign(m_rows.size() * std::size_t(m_size), 0);
+      parallel::for_dynamic(parallel::default_threads(), m_rows.size(), 1, [&](std::size_t, std::size_t b, std::size_t e) {
+        for (std::size_t r = b; r < e; ++r) {
+          const double cy = coordinate(m_rows[r], m_size);
+          for (int col = 0; col < m_size; ++col)
+            m_reference[r * m_size + col] = escape_count(coordinate(col, m_size), cy, m_iterations);
+        }
+      });
+    }
+    std::size_t membership = 0, counts = 0, members = 0;
+    for (std::size_t r = 0; r < m_rows.size(); ++r) {
+      for (int col = 0; col < m_size; ++col) {
+        const std::int32_t want = m_reference[r * m_size + col];
+        const std::int32_t got = image[std::size_t(m_rows[r]) * m_size + col];
+        members += want == m_iterations;
+        counts += got != want;
+        membership += (got == m_iterations) != (want == m_iterations);
+      }
+    }
+    const double checked = double(m_rows.size()) * m_size;
+    const double fraction = double(membership) / checked;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%zu membership mismatches in %.0f pixels (%.4f%%, limit 0.1%%); %zu members; %zu counts differ; %zu "
+                  "of %d rows checked",
+                  membership, checked, 100 * fraction, members, counts, m_rows.size(), m_size);
+    return fraction < 1e-3 ? validation::pass(buf, fraction) : validation::fail(buf, fraction);
+  }
+
+  int m_size, m_iterations;
+  std::vector<std::int32_t> m_image;
+
+private:
+  std::vector<int> m_rows;
+  std::vector<std::int32_t> m_reference;
+};
+
+class mandelbrot_serial final : public mandelbrot_run {
+public:
+  explicit mandelbrot_serial(const point& p) : mandelbrot_run(p) {}
+  void setup() override { make_inputs(); }
+  void compute() override { render_rows(m_image.data(), m_size, m_iterations, 0, m_size); }
+  validation validate() override { return check(m_image); }
+};
+
+// Rows handed out one at a time from a shared counter: rows through the set cost far more
+// than rows outside it, so static chunks would leave threads idle.
+class mandelbrot_threads final : public mandelbrot_run {
+public:
+  mandelbrot_threads(const point& p, const run_context& c) : mandelbrot_run(p), m_threads(std::max(1, c.threads)) {}
+  void setup() override { make_inputs(); }
+  void compute() override {
+    parallel::for_dynamic(m_threads, std::size_t(m_size), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
+      render_rows(m_image.data(), m_size, m_iterations, int(begin), int(end));
+    });
+  }
+  validation validate() override { return check(m_image); }
+
+private:
+  int m_threads;
+};
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+// As the lesson did it: a pageable host image copied to a fresh device buffer, rendered and
+// copied back (then freed) on every repetition.
+class mandelbrot_cuda_lesson final : public mandelbrot_run {
+public:
+  mandelbrot_cuda_lesson(const point& p, const run_context& c) : mandelbrot_run(p), m_device(c.device) {}
+  void setup() override { make_inputs(); }
+  void transfer_in() override {
+    m_gpu = std::make_unique<gpu_mandelbrot>(m_device, m_size, m_iterations);
+    m_gpu->upload(m_image.data());
+  }
+  void compute() override { m_gpu->render(); }
+  void transfer_out() override {
+    m_gpu->download(m_image.data());
+    m_gpu.reset();
+  }
+  validation validate() override { return check(m_image); }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_mandelbrot> m_gpu;
+};
+
+// Image stays on the device; a repetition is the kernel alone.
+class mandelbrot_cuda_resident final : public mandelbrot_run {
+public:
+  mandelbrot_cuda_resident(const point& p, const run_context& c) : mandelbrot_run(p), m_device(c.device) {}
+  void setup() override {
+    make_inputs();
+    m_gpu = std::make_unique<gpu_mandelbrot>(m_device, m_size, m_iterations);
+  }
+  void compute() override { m_gpu->render(); }
+  validation validate() override {
+    m_gpu->download(m_image.data());
+    return check(m_image);
+  }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_mandelbrot> m_gpu;
+};
+#endif
+
+// Iterations actually run per pixel, estimated from a 64 x 64 subgrid (cached: the work
+// model is asked for often and the estimate costs up to 64*64*iterations steps).
+double iterations_per_pixel(int size, int iterations) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, double> cache;
+  std::lock_guard lock(mutex);
+  const auto key = std::make_pair(size, iterations);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const int k = std::min(size, 64);
+  double sum = 0;
+  for (int r = 0; r < k; ++r)
+    for (int c = 0; c < k; ++c) {
+      const int count = escape_count(coordinate(int(std::int64_t(c) * size / k), size),
+                                     coordinate(int(std::int64_t(r) * size / k), size), iterations);
+      sum += count < iterations ? count + 1 : iterations;
+    }
+  return cache[key] = sum / (double(k) * k);
+}
+
+work_model work(const point& p) {
+  const int size = static_cast<int>(p.get_int("size"));
+  const double pixels = double(size) * size;
+  // about 8 double-precision flops per iteration (2 multiplies for z^2, x*y, 2 adds for
+  // the update, the |z|^2 sum); the only memory traffic is writing the counts
+  const double flops = 8 * pixels * iterations_per_pixel(size, static_cast<int>(p.get_int("iterations")));
+  return work_model{.bytes_written = 4 * pixels, .flops = flops, .items = pixels, .fp64 = true};
+}
+
+workload_info describe() {
+  workload_info w{"mandelbrot", "Mandelbrot escape counts (int32) over [-2, 2]^2, escape bound 2, double precision"};
+  w.lesson = "lesson 8: Mandelbrot (load balance, 2-D thread blocks)";
+  w.parameters = {
+      param_spec::integer("size", "image side (size x size pixels)", 512, "2^9..2^13", 1, 8192),
+      param_spec::integer("iterations", "maximum iterations per pixel", 256, "2^8..2^12", 1, 4096),
+  };
+  w.work = work;
+  w.variants = {
+      variant_spec::make<mandelbrot_serial>("serial", variant_kind::serial, "plain loop over rows and columns"),
+      variant_spec::make<mandelbrot_threads>("threads", variant_kind::threads,
+                                             "dynamic scheduling: rows taken one at a time from a shared counter"),
+  };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  auto lesson = variant_spec::make<mandelbrot_cuda_lesson>(
+      "cuda-lesson", variant_kind::cuda,
+      "pageable image copied to a fresh device buffer, rendered and copied back every repetition");
+  lesson.work = [](const point& p) {
+    work_model m = work(p);
+    m.host_to_device_bytes = m.bytes_written; // the lesson copies its (empty) image in too
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+  auto resident = variant_spec::make<mandelbrot_cuda_resident>(
+      "cuda", variant_kind::cuda, "device-resident image; one thread per pixel in 8 x 8 thread blocks");
+  for (auto* v : {&lesson, &resident}) {
+    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
+    w.variants.push_back(std::move(*v));
+  }
+#endif
+  return w;
+}
+
+} // namespace
+} // namespace speedlab::plugins::mandelbrot
+
+SPEEDLAB_REGISTER_WORKLOAD(speedlab::plugins::mandelbrot::describe)

@@ -1,0 +1,27 @@
+// Lesson 8 problem definition shared by the host variants and the CUDA kernel: the pixel
+// grid over [-2, 2]^2 and the escape-count iteration, in double precision as the lessons'
+// complex128 code.
+#pragma once
+
+#include "philox.hpp" // SPEEDLAB_HD
+
+namespace speedlab::plugins::mandelbrot {
+
+// Pixel index -> coordinate, the lessons' min + index * (max - min) / size.
+SPEEDLAB_HD double coordinate(int index, int size) { return -2.0 + index * (4.0 / size); }
+
+// Iterates z = z^2 + c from 0 and returns the first i at which |z|^2 >= 4 (escape bound 2),
+// or max_iterations when it never escapes (a member of the set).
+SPEEDLAB_HD int escape_count(double cx, double cy, int max_iterations) {
+  double x = 0, y = 0, x2 = 0, y2 = 0;
+  for (int i = 0; i < max_iterations; ++i) {
+    y = 2 * x * y + cy;
+    x = x2 - y2 + cx;
+    x2 = x * x;
+    y2 = y * y;
+    if (x2 + y2 >= 4.0) return i;
+  }
+  return max_iterations;
+}
+
+} // namespace speedlab::plugins::mandelbrot

@@ -1,0 +1,271 @@
+// Lesson 2: reductions, mean(a) and dot(a, b) over n float32 elements with double
+// accumulators. On the GPU the lessons contrast global atomics (every thread adds into one
+// address) with a shared-memory tree; both read the data once, only one is fast.
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <speedlab/plugin.hpp>
+
+#include "cuda_availability.hpp"
+#include "parallel.hpp"
+#include "reduction_problem.hpp"
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "cuda_support.cuh"
+#include "reduction_kernels.hpp"
+#endif
+
+namespace speedlab::plugins::reduction {
+namespace {
+
+struct params {
+  op_kind op;
+  std::size_t n;
+  explicit params(const point& p)
+      : op(parse_op(p.get_text("op"))), n(static_cast<std::size_t>(p.get_int("n"))) {}
+  bool dot() const { return op == op_kind::dot; }
+  double scale() const { return op == op_kind::mean ? 1.0 / static_cast<double>(n) : 1.0; }
+};
+
+// Host inputs: b only for dot.
+struct host_inputs {
+  std::vector<float> a, b;
+  void fill(const params& p) {
+    a.resize(p.n);
+    b.resize(p.dot() ? p.n : 0);
+    fill_inputs(p.op, a.data(), p.dot() ? b.data() : nullptr, p.n);
+  }
+};
+
+double sum_range(const params& p, const float* a, const float* b, std::size_t lo, std::size_t hi) {
+  double acc = 0;
+  if (p.dot())
+    for (std::size_t i = lo; i < hi; ++i) acc += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  else
+    for (std::size_t i = lo; i < hi; ++i) acc += static_cast<double>(a[i]);
+  return acc;
+}
+
+class serial_run final : public variant_run {
+public:
+  explicit serial_run(const point& p) : m_p(p) {}
+  void setup() override { m_in.fill(m_p); }
+  void compute() override { m_result = sum_range(m_p, m_in.a.data(), m_in.b.data(), 0, m_p.n) * m_p.scale(); }
+  validation validate() override { return check(m_p.op, m_p.n, m_result); }
+
+private:
+  params m_p;
+  host_inputs m_in;
+  double m_result = std::numeric_limits<double>::quiet_NaN(); // until computed
+};
+
+// Contiguous chunk per thread, one padded partial per thread (no false sharing), merged
+// in thread order after the join.
+class threads_run final : public variant_run {
+public:
+  threads_run(const point& p, const run_context& ctx) : m_p(p), m_threads(std::max(1, ctx.threads)) {}
+  void setup() override {
+    m_in.fill(m_p);
+    m_partials.resize(static_cast<std::size_t>(m_threads));
+  }
+  void compute() override {
+    parallel::for_static(m_threads, m_p.n, [this](std::size_t t, std::size_t lo, std::size_t hi) {
+      m_partials[t].sum = sum_range(m_p, m_in.a.data(), m_in.b.data(), lo, hi);
+    });
+    double total = 0;
+    for (const partial& q : m_partials) total += q.sum;
+    m_result = total * m_p.scale();
+    for (partial& q : m_partials) q.sum = 0;
+  }
+  validation validate() override { return check(m_p.op, m_p.n, m_result); }
+
+private:
+  struct alignas(64) partial {
+    double sum = 0;
+  };
+  params m_p;
+  int m_threads;
+  host_inputs m_in;
+  std::vector<partial> m_partials;
+  double m_result = std::numeric_limits<double>::quiet_NaN(); // until computed
+};
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+using speedlab::cuda::device_buffer;
+using speedlab::cuda::pinned_buffer;
+
+struct device_tree {
+  device_buffer<double> partials, result;
+  device_buffer<unsigned> counter;
+  void allocate() {
+    partials = device_buffer<double>(tree_max_blocks());
+    result = device_buffer<double>(1);
+    counter = device_buffer<unsigned>(1);
+    SPEEDLAB_CUDA_CHECK(cudaMemset(counter.get(), 0, sizeof(unsigned)));
+    SPEEDLAB_CUDA_CHECK(cudaMemset(result.get(), 0xff, sizeof(double))); // NaN until computed
+  }
+  tree_scratch scratch() const { return {partials.get(), counter.get(), result.get()}; }
+};
+
+// As the lessons did it: pageable host arrays, device arrays allocated and filled on every
+// call, the result copied back and the device arrays freed.
+class cuda_lesson_run final : public variant_run {
+public:
+  cuda_lesson_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
+  void setup() override {
+    SPEEDLAB_CUDA_CHECK(cudaSetDevice(m_device));
+    m_in.fill(m_p);
+  }
+  void transfer_in() override {
+    m_da = device_buffer<float>(m_p.n);
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_da.get(), m_in.a.data(), m_da.bytes(), cudaMemcpyHostToDevice));
+    if (m_p.dot()) {
+      m_db = device_buffer<float>(m_p.n);
+      SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_db.get(), m_in.b.data(), m_db.bytes(), cudaMemcpyHostToDevice));
+    }
+    m_tree.allocate();
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void compute() override {
+    launch_tree(m_p.op, m_da.get(), m_db.get(), m_p.n, m_p.scale(), m_tree.scratch());
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void transfer_out() override {
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(&m_result, m_tree.result.get(), sizeof(double), cudaMemcpyDeviceToHost));
+    m_da = {};
+    m_db = {};
+    m_tree = {};
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  validation validate() override { return check(m_p.op, m_p.n, m_result); }
+
+private:
+  params m_p;
+  int m_device;
+  host_inputs m_in;
+  device_buffer<float> m_da, m_db;
+  device_tree m_tree;
+  double m_result = std::numeric_limits<double>::quiet_NaN(); // until computed
+};
+
+// Device-resident inputs, shared by the atomics and the tree variants.
+class cuda_resident_base : public variant_run {
+public:
+  cuda_resident_base(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
+  void setup() override {
+    SPEEDLAB_CUDA_CHECK(cudaSetDevice(m_device));
+    host_inputs in;
+    in.fill(m_p);
+    m_da = device_buffer<float>(m_p.n);
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_da.get(), in.a.data(), m_da.bytes(), cudaMemcpyHostToDevice));
+    if (m_p.dot()) {
+      m_db = device_buffer<float>(m_p.n);
+      SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_db.get(), in.b.data(), m_db.bytes(), cudaMemcpyHostToDevice));
+    }
+    m_out = pinned_buffer<double>(1);
+    setup_scratch();
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  validation validate() override {
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_out.get(), result(), sizeof(double), cudaMemcpyDeviceToHost));
+    return check(m_p.op, m_p.n, m_out[0]);
+  }
+  void teardown() override {
+    m_da = {};
+    m_db = {};
+  }
+
+protected:
+  virtual void setup_scratch() = 0;
+  virtual const double* result() const = 0;
+  params m_p;
+  int m_device;
+  device_buffer<float> m_da, m_db;
+  pinned_buffer<double> m_out;
+};
+
+class cuda_atomic_run final : public cuda_resident_base {
+public:
+  using cuda_resident_base::cuda_resident_base;
+  void compute() override {
+    launch_atomic(m_p.op, m_da.get(), m_db.get(), m_p.n, m_p.scale(), m_sum.get(), m_result.get());
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+private:
+  void setup_scratch() override {
+    m_sum = device_buffer<double>(1);
+    m_result = device_buffer<double>(1);
+    SPEEDLAB_CUDA_CHECK(cudaMemset(m_result.get(), 0xff, sizeof(double)));
+  }
+  const double* result() const override { return m_result.get(); }
+  device_buffer<double> m_sum, m_result;
+};
+
+class cuda_tree_run final : public cuda_resident_base {
+public:
+  using cuda_resident_base::cuda_resident_base;
+  void compute() override {
+    launch_tree(m_p.op, m_da.get(), m_db.get(), m_p.n, m_p.scale(), m_tree.scratch());
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+private:
+  void setup_scratch() override { m_tree.allocate(); }
+  const double* result() const override { return m_tree.result.get(); }
+  device_tree m_tree;
+};
+#endif
+
+work_model base_work(const point& p) {
+  const params q(p);
+  const double n = static_cast<double>(q.n);
+  return work_model{.bytes_read = (q.dot() ? 8 : 4) * n,
+                    .bytes_written = 8,
+                    .flops = (q.dot() ? 2 : 1) * n,
+                    .items = n,
+                    .fp64 = true}; // accumulation is double precision in every variant
+}
+
+workload_info describe() {
+  workload_info w{"reduction", "mean(a) or dot(a, b) over n float32 elements, double accumulation"};
+  w.lesson = "lesson 2: reductions (Numba/Carpentries dot product: shared-memory tree vs atomics)";
+  w.parameters = {
+      param_spec::text("op", "reduction", "mean", {"mean", "dot"}),
+      param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0),
+  };
+  w.work = base_work;
+  w.variants = {
+      variant_spec::make<serial_run>("serial", variant_kind::serial, "plain loop, double accumulator"),
+      variant_spec::make<threads_run>("threads", variant_kind::threads,
+                                      "contiguous chunk per thread, padded private partials merged after the join"),
+  };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  auto lesson = variant_spec::make<cuda_lesson_run>(
+      "cuda-lesson", variant_kind::cuda,
+      "as the lessons: pageable host arrays, cudaMalloc + copy in and out every call, tree kernel");
+  lesson.work = [](const point& p) {
+    work_model m = base_work(p);
+    m.host_to_device_bytes = m.bytes_read;
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+  auto atomic = variant_spec::make<cuda_atomic_run>(
+      "cuda-atomic", variant_kind::cuda, "device-resident data; one global double atomicAdd per element");
+  auto tree = variant_spec::make<cuda_tree_run>(
+      "cuda", variant_kind::cuda,
+      "device-resident data; float4 grid-stride loads, warp-shuffle + shared-memory tree, last block finishes");
+  for (variant_spec* v : {&lesson, &atomic, &tree}) {
+    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
+    w.variants.push_back(std::move(*v));
+  }
+#endif
+  return w;
+}
+
+} // namespace
+} // namespace speedlab::plugins::reduction
+
+SPEEDLAB_REGISTER_WORKLOAD(speedlab::plugins::reduction::describe)

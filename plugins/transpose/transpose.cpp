@@ -1,0 +1,183 @@
+// Lesson 7: transpose of an n x n int32 matrix holding arange(n * n); bandwidth 8 n^2 / t.
+// The variants show cache blocking on the host, the copy cost (cuda-lesson) and strided vs
+// shared-memory-tiled writes (cuda-naive vs cuda).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <speedlab/plugin.hpp>
+
+#include "cuda_availability.hpp"
+#include "parallel.hpp"
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "transpose_cuda.hpp"
+#endif
+
+namespace speedlab::plugins::transpose {
+namespace {
+
+inline constexpr std::size_t block = 32; // host tile: 32 x 32 int32 = 4 KiB each side
+
+// out rows [row_begin, row_end) of out = in^T, in 32 x 32 tiles so both matrices are walked
+// a cache line at a time.
+void transpose_rows(const std::int32_t* in, std::int32_t* out, std::size_t n, std::size_t row_begin,
+                    std::size_t row_end) {
+  for (std::size_t rb = row_begin; rb < row_end; rb += block) {
+    const std::size_t re = std::min(rb + block, row_end);
+    for (std::size_t cb = 0; cb < n; cb += block) {
+      const std::size_t ce = std::min(cb + block, n);
+      for (std::size_t r = rb; r < re; ++r)
+        for (std::size_t c = cb; c < ce; ++c) out[r * n + c] = in[c * n + r];
+    }
+  }
+}
+
+class transpose_run : public variant_run {
+protected:
+  explicit transpose_run(const point& p) : m_n(static_cast<std::size_t>(p.get_int("size"))) {
+    if (m_n < 1 || m_n > 32768) throw std::invalid_argument("transpose: size must be in 1..32768");
+  }
+
+  void make_inputs() {
+    m_in.resize(m_n * m_n);
+    m_out.assign(m_n * m_n, -1);
+    parallel::for_static(parallel::default_threads(), m_in.size(), [&](std::size_t, std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) m_in[i] = static_cast<std::int32_t>(i);
+    });
+  }
+
+  // Exact: out[r][c] must be the arange value of in[c][r], c * n + r (no reference needed).
+  validation check(const std::vector<std::int32_t>& out) const {
+    std::size_t wrong = 0, first = 0;
+    for (std::size_t r = 0; r < m_n; ++r)
+      for (std::size_t c = 0; c < m_n; ++c)
+        if (out[r * m_n + c] != static_cast<std::int32_t>(c * m_n + r) && wrong++ == 0) first = r * m_n + c;
+    if (wrong != 0)
+      return validation::fail(std::to_string(wrong) + " of " + std::to_string(m_n * m_n) + " elements wrong; first at (" +
+                                  std::to_string(first / m_n) + ", " + std::to_string(first % m_n) + "): " +
+                                  std::to_string(out[first]) + ", expected " +
+                                  std::to_string((first % m_n) * m_n + first / m_n),
+                              static_cast<double>(wrong));
+    return validation::pass("all " + std::to_string(m_n * m_n) + " elements equal the transposed arange");
+  }
+
+  std::size_t m_n;
+  std::vector<std::int32_t> m_in, m_out;
+};
+
+class transpose_serial final : public transpose_run {
+public:
+  explicit transpose_serial(const point& p) : transpose_run(p) {}
+  void setup() override { make_inputs(); }
+  void compute() override { transpose_rows(m_in.data(), m_out.data(), m_n, 0, m_n); }
+  validation validate() override { return check(m_out); }
+};
+
+// Contiguous bands of output rows per thread, the same tiled loop as serial.
+class transpose_threads final : public transpose_run {
+public:
+  transpose_threads(const point& p, const run_context& c) : transpose_run(p), m_threads(std::max(1, c.threads)) {}
+  void setup() override { make_inputs(); }
+  void compute() override {
+    parallel::for_static(m_threads, m_n, [&](std::size_t, std::size_t begin, std::size_t end) {
+      transpose_rows(m_in.data(), m_out.data(), m_n, begin, end);
+    });
+  }
+  validation validate() override { return check(m_out); }
+
+private:
+  int m_threads;
+};
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+// As the lesson did it: pageable buffers; allocate, copy in, transpose, copy out and free
+// on every repetition (tiled kernel).
+class transpose_cuda_lesson final : public transpose_run {
+public:
+  transpose_cuda_lesson(const point& p, const run_context& c) : transpose_run(p), m_device(c.device) {}
+  void setup() override { make_inputs(); }
+  void transfer_in() override {
+    m_gpu = std::make_unique<gpu_transpose>(m_device, static_cast<int>(m_n));
+    m_gpu->upload(m_in.data());
+  }
+  void compute() override { m_gpu->transpose(gpu_kernel::tiled); }
+  void transfer_out() override {
+    m_gpu->download(m_out.data());
+    m_gpu.reset();
+  }
+  validation validate() override { return check(m_out); }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_transpose> m_gpu;
+};
+
+// Matrix copied once in setup; a repetition is the kernel alone.
+template <gpu_kernel Kernel>
+class transpose_cuda_resident final : public transpose_run {
+public:
+  transpose_cuda_resident(const point& p, const run_context& c) : transpose_run(p), m_device(c.device) {}
+  void setup() override {
+    make_inputs();
+    m_gpu = std::make_unique<gpu_transpose>(m_device, static_cast<int>(m_n));
+    m_gpu->upload(m_in.data());
+  }
+  void compute() override { m_gpu->transpose(Kernel); }
+  validation validate() override {
+    m_gpu->download(m_out.data());
+    return check(m_out);
+  }
+  void teardown() override { m_gpu.reset(); }
+
+private:
+  int m_device;
+  std::unique_ptr<gpu_transpose> m_gpu;
+};
+#endif
+
+work_model work(const point& p) {
+  const double n2 = double(p.get_int("size")) * double(p.get_int("size"));
+  return work_model{.bytes_read = 4 * n2, .bytes_written = 4 * n2, .items = n2};
+}
+
+workload_info describe() {
+  workload_info w{"transpose", "transpose of an n x n int32 matrix (arange); bandwidth 8 n^2 / t"};
+  w.lesson = "lesson 7: matrix transpose (coalescing, 32x33 shared-memory tile, bank conflicts)";
+  w.parameters = {param_spec::integer("size", "matrix side n (n x n int32)", 4096,
+                                      "512,1000,2048,4096,4097,8192,16384", 1, 32768)};
+  w.work = work;
+  w.variants = {
+      variant_spec::make<transpose_serial>("serial", variant_kind::serial, "loop over 32 x 32 tiles"),
+      variant_spec::make<transpose_threads>("threads", variant_kind::threads,
+                                            "contiguous bands of output rows per thread, 32 x 32 tiles"),
+  };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  auto lesson = variant_spec::make<transpose_cuda_lesson>(
+      "cuda-lesson", variant_kind::cuda, "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+  lesson.work = [](const point& p) {
+    work_model m = work(p);
+    m.host_to_device_bytes = m.bytes_read;
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+  auto tiled = variant_spec::make<transpose_cuda_resident<gpu_kernel::tiled>>(
+      "cuda", variant_kind::cuda, "device-resident; 32x32 tile through shared memory padded to 32x33");
+  auto naive = variant_spec::make<transpose_cuda_resident<gpu_kernel::naive>>(
+      "cuda-naive", variant_kind::cuda, "device-resident; coalesced reads, writes strided by n");
+  for (auto* v : {&lesson, &tiled, &naive}) {
+    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
+    w.variants.push_back(std::move(*v));
+  }
+#endif
+  return w;
+}
+
+} // namespace
+} // namespace speedlab::plugins::transpose
+
+SPEEDLAB_REGISTER_WORKLOAD(speedlab::plugins::transpose::describe)

@@ -1,0 +1,213 @@
+// Lesson 1: c = a + b and c = a * b over n float32 elements. The lessons' point: with one
+// flop per 12 bytes the GPU only wins when the data already lives there; copying it in and
+// out on every call (as the Python lessons did) costs far more than the kernel.
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <speedlab/plugin.hpp>
+
+#include "cuda_availability.hpp"
+#include "parallel.hpp"
+#include "vector_problem.hpp"
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "cuda_support.cuh"
+#include "vector_kernels.hpp"
+#endif
+
+namespace speedlab::plugins::vector {
+namespace {
+
+struct params {
+  op_kind op;
+  std::size_t n;
+  explicit params(const point& p)
+      : op(parse_op(p.get_text("op"))), n(static_cast<std::size_t>(p.get_int("n"))) {}
+};
+
+class serial_run final : public variant_run {
+public:
+  explicit serial_run(const point& p) : m_p(p) {}
+  void setup() override {
+    m_a.resize(m_p.n);
+    m_b.resize(m_p.n);
+    m_c.assign(m_p.n, std::numeric_limits<float>::quiet_NaN()); // a skipped compute cannot validate
+    fill_inputs(m_p.op, m_a.data(), m_b.data(), m_p.n);
+  }
+  void compute() override {
+    const float* a = m_a.data();
+    const float* b = m_b.data();
+    float* c = m_c.data();
+    if (m_p.op == op_kind::add)
+      for (std::size_t i = 0; i < m_p.n; ++i) c[i] = a[i] + b[i];
+    else
+      for (std::size_t i = 0; i < m_p.n; ++i) c[i] = a[i] * b[i];
+  }
+  validation validate() override { return check(m_p.op, m_c.data(), m_p.n); }
+
+private:
+  params m_p;
+  std::vector<float> m_a, m_b, m_c;
+};
+
+class threads_run final : public variant_run {
+public:
+  threads_run(const point& p, const run_context& ctx) : m_p(p), m_threads(ctx.threads) {}
+  void setup() override {
+    m_a.resize(m_p.n);
+    m_b.resize(m_p.n);
+    m_c.assign(m_p.n, std::numeric_limits<float>::quiet_NaN()); // a skipped compute cannot validate
+    fill_inputs(m_p.op, m_a.data(), m_b.data(), m_p.n);
+  }
+  // Contiguous chunks: each thread streams its own part of a, b and c.
+  void compute() override {
+    const float* a = m_a.data();
+    const float* b = m_b.data();
+    float* c = m_c.data();
+    const op_kind op = m_p.op;
+    parallel::for_static(m_threads, m_p.n, [=](std::size_t, std::size_t lo, std::size_t hi) {
+      if (op == op_kind::add)
+        for (std::size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
+      else
+        for (std::size_t i = lo; i < hi; ++i) c[i] = a[i] * b[i];
+    });
+  }
+  validation validate() override { return check(m_p.op, m_c.data(), m_p.n); }
+
+private:
+  params m_p;
+  int m_threads;
+  std::vector<float> m_a, m_b, m_c;
+};
+
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+using speedlab::cuda::device_buffer;
+using speedlab::cuda::pinned_buffer;
+
+// As the lessons did it: pageable host arrays, device arrays allocated and filled on every
+// call, the result copied back and the device arrays freed.
+class cuda_lesson_run final : public variant_run {
+public:
+  cuda_lesson_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
+  void setup() override {
+    SPEEDLAB_CUDA_CHECK(cudaSetDevice(m_device));
+    m_a.resize(m_p.n);
+    m_b.resize(m_p.n);
+    m_c.assign(m_p.n, std::numeric_limits<float>::quiet_NaN()); // a skipped compute cannot validate
+    fill_inputs(m_p.op, m_a.data(), m_b.data(), m_p.n);
+  }
+  void transfer_in() override {
+    m_da = device_buffer<float>(m_p.n);
+    m_db = device_buffer<float>(m_p.n);
+    m_dc = device_buffer<float>(m_p.n);
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_da.get(), m_a.data(), m_da.bytes(), cudaMemcpyHostToDevice));
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_db.get(), m_b.data(), m_db.bytes(), cudaMemcpyHostToDevice));
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void compute() override {
+    launch_naive(m_p.op, m_da.get(), m_db.get(), m_dc.get(), m_p.n);
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void transfer_out() override {
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_c.data(), m_dc.get(), m_dc.bytes(), cudaMemcpyDeviceToHost));
+    m_da = {};
+    m_db = {};
+    m_dc = {};
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  validation validate() override { return check(m_p.op, m_c.data(), m_p.n); }
+
+private:
+  params m_p;
+  int m_device;
+  std::vector<float> m_a, m_b, m_c;
+  device_buffer<float> m_da, m_db, m_dc;
+};
+
+// Device-resident: inputs copied once in setup, each repetition is the tuned kernel alone.
+class cuda_run final : public variant_run {
+public:
+  cuda_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
+  void setup() override {
+    SPEEDLAB_CUDA_CHECK(cudaSetDevice(m_device));
+    m_da = device_buffer<float>(m_p.n);
+    m_db = device_buffer<float>(m_p.n);
+    m_dc = device_buffer<float>(m_p.n);
+    m_out = pinned_buffer<float>(m_p.n);
+    {
+      pinned_buffer<float> b(m_p.n); // m_out holds a until it is copied in
+      fill_inputs(m_p.op, m_out.get(), b.get(), m_p.n);
+      SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_da.get(), m_out.get(), m_da.bytes(), cudaMemcpyHostToDevice));
+      SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_db.get(), b.get(), m_db.bytes(), cudaMemcpyHostToDevice));
+    }
+    // NaN until computed, so a missing compute cannot validate.
+    SPEEDLAB_CUDA_CHECK(cudaMemset(m_dc.get(), 0xff, m_dc.bytes()));
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  void compute() override {
+    launch_tuned(m_p.op, m_da.get(), m_db.get(), m_dc.get(), m_p.n);
+    SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  validation validate() override {
+    SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_out.get(), m_dc.get(), m_dc.bytes(), cudaMemcpyDeviceToHost));
+    return check(m_p.op, m_out.get(), m_p.n);
+  }
+  void teardown() override {
+    m_da = {};
+    m_db = {};
+    m_dc = {};
+    m_out = {};
+  }
+
+private:
+  params m_p;
+  int m_device;
+  device_buffer<float> m_da, m_db, m_dc;
+  pinned_buffer<float> m_out;
+};
+#endif
+
+work_model base_work(const point& p) {
+  const double n = static_cast<double>(p.get_int("n"));
+  return work_model{.bytes_read = 8 * n, .bytes_written = 4 * n, .flops = n, .items = n};
+}
+
+workload_info describe() {
+  workload_info w{"vector", "c = a + b or c = a * b over n float32 elements"};
+  w.lesson = "lesson 1: elementwise add (Numba ufuncs, ContinuumIO/Carpentries) and multiply (PyShop PyCUDA)";
+  w.parameters = {
+      param_spec::text("op", "elementwise operation", "mul", {"add", "mul"}),
+      param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0),
+  };
+  w.work = base_work;
+  w.variants = {
+      variant_spec::make<serial_run>("serial", variant_kind::serial, "plain loop"),
+      variant_spec::make<threads_run>("threads", variant_kind::threads,
+                                      "contiguous chunk per thread (std::thread)"),
+  };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  auto lesson = variant_spec::make<cuda_lesson_run>(
+      "cuda-lesson", variant_kind::cuda,
+      "as the lessons: pageable host arrays, cudaMalloc + copy in and out every call, one thread per element");
+  lesson.work = [](const point& p) {
+    work_model m = base_work(p);
+    m.host_to_device_bytes = m.bytes_read;
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+  auto resident = variant_spec::make<cuda_run>(
+      "cuda", variant_kind::cuda, "device-resident data; float4 grid-stride kernel filling every SM");
+  for (variant_spec* v : {&lesson, &resident}) {
+    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
+    w.variants.push_back(std::move(*v));
+  }
+#endif
+  return w;
+}
+
+} // namespace
+} // namespace speedlab::plugins::vector
+
+SPEEDLAB_REGISTER_WORKLOAD(speedlab::plugins::vector::describe)

@@ -1,0 +1,277 @@
+#include "profilers/cupti/cupti_records.hpp"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+namespace speedlab::profiling::cupti {
+namespace {
+
+std::uint64_t shift(std::uint64_t t, std::int64_t offset) {
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(t) + offset);
+}
+
+bool usable(std::uint64_t start, std::uint64_t end) { return start != 0 && end != 0 && end >= start; }
+
+template <class T>
+void append_vector(std::vector<T>& to, std::vector<T>&& from) {
+  if (to.empty()) to = std::move(from);
+  else to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : mangled;
+}
+
+template <class T>
+void sort_by_start(std::vector<T>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+}
+
+template <class Memcpy>
+void add_memcpy(const Memcpy& m, std::uint32_t correlation, std::int64_t offset, parsed_records& out) {
+  if (!usable(m.start, m.end)) {
+    ++out.incomplete;
+    return;
+  }
+  trace::memcpy_record r;
+  r.start = shift(m.start, offset);
+  r.end = shift(m.end, offset);
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = correlation;
+  r.bytes = m.bytes;
+  r.copy_kind = m.copyKind;
+  r.src_kind = m.srcKind;
+  r.dst_kind = m.dstKind;
+  r.async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  out.trace.memcpys.push_back(r);
+}
+
+} // namespace
+
+void parsed_records::append(parsed_records&& other) {
+  append_vector(trace.kernels, std::move(other.trace.kernels));
+  append_vector(trace.memcpys, std::move(other.trace.memcpys));
+  append_vector(trace.memsets, std::move(other.trace.memsets));
+  append_vector(trace.api_calls, std::move(other.trace.api_calls));
+  append_vector(trace.syncs, std::move(other.trace.syncs));
+  append_vector(trace.ranges, std::move(other.trace.ranges));
+  append_vector(trace.overheads, std::move(other.trace.overheads));
+  append_vector(markers, std::move(other.markers));
+  incomplete += other.incomplete;
+  ignored += other.ignored;
+}
+
+void parse_record(const CUpti_Activity& record, std::int64_t offset, parsed_records& out) {
+  switch (record.kind) {
+  case CUPTI_ACTIVITY_KIND_KERNEL:
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+    const auto& k = reinterpret_cast<const kernel_activity&>(record);
+    if (!usable(k.start, k.end)) {
+      ++out.incomplete;
+      return;
+    }
+    trace::kernel_record r;
+    r.start = shift(k.start, offset);
+    r.end = shift(k.end, offset);
+    r.device = k.deviceId;
+    r.context = k.contextId;
+    r.stream = k.streamId;
+    r.correlation = k.correlationId;
+    r.mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
+    r.grid = {k.gridX, k.gridY, k.gridZ};
+    r.block = {k.blockX, k.blockY, k.blockZ};
+    r.registers_per_thread = k.registersPerThread;
+    r.static_shared_bytes = k.staticSharedMemory;
+    r.dynamic_shared_bytes = k.dynamicSharedMemory;
+    r.local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
+    out.trace.kernels.push_back(std::move(r));
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY: {
+    const auto& m = reinterpret_cast<const memcpy_activity&>(record);
+    // The runtime correlation id links the copy to its cuda* call; fall back to the driver's.
+    add_memcpy(m, m.runtimeCorrelationId ? m.runtimeCorrelationId : m.correlationId, offset, out);
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+    const auto& m = reinterpret_cast<const peer_copy_activity&>(record);
+    add_memcpy(m, m.correlationId, offset, out);
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMSET: {
+    const auto& m = reinterpret_cast<const memset_activity&>(record);
+    if (!usable(m.start, m.end)) {
+      ++out.incomplete;
+      return;
+    }
+    trace::memset_record r;
+    r.start = shift(m.start, offset);
+    r.end = shift(m.end, offset);
+    r.device = m.deviceId;
+    r.context = m.contextId;
+    r.stream = m.streamId;
+    r.correlation = m.correlationId;
+    r.bytes = m.bytes;
+    r.value = m.value;
+    r.memory_kind = static_cast<std::uint8_t>(m.memoryKind);
+    out.trace.memsets.push_back(r);
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+  case CUPTI_ACTIVITY_KIND_DRIVER: {
+    const auto& a = reinterpret_cast<const api_activity&>(record);
+    if (!usable(a.start, a.end)) {
+      ++out.incomplete;
+      return;
+    }
+    trace::api_record r;
+    r.start = shift(a.start, offset);
+    r.end = shift(a.end, offset);
+    r.process = a.processId;
+    r.thread = a.threadId;
+    r.correlation = a.correlationId;
+    r.callback_id = a.cbid;
+    r.driver = record.kind == CUPTI_ACTIVITY_KIND_DRIVER;
+    r.return_value = static_cast<std::int32_t>(a.returnValue);
+    out.trace.api_calls.push_back(std::move(r));
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+    const auto& s = reinterpret_cast<const sync_activity&>(record);
+    if (!usable(s.start, s.end)) {
+      ++out.incomplete;
+      return;
+    }
+    trace::sync_record r;
+    r.start = shift(s.start, offset);
+    r.end = shift(s.end, offset);
+    r.context = s.contextId;
+    r.stream = s.streamId;
+    r.correlation = s.correlationId;
+    r.type = static_cast<std::uint8_t>(s.type);
+    out.trace.syncs.push_back(r);
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+    const auto& o = reinterpret_cast<const overhead_activity&>(record);
+    if (!usable(o.start, o.end)) {
+      ++out.incomplete;
+      return;
+    }
+    out.trace.overheads.push_back({shift(o.start, offset), shift(o.end, offset), overhead_kind_name(o.overheadKind)});
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_MARKER: {
+    const auto& m = reinterpret_cast<const marker_activity&>(record);
+    marker_event e;
+    e.id = m.id;
+    e.flags = m.flags;
+    e.timestamp = m.timestamp ? shift(m.timestamp, offset) : 0;
+    if (m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
+      e.process = m.objectId.pt.processId;
+      e.thread = m.objectId.pt.threadId;
+    }
+    if (m.name) e.name = m.name;
+    if (m.domain) e.domain = m.domain;
+    out.markers.push_back(std::move(e));
+    return;
+  }
+  default: ++out.ignored; return;
+  }
+}
+
+std::string cupti_api_name(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
+  const char* name = nullptr;
+  if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name) return name;
+  return (domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver_api_" : "runtime_api_") + std::to_string(id);
+}
+
+void finalize(parsed_records&& in, const api_name_fn& api_name, trace::device_trace& out,
+              std::uint64_t* unpaired_markers) {
+  auto& t = in.trace;
+
+  std::map<std::pair<int, std::uint32_t>, std::string> names;
+  for (auto& a : t.api_calls) {
+    const auto domain = a.driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    auto [it, inserted] = names.try_emplace({static_cast<int>(domain), a.callback_id});
+    if (inserted) it->second = api_name ? api_name(domain, a.callback_id) : std::string{};
+    a.name = it->second;
+  }
+
+  std::unordered_map<std::string, std::string> demangled;
+  for (auto& k : t.kernels) {
+    auto [it, inserted] = demangled.try_emplace(k.mangled_name);
+    if (inserted) it->second = demangle(k.mangled_name);
+    k.name = it->second;
+  }
+
+  // Copies issued by a cuda*Async call are async whatever CUPTI's flag says (the flag is
+  // clear for pageable copies that the driver made synchronous).
+  std::unordered_map<std::uint32_t, const trace::api_record*> runtime_calls;
+  for (const auto& a : t.api_calls)
+    if (!a.driver) runtime_calls.emplace(a.correlation, &a);
+  for (auto& m : t.memcpys)
+    if (auto it = runtime_calls.find(m.correlation); it != runtime_calls.end())
+      m.async = it->second->name.find("Async") != std::string::npos;
+
+  std::unordered_map<std::uint32_t, marker_event> open;
+  std::uint64_t unpaired = 0;
+  for (auto& m : in.markers) {
+    if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+      open[m.id] = std::move(m);
+    } else if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+      auto it = open.find(m.id);
+      if (it == open.end() || it->second.timestamp == 0 || m.timestamp < it->second.timestamp) {
+        ++unpaired;
+        continue;
+      }
+      const auto& s = it->second;
+      t.ranges.push_back({s.timestamp, m.timestamp, s.process, s.thread, s.domain, s.name});
+      open.erase(it);
+    }
+  }
+  unpaired += open.size();
+  if (unpaired_markers) *unpaired_markers += unpaired;
+
+  sort_by_start(t.kernels);
+  sort_by_start(t.memcpys);
+  sort_by_start(t.memsets);
+  sort_by_start(t.api_calls);
+  sort_by_start(t.syncs);
+  sort_by_start(t.ranges);
+  sort_by_start(t.overheads);
+
+  append_vector(out.kernels, std::move(t.kernels));
+  append_vector(out.memcpys, std::move(t.memcpys));
+  append_vector(out.memsets, std::move(t.memsets));
+  append_vector(out.api_calls, std::move(t.api_calls));
+  append_vector(out.syncs, std::move(t.syncs));
+  append_vector(out.ranges, std::move(t.ranges));
+  append_vector(out.overheads, std::move(t.overheads));
+}
+
+std::string overhead_kind_name(std::uint32_t kind) {
+  switch (kind) {
+  case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "driver_compiler";
+  case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "cupti_buffer_flush";
+  case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "cupti_instrumentation";
+  case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "cupti_resource";
+  case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "runtime_triggered_module_loading";
+  case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "lazy_function_loading";
+  case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "command_buffer_full";
+  case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "activity_buffer_request";
+  case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT: return "uvm_activity_init";
+  default: return "unknown";
+  }
+}
+
+} // namespace speedlab::profiling::cupti

@@ -1,0 +1,70 @@
+// CUPTI activity records -> neutral trace records. This is the replay seam: it takes the
+// raw CUpti_Activity structs exactly as CUPTI delivers them, so tests build records from
+// the real cupti_activity.h structs and check the conversion without a GPU.
+// Internal to profilers/cupti (it includes cupti.h); nothing outside this folder sees it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cupti.h>
+
+#include "profilers/trace.hpp"
+
+#if !defined(CUPTI_API_VERSION) || CUPTI_API_VERSION < 130000
+#error "speedlab's CUPTI backend needs CUDA 13 CUPTI headers (CUPTI_API_VERSION >= 130000)"
+#endif
+
+namespace speedlab::profiling::cupti {
+
+// Record layouts of the CUPTI these headers describe (13.0: Kernel10, Memcpy6, ...). Later
+// 13.x releases append fields, so a newer libcupti of the same major still parses.
+using kernel_activity = CUpti_ActivityKernel10;
+using memcpy_activity = CUpti_ActivityMemcpy6;
+using peer_copy_activity = CUpti_ActivityMemcpyPtoP4;
+using memset_activity = CUpti_ActivityMemset4;
+using api_activity = CUpti_ActivityAPI;
+using sync_activity = CUpti_ActivitySynchronization2;
+using overhead_activity = CUpti_ActivityOverhead3;
+using marker_activity = CUpti_ActivityMarker2;
+
+// One NVTX marker record (start or end half of a range), paired up in finalize().
+struct marker_event {
+  std::uint32_t id = 0;
+  std::uint32_t flags = 0;
+  std::uint64_t timestamp = 0;
+  std::uint32_t process = 0, thread = 0;
+  std::string name, domain;
+};
+
+// Records parsed from one or more CUPTI buffers. API names are resolved later, so parsing
+// (which runs in CUPTI's buffer callback) stays cheap and makes no CUPTI calls.
+struct parsed_records {
+  trace::device_trace trace;
+  std::vector<marker_event> markers;
+  std::uint64_t incomplete = 0; // records without usable timestamps: counted as dropped
+  std::uint64_t ignored = 0;    // kinds speedlab does not use
+
+  void append(parsed_records&& other);
+};
+
+// Converts one record. `clock_offset_ns` is added to every CUPTI timestamp (0 when CUPTI
+// already reports the steady clock through the registered timestamp callback).
+void parse_record(const CUpti_Activity& record, std::int64_t clock_offset_ns, parsed_records& out);
+
+// (domain is CUPTI_CB_DOMAIN_RUNTIME_API or CUPTI_CB_DOMAIN_DRIVER_API) -> "cudaMemcpy_v3020"
+using api_name_fn = std::function<std::string(CUpti_CallbackDomain, CUpti_CallbackId)>;
+std::string cupti_api_name(CUpti_CallbackDomain domain, CUpti_CallbackId id); // real CUPTI lookup
+
+// Completes parsed records into `out`: names API calls (cached per id), demangles kernel
+// names, pairs marker start/end into ranges, and sets memcpy `async` from the correlated
+// runtime call's name ("...Async...") where one exists, else from CUPTI's async flag.
+// Markers without their other half are dropped and counted in `unpaired_markers`.
+void finalize(parsed_records&& in, const api_name_fn& api_name, trace::device_trace& out,
+              std::uint64_t* unpaired_markers = nullptr);
+
+std::string overhead_kind_name(std::uint32_t kind);
+
+} // namespace speedlab::profiling::cupti

@@ -1,0 +1,30 @@
+// "none": measure without any profiler (the baseline for overhead comparisons).
+#include "profilers/profiler.hpp"
+
+namespace speedlab::profiling {
+namespace detail {
+extern const int none_profiler_anchor;
+const int none_profiler_anchor = 0;
+} // namespace detail
+
+namespace {
+
+class none_session final : public session {
+public:
+  void start() override {}
+  void stop() override {}
+  void collect(profile_data&) override {}
+};
+
+class none_profiler final : public profiler {
+public:
+  std::string name() const override { return "none"; }
+  std::string description() const override { return "no profiling: wall time only"; }
+  std::unique_ptr<session> create_session(const profiler_options&) override { return std::make_unique<none_session>(); }
+};
+
+} // namespace
+
+SPEEDLAB_REGISTER_PROFILER("none", none_profiler)
+
+} // namespace speedlab::profiling

@@ -1,0 +1,77 @@
+// Profiler backends behind one interface: a profiler is chosen by name from the
+// registry, checked for availability, and creates one session per measured point.
+// The runner calls start() before the first measured repetition, marks every
+// repetition, calls stop() after the last, then collect() once.
+// Sessions never throw from stop()/collect(): problems go to messages().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profilers/trace.hpp"
+
+namespace speedlab::profiling {
+
+struct profiler_options {
+  std::size_t buffer_bytes = 8u << 20;       // one CUPTI activity buffer
+  std::size_t max_buffer_bytes = 256u << 20; // cap on buffered memory; beyond it records drop
+  bool driver_api = false;                   // also record CUDA driver API calls (cu*): more records
+};
+
+// CPU time of one repetition: the whole process and the thread that ran the phases,
+// so multithreaded variants show how busy their workers were.
+struct host_usage {
+  std::uint64_t wall_ns = 0;
+  std::uint64_t process_cpu_ns = 0;
+  std::uint64_t thread_cpu_ns = 0;
+};
+
+struct profile_data {
+  trace::device_trace device;
+  std::vector<host_usage> host; // one per measured repetition (host backend)
+  std::vector<std::string> messages;
+};
+
+class session {
+public:
+  virtual ~session() = default;
+  virtual void start() = 0;
+  virtual void repetition_begin() {}
+  virtual void repetition_end() {}
+  virtual void stop() = 0;
+  virtual void collect(profile_data& out) = 0;
+};
+
+class profiler {
+public:
+  virtual ~profiler() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // Empty when usable here, else why not (stated once by the runner, never fatal).
+  virtual std::string unavailable_reason() const { return {}; }
+  virtual std::unique_ptr<session> create_session(const profiler_options& options) = 0;
+};
+
+using profiler_factory = std::function<std::unique_ptr<profiler>()>;
+
+// Registry keyed by name, filled by SPEEDLAB_REGISTER_PROFILER in each backend folder.
+std::map<std::string, profiler_factory>& profiler_registry();
+std::unique_ptr<profiler> make_profiler(const std::string& name); // nullptr if unknown
+std::vector<std::string> profiler_names();
+
+struct profiler_registration {
+  profiler_registration(const std::string& name, profiler_factory f) {
+    profiler_registry()[name] = std::move(f);
+  }
+};
+
+} // namespace speedlab::profiling
+
+// Backends are linked into the host as object libraries, so static registration runs.
+#define SPEEDLAB_REGISTER_PROFILER(NAME, TYPE)                                                  \
+  static ::speedlab::profiling::profiler_registration speedlab_profiler_reg_##TYPE{             \
+      NAME, [] { return std::unique_ptr<::speedlab::profiling::profiler>(new TYPE()); }};

@@ -1,0 +1,43 @@
+// Where each measured repetition's wall time went, from a device trace.
+//
+//   auto splits = speedlab::profiling::compute_time_splits(trace);   // one per trace.repetitions
+//   auto summary = speedlab::profiling::summarize_time_splits(splits); // median/q1/q3 per part
+//
+// Inside each repetition window every nanosecond gets exactly one category. While the GPU
+// is busy the first matching of kernel > h2d > d2h > other copy > memset wins (overlapping
+// activity is never counted twice). While the GPU is idle, the time goes by what the phase
+// thread was doing: inside a synchronizing CUDA call (sync) > inside another CUDA API call
+// (api) > its own code (host). The parts add up to the window's wall time exactly.
+// docs/profiling.md has the full definition.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/model/results.hpp"
+#include "profilers/trace.hpp"
+
+namespace speedlab::profiling {
+
+std::vector<time_split> compute_time_splits(const trace::device_trace& trace);
+
+// Component-wise quantiles (linear interpolation, Hyndman-Fan type 7). Note that the parts
+// of a median split need not add up to the median wall time.
+struct time_split_summary {
+  std::size_t count = 0;
+  time_split median, q1, q3;
+};
+time_split_summary summarize_time_splits(const std::vector<time_split>& splits);
+
+// The thread whose CUDA calls classify GPU-idle time: the thread that ran the most
+// "speedlab"-domain NVTX ranges; else the process's main thread if it made CUDA calls;
+// else the thread with the most CUDA calls; 0 if the trace has none of these.
+std::uint32_t phase_thread(const trace::device_trace& trace);
+
+// True for CUDA calls that block the calling thread until device work finishes:
+// *Synchronize calls and synchronous (non-Async) memcpys, runtime or driver. A version
+// suffix such as "_v3020" is ignored.
+bool is_synchronizing_api(std::string_view name);
+
+} // namespace speedlab::profiling

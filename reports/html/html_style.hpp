@@ -1,0 +1,107 @@
+// The inline stylesheet and script of report.html (no external fonts, scripts or images).
+#pragma once
+
+namespace speedlab::reports::html {
+
+inline constexpr const char* stylesheet = R"CSS(
+:root { --fg: #1d2329; --muted: #5b6570; --line: #d8dee4; --bg: #ffffff; --panel: #f6f8fa; --accent: #2f6db5;
+        --critical: #b42318; --warning: #b54708; --info: #2f6db5; --ok: #2e7d32; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; color: var(--fg); background: var(--bg); line-height: 1.45;
+       font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+header.page { padding: 20px 32px 12px; border-bottom: 1px solid var(--line); }
+header.page h1 { margin: 0 0 4px; font-size: 24px; }
+.sub { color: var(--muted); margin: 0; }
+nav.toc { padding: 8px 32px; border-bottom: 1px solid var(--line); background: var(--panel); font-size: 14px; }
+nav.toc a { margin-right: 14px; color: var(--accent); text-decoration: none; white-space: nowrap; }
+nav.toc a:hover { text-decoration: underline; }
+main { padding: 8px 32px 32px; max-width: 1280px; }
+section { margin-top: 28px; }
+h2 { font-size: 20px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { font-size: 16px; margin-top: 22px; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em;
+       background: var(--panel); padding: 0 3px; border-radius: 3px; overflow-wrap: break-word; }
+.scroll { overflow-x: auto; margin: 8px 0 14px; }
+table { border-collapse: collapse; font-size: 13.5px; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: var(--panel); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.bad td { background: #fff4f2; }
+tr.expected td { background: #f7f7f7; color: var(--muted); }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 10px 0; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; min-width: 120px; background: var(--panel); }
+.card .big { font-size: 22px; font-weight: 600; }
+.card .what { color: var(--muted); font-size: 13px; }
+details { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; padding: 0 12px; }
+details > summary { cursor: pointer; padding: 8px 0; font-weight: 600; }
+details[open] > summary { border-bottom: 1px solid var(--line); margin-bottom: 8px; }
+details .body { padding-bottom: 10px; }
+.sev { display: inline-block; min-width: 64px; text-align: center; border-radius: 10px; padding: 0 8px;
+       font-size: 12px; color: #fff; margin-right: 6px; text-transform: uppercase; }
+.sev-critical .sev { background: var(--critical); }
+.sev-warning .sev { background: var(--warning); }
+.sev-info .sev { background: var(--info); }
+.where { color: var(--muted); font-weight: normal; font-size: 13px; }
+.note { color: var(--muted); font-size: 13.5px; }
+figure { margin: 12px 0 18px; }
+figcaption { color: var(--muted); font-size: 13px; margin-top: 2px; }
+svg.chart { max-width: 100%; height: auto; display: block; font: 12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
+svg .grid { stroke: #e7ebef; stroke-width: 1; }
+svg .frame { fill: none; stroke: #aab4be; }
+svg .tick { fill: var(--muted); font-size: 11px; }
+svg .axis-label { fill: var(--fg); font-size: 12px; }
+svg .label { fill: var(--fg); font-size: 12px; }
+svg .value { fill: var(--muted); font-size: 12px; }
+svg .legend { fill: var(--fg); font-size: 12px; }
+svg .note { fill: var(--muted); font-size: 11.5px; paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
+svg .in-bar { fill: #fff; font-size: 11px; pointer-events: none; }
+svg .in-bar.dark { fill: #1d2329; }
+svg .bar:hover, svg .marker:hover { stroke: #000; stroke-width: 1; }
+svg .series { fill: none; stroke-width: 2; }
+svg .whisker { stroke: #555; stroke-width: 1; }
+svg .baseline { stroke: #333; stroke-dasharray: 5 4; }
+svg .cross { stroke-dasharray: 3 3; stroke-width: 1.5; }
+svg .band { opacity: 0.08; stroke: none; }
+svg .roof { fill: none; stroke-width: 2.2; }
+svg .roof-gpu { stroke: #2e7d32; }
+svg .roof-cpu { stroke: #6a51a3; stroke-dasharray: 6 3; }
+.swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin: 0 4px 0 10px; vertical-align: -1px; }
+#controls { margin: 6px 0; }
+#controls button { font: inherit; font-size: 13px; margin-right: 6px; padding: 2px 10px; border: 1px solid var(--line);
+                   background: var(--panel); border-radius: 4px; cursor: pointer; }
+footer { color: var(--muted); font-size: 12.5px; padding: 16px 32px; border-top: 1px solid var(--line); }
+@media (max-width: 700px) { main, header.page, nav.toc, footer { padding-left: 12px; padding-right: 12px; } }
+@media print {
+  body { font-size: 10.5pt; }
+  nav.toc, #controls { display: none; }
+  main { padding: 0; max-width: none; }
+  header.page, footer { padding-left: 0; padding-right: 0; }
+  a { color: inherit; text-decoration: none; }
+  section { break-inside: auto; }
+  figure, tr, details > summary { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
+  .scroll { overflow: visible; }
+  details { border: none; padding: 0; }
+  svg.chart { max-width: 100%; }
+  @page { margin: 14mm; }
+}
+)CSS";
+
+// Expand/collapse buttons and opening every <details> before printing. The page is complete
+// without it: <details> opens natively and the controls stay hidden.
+inline constexpr const char* script = R"JS(
+(function () {
+  var all = document.querySelectorAll('details');
+  function set(open) { for (var i = 0; i < all.length; i++) all[i].open = open; }
+  var bar = document.getElementById('controls');
+  if (bar) {
+    bar.hidden = false;
+    document.getElementById('expand-all').onclick = function () { set(true); };
+    document.getElementById('collapse-all').onclick = function () { set(false); };
+  }
+  window.addEventListener('beforeprint', function () { set(true); });
+})();
+)JS";
+
+} // namespace speedlab::reports::html

@@ -1,0 +1,56 @@
+#include "reports/html/html_writer.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace speedlab::reports::html {
+
+void writer::attrs_out(attributes attrs) {
+  for (const auto& [name, value] : attrs) {
+    m_buf += ' ';
+    m_buf += name;
+    m_buf += "=\"";
+    m_buf += html_escape(value);
+    m_buf += '"';
+  }
+}
+
+writer& writer::open(std::string_view tag, attributes attrs) {
+  m_buf += '<';
+  m_buf += tag;
+  attrs_out(attrs);
+  m_buf += '>';
+  return *this;
+}
+
+writer& writer::close(std::string_view tag) {
+  m_buf += "</";
+  m_buf += tag;
+  m_buf += '>';
+  return *this;
+}
+
+writer& writer::element(std::string_view tag, std::string_view text, attributes attrs) {
+  open(tag, attrs);
+  *this << text;
+  return close(tag);
+}
+
+writer& writer::empty(std::string_view tag, attributes attrs) {
+  m_buf += '<';
+  m_buf += tag;
+  attrs_out(attrs);
+  m_buf += "/>";
+  return *this;
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "0";
+  std::string s = fmt::format("{:.1f}", v);
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  if (s == "-0") s = "0";
+  return s;
+}
+
+} // namespace speedlab::reports::html

@@ -1,0 +1,558 @@
+#include "reports/html/svg_charts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/common/trace_util.hpp"
+
+namespace speedlab::reports::html {
+
+namespace {
+
+constexpr const char* palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                   "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+struct split_part {
+  const char* name;
+  double time_split::*field;
+};
+constexpr split_part split_parts[] = {{"kernel", &time_split::kernel}, {"h2d", &time_split::h2d},
+                                      {"d2h", &time_split::d2h},       {"copy_other", &time_split::copy_other},
+                                      {"memset", &time_split::memset}, {"sync", &time_split::sync},
+                                      {"api", &time_split::api},       {"host", &time_split::host}};
+
+// A log10 axis mapped onto pixels.
+struct log_axis {
+  double lo = 1, hi = 10, px0 = 0, px1 = 1;
+  double operator()(double v) const {
+    return px0 + (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) * (px1 - px0);
+  }
+  // Decades, plus 2x and 5x steps when the range spans fewer than three decades.
+  std::vector<double> ticks() const {
+    std::vector<double> t;
+    const bool fine = std::log10(hi) - std::log10(lo) < 3;
+    for (int e = static_cast<int>(std::floor(std::log10(lo))); e <= static_cast<int>(std::ceil(std::log10(hi))); ++e)
+      for (double m : {1.0, 2.0, 5.0}) {
+        if (!fine && m != 1.0) continue;
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo * 0.999 && v <= hi * 1.001) t.push_back(v);
+      }
+    return t;
+  }
+};
+
+// Snaps a positive range outwards to whole decades.
+std::pair<double, double> decades(double lo, double hi) {
+  lo = std::pow(10.0, std::floor(std::log10(lo)));
+  hi = std::pow(10.0, std::ceil(std::log10(hi)));
+  if (hi <= lo) hi = lo * 10;
+  return {lo, hi};
+}
+
+// 1500 -> "1.5k", 16777216 -> "16.8M".
+std::string compact(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e12) return fmt_sig(v / 1e12, 3) + "T";
+  if (a >= 1e9) return fmt_sig(v / 1e9, 3) + "G";
+  if (a >= 1e6) return fmt_sig(v / 1e6, 3) + "M";
+  if (a >= 1e3) return fmt_sig(v / 1e3, 3) + "k";
+  return fmt_sig(v, 3);
+}
+
+// Trim trailing zeros of a fixed-point label ("2.00k" -> "2k").
+std::string tidy(std::string s) {
+  const auto unit_pos = s.find_first_not_of("-0123456789.");
+  std::string unit = unit_pos == std::string::npos ? "" : s.substr(unit_pos);
+  std::string number = s.substr(0, unit_pos);
+  if (number.find('.') != std::string::npos) {
+    while (!number.empty() && number.back() == '0') number.pop_back();
+    if (!number.empty() && number.back() == '.') number.pop_back();
+  }
+  return number + unit;
+}
+
+void svg_open(writer& w, double width, double height, const std::string& label) {
+  w.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
+                 {"viewBox", "0 0 " + num(width) + " " + num(height)},
+                 {"width", num(width)},
+                 {"class", "chart"},
+                 {"role", "img"},
+                 {"aria-label", label}});
+  w.element("title", label);
+}
+
+void text(writer& w, double x, double y, std::string_view s, const char* anchor = "start", const char* cls = nullptr) {
+  if (cls) w.open("text", {{"x", num(x)}, {"y", num(y)}, {"text-anchor", anchor}, {"class", cls}});
+  else w.open("text", {{"x", num(x)}, {"y", num(y)}, {"text-anchor", anchor}});
+  w << s;
+  w.close("text");
+}
+
+void line(writer& w, double x1, double y1, double x2, double y2, const char* cls) {
+  w.empty("line", {{"x1", num(x1)}, {"y1", num(y1)}, {"x2", num(x2)}, {"y2", num(y2)}, {"class", cls}});
+}
+
+void rect(writer& w, double x, double y, double width, double height, const std::string& fill, const std::string& tip,
+          const char* cls = "bar") {
+  w.open("rect", {{"x", num(x)}, {"y", num(y)}, {"width", num(std::max(width, 0.5))}, {"height", num(height)},
+                  {"fill", fill}, {"class", cls}});
+  w.element("title", tip);
+  w.close("rect");
+}
+
+// Frame, grid and tick labels of a log-log plot.
+void log_frame(writer& w, const log_axis& x, const log_axis& y, const std::string& x_label, const std::string& y_label,
+               const std::string& x_suffix, const std::string& y_suffix, bool compact_y = true) {
+  for (double t : x.ticks()) {
+    line(w, x(t), y.px1, x(t), y.px0, "grid");
+    text(w, x(t), y.px0 + 16, tidy(compact(t)) + x_suffix, "middle", "tick");
+  }
+  for (double t : y.ticks()) {
+    line(w, x.px0, y(t), x.px1, y(t), "grid");
+    text(w, x.px0 - 6, y(t) + 4, tidy(compact_y ? compact(t) : fmt_sig(t, 3)) + y_suffix, "end", "tick");
+  }
+  w.empty("rect", {{"x", num(x.px0)}, {"y", num(y.px1)}, {"width", num(x.px1 - x.px0)}, {"height", num(y.px0 - y.px1)},
+                   {"class", "frame"}});
+  text(w, (x.px0 + x.px1) / 2, y.px0 + 36, x_label, "middle", "axis-label");
+  w.open("text", {{"x", "0"}, {"y", "0"}, {"text-anchor", "middle"}, {"class", "axis-label"},
+                  {"transform", "translate(14," + num((y.px0 + y.px1) / 2) + ") rotate(-90)"}});
+  w << y_label;
+  w.close("text");
+}
+
+// Whether a "#rrggbb" fill is light enough to need dark text on it.
+bool light_fill(const std::string& colour) {
+  if (colour.size() != 7 || colour[0] != '#') return false;
+  const long v = std::strtol(colour.c_str() + 1, nullptr, 16);
+  const double r = static_cast<double>((v >> 16) & 0xff), g = static_cast<double>((v >> 8) & 0xff),
+               b = static_cast<double>(v & 0xff);
+  return 0.299 * r + 0.587 * g + 0.114 * b > 170;
+}
+
+} // namespace
+
+const char* split_colour(std::string_view part) {
+  if (part == "kernel") return "#4e79a7";
+  if (part == "h2d") return "#f28e2b";
+  if (part == "d2h") return "#e15759";
+  if (part == "copy_other") return "#b07aa1";
+  if (part == "memset") return "#9c755f";
+  if (part == "sync") return "#bab0ac";
+  if (part == "api") return "#edc948";
+  return "#76b7b2"; // host
+}
+
+bool split_chart(writer& w, const workload_view& wl) {
+  std::vector<const point_result*> rows;
+  for (const auto* p : wl.points)
+    if (p->split_median && p->split_median->wall_ns > 0) rows.push_back(p);
+  if (rows.empty()) return false;
+  const double left = 230, bar_w = 540, right = 110, row_h = 22, top = 34;
+  const double n_rows = static_cast<double>(rows.size());
+  const double width = left + bar_w + right, height = top + n_rows * row_h + 28;
+  svg_open(w, width, height, "Time split per variant and size: " + wl.name);
+  // Legend.
+  double lx = left;
+  for (const auto& part : split_parts) {
+    rect(w, lx, 8, 12, 12, split_colour(part.name), part.name, "swatch");
+    text(w, lx + 16, 18, part.name, "start", "legend");
+    lx += 24 + 8.0 * static_cast<double>(std::string_view(part.name).size());
+  }
+  for (int pct = 0; pct <= 100; pct += 25) {
+    const double x = left + bar_w * pct / 100.0;
+    line(w, x, top - 4, x, top + n_rows * row_h, "grid");
+    text(w, x, top + n_rows * row_h + 16, std::to_string(pct) + "%", "middle", "tick");
+  }
+  double y = top;
+  for (const auto* p : rows) {
+    const auto& s = *p->split_median;
+    text(w, left - 8, y + 15, p->variant + " " + size_label(*p), "end", "label");
+    double x = left;
+    for (const auto& part : split_parts) {
+      const double v = s.*(part.field);
+      if (v <= 0) continue;
+      const double bw = bar_w * v / s.wall_ns;
+      rect(w, x, y + 3, bw, row_h - 6, split_colour(part.name),
+           p->variant + " " + size_label(*p) + " — " + part.name + ": " + fmt_percent(100 * v / s.wall_ns) + " (" +
+               fmt_duration(v) + ")");
+      x += bw;
+    }
+    text(w, left + bar_w + 8, y + 15, fmt_duration(s.wall_ns), "start", "value");
+    y += row_h;
+  }
+  w.close("svg");
+  return true;
+}
+
+bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis_index& index,
+                   const analysis::analysis_result& analysis) {
+  struct dot {
+    double size, ratio, lo, hi;
+    std::string tip;
+  };
+  std::map<std::string, std::vector<dot>> series; // by variant
+  std::string baseline;
+  for (const auto* p : sweep.points) {
+    const auto* s = index.speedup(*p);
+    if (!s || s->ratio <= 0 || p->size_value() <= 0) continue;
+    baseline = s->baseline;
+    series[p->variant].push_back({p->size_value(), s->ratio, s->ci_low > 0 ? s->ci_low : s->ratio,
+                                  s->ci_high > 0 ? s->ci_high : s->ratio,
+                                  p->variant + " at " + size_label(*p) + ": " + fmt_ratio(s->ratio) + " (" + s->verdict +
+                                      ", 95% CI " + fmt_sig(s->ci_low) + "–" + fmt_sig(s->ci_high) + ")"});
+  }
+  double xmin = 0, xmax = 0, ymin = 1, ymax = 1;
+  bool any = false;
+  for (const auto& [v, dots] : series)
+    for (const auto& d : dots) {
+      xmin = any ? std::min(xmin, d.size) : d.size;
+      xmax = any ? std::max(xmax, d.size) : d.size;
+      ymin = std::min({ymin, d.ratio, d.lo});
+      ymax = std::max({ymax, d.ratio, d.hi});
+      any = true;
+    }
+  if (!any || xmax <= xmin) return false;
+  const double width = 900, height = 380, left = 70, right = 190, top = 20, bottom = 56;
+  log_axis x{xmin / 1.6, xmax * 1.6, left, width - right};
+  auto [ylo, yhi] = decades(ymin / 1.5, ymax * 1.5);
+  log_axis y{ylo, yhi, height - bottom, top};
+  const std::string size_name = sweep.points.front()->size_param();
+  svg_open(w, width, height,
+           "Speedup over " + baseline + " versus " + size_name + ": " + wl.name +
+               (sweep.params_key.empty() ? "" : " (" + sweep.params_key + ")"));
+  log_frame(w, x, y, size_name + " (log scale)", "speedup over " + baseline + " (log scale)", "", "x", false);
+  line(w, x.px0, y(1), x.px1, y(1), "baseline");
+  text(w, x.px1 - 4, y(1) - 5, "break-even", "end", "note");
+  // Crossovers the analysis found for this sweep.
+  std::map<std::string, std::string> colour;
+  int ci = 0;
+  for (const auto& v : wl.variants)
+    if (series.count(v)) colour[v] = palette[ci++ % 10];
+  double label_y = top + 14;
+  for (const auto& c : analysis.crossovers) {
+    // The curves are whole-repetition speedups over the baseline: only crossovers of the same kind belong here.
+    if (c.workload != wl.name || c.params_key != sweep.params_key || c.baseline != baseline || !c.with_transfers ||
+        !c.size || !colour.count(c.variant))
+      continue;
+    if (*c.size < x.lo || *c.size > x.hi) continue;
+    const double cx = x(*c.size);
+    w.open("g", {{"class", "crossover"}, {"stroke", colour[c.variant]}});
+    if (c.size_low > 0 && c.size_high > c.size_low)
+      w.empty("rect", {{"x", num(x(std::max(c.size_low, x.lo)))}, {"y", num(top)},
+                       {"width", num(x(std::min(c.size_high, x.hi)) - x(std::max(c.size_low, x.lo)))},
+                       {"height", num(height - bottom - top)}, {"fill", colour[c.variant]}, {"class", "band"}});
+    line(w, cx, top, cx, height - bottom, "cross");
+    w.close("g");
+    text(w, cx + 4, label_y, c.variant + " wins " + (c.faster_above ? "above" : "below") + " " + c.size_param + "≈" +
+                                 tidy(compact(*c.size)),
+         "start", "note");
+    label_y += 14;
+  }
+  // Lines, CI whiskers and points.
+  double ly = top + 8;
+  for (const auto& v : wl.variants) {
+    auto it = series.find(v);
+    if (it == series.end()) continue;
+    auto dots = it->second;
+    std::sort(dots.begin(), dots.end(), [](const dot& a, const dot& b) { return a.size < b.size; });
+    std::string points;
+    for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.ratio)) + " ";
+    w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", "series"}});
+    for (const auto& d : dots) {
+      line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
+      w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.ratio))}, {"r", "4"}, {"fill", colour[v]}});
+      w.element("title", d.tip);
+      w.close("circle");
+    }
+    w.empty("rect", {{"x", num(width - right + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", colour[v]}});
+    text(w, width - right + 34, ly + 10, v, "start", "legend");
+    ly += 18;
+  }
+  w.close("svg");
+  return true;
+}
+
+bool roofline_chart(writer& w, const analysis::analysis_result& analysis) {
+  struct roof {
+    std::string processor;
+    double gbps, gflops;
+    bool measured;
+  };
+  std::vector<roof> roofs;
+  std::vector<const analysis::roofline_point*> placed, unplaced;
+  for (const auto& r : analysis.roofline) {
+    if (r.intensity > 0 && r.achieved_gflops > 0) placed.push_back(&r);
+    else unplaced.push_back(&r);
+    if (r.roof_gbps > 0 && r.roof_gflops > 0 &&
+        std::none_of(roofs.begin(), roofs.end(), [&](const roof& x) {
+          return x.processor == r.processor && x.gbps == r.roof_gbps && x.gflops == r.roof_gflops;
+        }))
+      roofs.push_back({r.processor, r.roof_gbps, r.roof_gflops, r.roof_measured});
+  }
+  if (placed.empty() && roofs.empty()) return false;
+  double xmin = 1.0 / 16, xmax = 16, ymin = 1, ymax = 10;
+  bool first = true;
+  for (const auto* r : placed) {
+    xmin = first ? r->intensity : std::min(xmin, r->intensity);
+    xmax = first ? r->intensity : std::max(xmax, r->intensity);
+    ymin = first ? r->achieved_gflops : std::min(ymin, r->achieved_gflops);
+    ymax = first ? r->achieved_gflops : std::max(ymax, r->achieved_gflops);
+    first = false;
+  }
+  for (const auto& r : roofs) {
+    const double ridge = r.gflops / r.gbps;
+    xmin = std::min(xmin, ridge / 8);
+    xmax = std::max(xmax, ridge * 8);
+    ymax = std::max(ymax, r.gflops);
+  }
+  auto [xlo, xhi] = decades(xmin / 2, xmax * 2);
+  auto [ylo, yhi] = decades(ymin / 2, ymax * 2);
+  const double width = 900, height = 440, left = 80, right = 200, top = 20, bottom = 56;
+  log_axis x{xlo, xhi, left, width - right};
+  log_axis y{ylo, yhi, height - bottom, top};
+  svg_open(w, width, height, "Roofline: achieved GFLOP/s versus arithmetic intensity");
+  log_frame(w, x, y, "arithmetic intensity (flop/byte, log scale)", "GFLOP/s (log scale)", "", "");
+  for (const auto& r : roofs) {
+    const double ridge = r.gflops / r.gbps;
+    const double x0 = std::max(x.lo, y.lo / r.gbps);
+    std::string pts = num(x(x0)) + "," + num(y(std::max(r.gbps * x0, y.lo))) + " ";
+    if (ridge > x.lo && ridge < x.hi) pts += num(x(ridge)) + "," + num(y(r.gflops)) + " ";
+    pts += num(x(x.hi)) + "," + num(y(std::min(r.gflops, r.gbps * x.hi)));
+    w.open("polyline", {{"points", pts}, {"class", r.processor == "gpu" ? "roof roof-gpu" : "roof roof-cpu"}});
+    w.element("title", r.processor + " roofs: " + fmt_sig(r.gbps) + " GB/s, " + fmt_sig(r.gflops) + " GFLOP/s" +
+                           (r.measured ? "" : " (estimate)"));
+    w.close("polyline");
+    text(w, x(x.hi) - 4, y(r.gflops) - 6,
+         r.processor + ": " + fmt_sig(r.gbps) + " GB/s, " + fmt_sig(r.gflops) + " GFLOP/s", "end", "note");
+  }
+  // Colour by variant, marker by processor (circle GPU, square CPU), diamond for single kernels.
+  std::vector<std::string> variants;
+  for (const auto* r : placed)
+    if (std::find(variants.begin(), variants.end(), r->workload + "/" + r->variant) == variants.end())
+      variants.push_back(r->workload + "/" + r->variant);
+  auto colour = [&](const analysis::roofline_point& r) {
+    const auto i = std::find(variants.begin(), variants.end(), r.workload + "/" + r.variant) - variants.begin();
+    return palette[i % 10];
+  };
+  for (const auto* r : placed) {
+    const double cx = x(r->intensity), cy = y(r->achieved_gflops);
+    const std::string tip = r->point_id + (r->kernel.empty() ? "" : " — " + r->kernel) + ": " +
+                            fmt_sig(r->achieved_gflops) + " GFLOP/s, " + fmt_sig(r->achieved_gbps) + " GB/s, " +
+                            fmt_percent(r->percent_of_bound) + " of the " + r->bound + " roof";
+    if (!r->kernel.empty()) {
+      w.open("polygon", {{"points", num(cx) + "," + num(cy - 6) + " " + num(cx + 6) + "," + num(cy) + " " + num(cx) + "," +
+                                        num(cy + 6) + " " + num(cx - 6) + "," + num(cy)},
+                         {"fill", colour(*r)}, {"class", "marker"}});
+      w.element("title", tip);
+      w.close("polygon");
+    } else if (r->processor == "cpu") {
+      w.open("rect", {{"x", num(cx - 4)}, {"y", num(cy - 4)}, {"width", "8"}, {"height", "8"}, {"fill", colour(*r)}, {"class", "marker"}});
+      w.element("title", tip);
+      w.close("rect");
+    } else {
+      w.open("circle", {{"cx", num(cx)}, {"cy", num(cy)}, {"r", "4.5"}, {"fill", colour(*r)}, {"class", "marker"}});
+      w.element("title", tip);
+      w.close("circle");
+    }
+  }
+  double ly = top + 8;
+  for (std::size_t i = 0; i < variants.size() && i < 20; ++i) {
+    w.empty("rect", {{"x", num(width - right + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", palette[i % 10]}});
+    text(w, width - right + 34, ly + 10, variants[i], "start", "legend");
+    ly += 18;
+  }
+  text(w, width - right + 16, ly + 14, "● GPU  ■ CPU  ◆ kernel", "start", "legend");
+  w.close("svg");
+  if (!unplaced.empty()) {
+    w << "<p class=\"note\">Not on the log-log chart (no floating-point work or no time): "_html;
+    for (std::size_t i = 0; i < unplaced.size(); ++i) {
+      if (i) w << ", ";
+      w << "<code>"_html << unplaced[i]->point_id << (unplaced[i]->kernel.empty() ? "" : " — " + unplaced[i]->kernel)
+        << "</code>"_html;
+    }
+    w << ".</p>"_html;
+  }
+  return true;
+}
+
+namespace {
+
+struct lane_item {
+  std::uint64_t start, end;
+  std::string name, colour, tip;
+};
+struct lane {
+  std::string label;
+  std::vector<lane_item> items;
+};
+
+// Puts ranges on as many rows as their nesting needs (a stack per thread).
+std::vector<std::vector<const trace::range_record*>> nest(std::vector<const trace::range_record*> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](auto* a, auto* b) { return a->start != b->start ? a->start < b->start : a->end > b->end; });
+  std::vector<std::vector<const trace::range_record*>> rows;
+  std::vector<std::uint64_t> open; // end of the range open at each depth
+  for (const auto* r : ranges) {
+    while (!open.empty() && open.back() <= r->start) open.pop_back();
+    const std::size_t depth = open.size();
+    if (rows.size() <= depth) rows.resize(depth + 1);
+    rows[depth].push_back(r);
+    open.push_back(r->end);
+  }
+  return rows;
+}
+
+} // namespace
+
+bool timeline_chart(writer& w, const point_result& p, const trace::device_trace& t) {
+  // The window: the middle repetition, or the span of GPU work when repetitions are missing.
+  std::uint64_t w0 = 0, w1 = 0;
+  const trace::repetition_window* rep = nullptr;
+  if (!t.repetitions.empty()) {
+    rep = &t.repetitions[t.repetitions.size() / 2];
+    w0 = rep->start;
+    w1 = rep->end;
+  } else {
+    bool first = true;
+    auto grow = [&](std::uint64_t s, std::uint64_t e) {
+      w0 = first ? s : std::min(w0, s);
+      w1 = first ? e : std::max(w1, e);
+      first = false;
+    };
+    for (const auto& k : t.kernels) grow(k.start, k.end);
+    for (const auto& m : t.memcpys) grow(m.start, m.end);
+    for (const auto& m : t.memsets) grow(m.start, m.end);
+  }
+  if (w1 <= w0) return false;
+  auto inside = [&](std::uint64_t s, std::uint64_t e) { return e > w0 && s < w1; };
+  auto tip = [&](const std::string& name, std::uint64_t s, std::uint64_t e) {
+    return name + " — " + fmt_duration(static_cast<double>(e - s)) + " at +" +
+           fmt_duration(static_cast<double>(s > w0 ? s - w0 : 0));
+  };
+
+  std::vector<lane> lanes;
+  if (rep && rep->compute_end > 0) {
+    lane phases{"runner phases", {}};
+    const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> parts[] = {
+        {"transfer_in", {rep->start, rep->transfer_in_end}},
+        {"compute", {rep->transfer_in_end, rep->compute_end}},
+        {"transfer_out", {rep->compute_end, rep->end}}};
+    const char* colours[] = {"#f28e2b", "#4e79a7", "#e15759"};
+    int i = 0;
+    for (const auto& [name, span] : parts) {
+      if (span.second > span.first) phases.items.push_back({span.first, span.second, name, colours[i], tip(name, span.first, span.second)});
+      ++i;
+    }
+    lanes.push_back(std::move(phases));
+  }
+  std::map<std::uint32_t, std::vector<const trace::range_record*>> ranges_by_thread;
+  for (const auto& r : t.ranges)
+    if (inside(r.start, r.end)) ranges_by_thread[r.thread].push_back(&r);
+  for (const auto& [tid, ranges] : ranges_by_thread) {
+    const auto rows = nest(ranges);
+    for (std::size_t d = 0; d < rows.size(); ++d) {
+      lane l{"NVTX, thread " + std::to_string(tid) + (d ? " (depth " + std::to_string(d) + ")" : ""), {}};
+      for (const auto* r : rows[d])
+        l.items.push_back({r->start, r->end, r->name, r->domain == "speedlab" ? "#59a14f" : "#8cd17d",
+                           tip((r->domain.empty() ? "" : r->domain + ": ") + r->name, r->start, r->end)});
+      lanes.push_back(std::move(l));
+    }
+  }
+  std::map<std::pair<std::uint32_t, bool>, lane> api;
+  for (const auto& a : t.api_calls) {
+    if (!inside(a.start, a.end)) continue;
+    auto& l = api[{a.thread, a.driver}];
+    l.label = std::string(a.driver ? "CUDA driver" : "CUDA runtime") + ", thread " + std::to_string(a.thread);
+    l.items.push_back({a.start, a.end, a.name, a.driver ? "#d4a6c8" : "#edc948", tip(a.name, a.start, a.end)});
+  }
+  for (auto& [key, l] : api) lanes.push_back(std::move(l));
+  std::map<std::pair<std::uint32_t, std::uint32_t>, lane> gpu;
+  for (const auto& k : t.kernels)
+    if (inside(k.start, k.end)) {
+      auto& l = gpu[{k.device, k.stream}];
+      l.items.push_back({k.start, k.end, kernel_short_name(k.name), split_colour("kernel"),
+                         tip(k.name, k.start, k.end) + fmt::format(", grid {}x{}x{}, block {}x{}x{}", k.grid[0], k.grid[1],
+                                                                    k.grid[2], k.block[0], k.block[1], k.block[2])});
+    }
+  for (const auto& m : t.memcpys)
+    if (inside(m.start, m.end)) {
+      const char* part = m.copy_kind == trace::copy_htod ? "h2d" : m.copy_kind == trace::copy_dtoh ? "d2h" : "copy_other";
+      const double ns = static_cast<double>(m.end - m.start);
+      gpu[{m.device, m.stream}].items.push_back(
+          {m.start, m.end, memcpy_event_name(m), split_colour(part),
+           tip(memcpy_event_name(m), m.start, m.end) + ", " + fmt_bytes(static_cast<double>(m.bytes)) +
+               (ns > 0 ? ", " + fmt_sig(static_cast<double>(m.bytes) / ns) + " GB/s" : "")});
+    }
+  for (const auto& m : t.memsets)
+    if (inside(m.start, m.end))
+      gpu[{m.device, m.stream}].items.push_back({m.start, m.end, memset_event_name(m), split_colour("memset"),
+                                                 tip(memset_event_name(m), m.start, m.end) + ", " +
+                                                     fmt_bytes(static_cast<double>(m.bytes))});
+  for (auto& [key, l] : gpu) {
+    l.label = "GPU " + std::to_string(key.first) + ", stream " + std::to_string(key.second);
+    lanes.push_back(std::move(l));
+  }
+  lane syncs{"synchronization", {}};
+  for (const auto& s : t.syncs)
+    if (inside(s.start, s.end))
+      syncs.items.push_back({s.start, s.end, sync_type_label(s.type), split_colour("sync"), tip(sync_type_label(s.type), s.start, s.end)});
+  if (!syncs.items.empty()) lanes.push_back(std::move(syncs));
+  if (lanes.empty()) return false;
+
+  const double left = 210, plot = 660, right = 30, row_h = 22, top = 12;
+  const double n_lanes = static_cast<double>(lanes.size());
+  const double width = left + plot + right, height = top + n_lanes * row_h + 40;
+  const double span = static_cast<double>(w1 - w0);
+  auto px = [&](std::uint64_t v) {
+    const double c = static_cast<double>(std::clamp(v, w0, w1) - w0);
+    return left + plot * c / span;
+  };
+  svg_open(w, width, height, "Timeline of one repetition of " + p.id);
+  // Time axis: about six round ticks.
+  const double raw = span / 6;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+  for (double v = 0; v <= span + 1e-9; v += step) {
+    const double x = left + plot * v / span;
+    line(w, x, top, x, top + n_lanes * row_h, "grid");
+    text(w, x, top + n_lanes * row_h + 16, "+" + fmt_duration(v), "middle", "tick");
+  }
+  std::size_t drawn = 0, total = 0;
+  for (const auto& l : lanes) total += l.items.size();
+  constexpr std::size_t max_items = 4000; // keeps the page light on huge traces
+  double y = top;
+  for (const auto& l : lanes) {
+    text(w, left - 8, y + 15, l.label, "end", "label");
+    for (const auto& it : l.items) {
+      if (drawn >= max_items) break;
+      ++drawn;
+      const double x0 = px(it.start), x1 = px(it.end);
+      rect(w, x0, y + 3, x1 - x0, row_h - 6, it.colour, it.tip);
+      const double room = x1 - x0 - 6;
+      if (room > 30) {
+        const std::size_t chars = static_cast<std::size_t>(room / 6.2);
+        std::string label = it.name;
+        if (label.size() > chars) {
+          std::size_t cut = chars > 1 ? chars - 1 : 0;
+          while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut; // not inside a UTF-8 character
+          label = label.substr(0, cut) + "…";
+        }
+        w.open("text", {{"x", num(x0 + 3)}, {"y", num(y + 15)}, {"class", light_fill(it.colour) ? "in-bar dark" : "in-bar"}});
+        w << label;
+        w.close("text");
+      }
+    }
+    y += row_h;
+  }
+  text(w, left + plot / 2, height - 4, "time since the repetition started", "middle", "axis-label");
+  w.close("svg");
+  if (total > drawn)
+    w << "<p class=\"note\">"_html << fmt::format("Showing {} of {} records.", drawn, total) << "</p>"_html;
+  return true;
+}
+
+} // namespace speedlab::reports::html

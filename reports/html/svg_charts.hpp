@@ -1,0 +1,34 @@
+// Inline SVG charts for report.html, generated from the report's data (no script, no
+// external resources). Every string that comes from results goes through the escaping
+// html::writer; chart text therefore cannot inject markup.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "reports/common/report_data.hpp"
+#include "reports/html/html_writer.hpp"
+
+namespace speedlab::reports::html {
+
+// Colour of a time-split part ("kernel", "h2d", ...), shared by charts and legends.
+const char* split_colour(std::string_view part);
+
+// Stacked horizontal bars: where each repetition's wall time goes, one bar per point with a
+// split. Returns false (and writes nothing) when no point has one.
+bool split_chart(writer& w, const workload_view& wl);
+
+// Speedup over the baseline versus size (log-log), one line per variant, 95% CI whiskers,
+// break-even line and the analysis' crossover sizes. False when there is nothing to draw.
+bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis_index& index,
+                   const analysis::analysis_result& analysis);
+
+// Roofline (log-log): each processor's roofs and every placement. Placements that cannot sit
+// on log axes (no flops) are listed under the chart. False without placements.
+bool roofline_chart(writer& w, const analysis::analysis_result& analysis);
+
+// The phases of one repetition of a point on lanes: runner phases, NVTX ranges, CUDA API
+// calls per host thread, GPU work per stream, synchronization. False without a trace window.
+bool timeline_chart(writer& w, const point_result& p, const trace::device_trace& t);
+
+} // namespace speedlab::reports::html

@@ -1,0 +1,61 @@
+// results.json: the whole result set in one document (docs/results-schema.md).
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/reporter.hpp"
+
+namespace speedlab::reports {
+
+namespace {
+
+// Dumps a value nested `depth` levels deep so the document reads like one indented file.
+// Invalid UTF-8 in plugin text is replaced rather than failing the whole report.
+std::string nested_dump(const nlohmann::json& j, int depth) {
+  std::string s = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string pad(static_cast<std::size_t>(2 * depth), ' ');
+  std::string out;
+  out.reserve(s.size() + s.size() / 16);
+  for (char c : s) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+class json_reporter final : public reporter {
+public:
+  std::string name() const override { return "json"; }
+  std::string description() const override {
+    return "results.json: run info, every point and the analysis in one JSON document";
+  }
+  std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
+    const auto path = dir / "results.json";
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+    // Fixed key order at the top (schema first); members inside are nlohmann's sorted order.
+    out << "{\n  \"schema\": \"speedlab-results\",\n  \"schema_version\": " << results_schema_version << ",\n";
+    nlohmann::json run = in.run;
+    out << "  \"run\": " << nested_dump(run, 1) << ",\n";
+    out << "  \"points\": [";
+    for (std::size_t i = 0; i < in.points.size(); ++i) {
+      nlohmann::json p = in.points[i];
+      out << (i ? ",\n    " : "\n    ") << nested_dump(p, 2);
+    }
+    out << (in.points.empty() ? "],\n" : "\n  ],\n");
+    nlohmann::json analysis = in.analysis;
+    out << "  \"analysis\": " << nested_dump(analysis, 1) << "\n}\n";
+    if (!out) throw std::runtime_error("error writing " + path.string());
+    return {path};
+  }
+};
+
+} // namespace
+
+namespace anchors {
+void json() {}
+} // namespace anchors
+
+SPEEDLAB_REGISTER_REPORTER("json", json_reporter)
+
+} // namespace speedlab::reports

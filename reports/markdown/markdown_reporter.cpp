@@ -1,0 +1,450 @@
+// report.md: the human report in GitHub-flavoured Markdown. Deterministic: the same input
+// gives the same bytes (no clock reads, no unordered containers), so it is golden-tested.
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "reports/common/report_data.hpp"
+#include "reports/common/text.hpp"
+#include "reports/reporter.hpp"
+
+namespace speedlab::reports {
+
+namespace {
+
+using table_rows = std::vector<std::vector<std::string>>;
+
+// Cells are already escaped; `right` marks numeric columns.
+void table(std::string& out, const std::vector<std::string>& header, const table_rows& rows,
+           const std::vector<bool>& right = {}) {
+  out += "|";
+  for (const auto& h : header) out += " " + h + " |";
+  out += "\n|";
+  for (std::size_t i = 0; i < header.size(); ++i) out += i < right.size() && right[i] ? "---:|" : "---|";
+  out += "\n";
+  for (const auto& r : rows) {
+    out += "|";
+    for (std::size_t i = 0; i < header.size(); ++i) out += " " + (i < r.size() && !r[i].empty() ? r[i] : " ") + " |";
+    out += "\n";
+  }
+  out += "\n";
+}
+
+std::string spread_cell(const summary_stats& s) {
+  if (s.count == 0) return "—";
+  return "IQR " + fmt_duration(s.q1) + " – " + fmt_duration(s.q3);
+}
+
+std::string ci_cell(const summary_stats& s) {
+  if (s.count == 0) return "—";
+  return fmt_duration(s.ci_low) + " – " + fmt_duration(s.ci_high);
+}
+
+std::string noise_cell(const summary_stats& s) {
+  return s.count == 0 ? "—" : fmt_percent(100 * s.relative_noise());
+}
+
+std::string speedup_cell(const analysis::speedup* s) {
+  if (!s) return "—";
+  std::string c = fmt_ratio(s->ratio) + " " + md_text(s->verdict);
+  if (s->ci_high > 0) c += " [" + fmt_sig(s->ci_low) + "–" + fmt_sig(s->ci_high) + "]";
+  return c;
+}
+
+// Parameters other than the size; "—" when there are none.
+std::string params_cell(const std::string& key) { return key.empty() ? "—" : md_code(key); }
+
+std::string split_cell(double part, double wall) {
+  if (wall <= 0 || part <= 0) return "—";
+  return fmt_percent(100 * part / wall) + " (" + fmt_ms(part) + " ms)";
+}
+
+class markdown_writer {
+public:
+  markdown_writer(const report_input& in) : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)) {}
+
+  std::string render() {
+    header();
+    summary();
+    findings();
+    for (const auto& w : m_workloads) workload(w);
+    roofline();
+    what_ifs();
+    integrity();
+    return std::move(m_out);
+  }
+
+private:
+  const report_input& m_in;
+  analysis_index m_index;
+  std::vector<workload_view> m_workloads;
+  std::string m_out;
+
+  void header() {
+    const auto& r = m_in.run;
+    m_out += "# speedlab report\n\n";
+    table_rows rows = {
+        {"suite", md_code(r.suite)},
+        {"started (UTC)", md_text(r.started_at)},
+        {"host", md_code(r.hostname)},
+        {"CPU", md_text(r.cpu_model) + (r.cpu_cores ? fmt::format(" ({} cores)", r.cpu_cores) : "")},
+        {"GPU", r.gpu_name.empty() ? "none" : md_text(r.gpu_name)},
+        {"speedlab", md_text(r.speedlab_version)},
+        {"command", md_code(r.command_line)},
+        {"wall time", fmt_duration(r.wall_s * 1e9)},
+    };
+    std::string profilers;
+    for (const auto& p : r.profilers) profilers += (profilers.empty() ? "" : ", ") + md_code(p);
+    rows.push_back({"profilers", profilers.empty() ? "none" : profilers});
+    table(m_out, {"run", ""}, rows);
+    if (!r.notes.empty() || !m_in.analysis.notes.empty()) {
+      m_out += "**Notes**\n\n";
+      for (const auto& n : r.notes) m_out += "- " + md_text(n) + "\n";
+      for (const auto& n : m_in.analysis.notes) m_out += "- " + md_text(n) + "\n";
+      m_out += "\n";
+    }
+  }
+
+  void summary() {
+    const auto c = count_statuses(m_in.points);
+    m_out += "## Summary\n\n";
+    m_out += fmt::format("- {} points: {} ok, {} invalid ({} expected), {} failed, {} crashed, {} timed out, {} skipped.\n",
+                         c.total, c.ok, c.invalid, c.expected_invalid, c.failed, c.crashed, c.timeout, c.skipped);
+    std::map<std::string, int> sev;
+    for (const auto& f : m_in.analysis.findings) ++sev[f.severity];
+    m_out += fmt::format("- {} findings: {} critical, {} warning, {} info.\n", m_in.analysis.findings.size(),
+                         sev["critical"], sev["warning"], sev["info"]);
+    std::string names;
+    for (const auto& w : m_workloads) names += (names.empty() ? "" : ", ") + md_code(w.name);
+    m_out += "- Workloads: " + (names.empty() ? std::string("none") : names) + ".\n\n";
+  }
+
+  void findings() {
+    if (m_in.analysis.findings.empty()) return;
+    m_out += "## Findings\n\n";
+    // Critical first, then warnings, then info; input order within a severity.
+    auto rank = [](const std::string& s) { return s == "critical" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; };
+    std::vector<const analysis::finding*> fs;
+    for (const auto& f : m_in.analysis.findings) fs.push_back(&f);
+    std::stable_sort(fs.begin(), fs.end(), [&](auto* a, auto* b) { return rank(a->severity) < rank(b->severity); });
+    int n = 0;
+    for (const auto* f : fs) {
+      m_out += fmt::format("### {}. [{}] {}\n\n", ++n, md_text(f->severity), md_text(f->title));
+      std::string where = "- Rule " + md_code(f->rule);
+      if (!f->point_id.empty()) where += ", point " + md_code(f->point_id);
+      else if (!f->workload.empty()) where += ", workload " + md_code(f->workload);
+      m_out += where + ".\n";
+      if (!f->threshold.empty()) m_out += "- Threshold: " + md_text(f->threshold) + ".\n";
+      if (!f->explanation.empty()) m_out += "- " + md_text(f->explanation) + "\n";
+      if (f->estimated_gain > 1) m_out += "- Estimated gain if fixed: up to " + fmt_ratio(f->estimated_gain) + ".\n";
+      if (!f->next_experiment.empty()) m_out += "- **Next experiment:** " + md_text(f->next_experiment) + "\n";
+      m_out += "\n";
+      if (!f->evidence.empty()) {
+        table_rows rows;
+        for (const auto& e : f->evidence) rows.push_back({md_text(e.name), md_text(e.value)});
+        table(m_out, {"evidence", "value"}, rows);
+      }
+    }
+  }
+
+  void workload(const workload_view& w) {
+    m_out += "## Workload " + md_code(w.name) + "\n\n";
+    const std::string baseline = m_index.baseline(w.name);
+    for (const auto& s : w.sweeps) {
+      if (w.sweeps.size() > 1 || !s.params_key.empty()) m_out += "### Parameters " + md_code(s.params_key) + "\n\n";
+      pivot(w, s);
+      details(s, baseline);
+    }
+    if (w.has_splits) splits(w);
+    else m_out += "No device time split for this workload (no GPU profiler data).\n\n";
+    crossovers(w);
+    fits(w);
+  }
+
+  // Variant x size: the median time, the quick read.
+  void pivot(const workload_view& w, const sweep_view& s) {
+    if (s.sizes.size() < 2) return;
+    m_out += "Median time per repetition:\n\n";
+    std::vector<std::string> header = {"variant"};
+    for (const auto& size : s.sizes) header.push_back(md_code(size));
+    table_rows rows;
+    for (const auto& v : w.variants) {
+      std::vector<std::string> r = {md_code(v)};
+      bool any = false;
+      for (const auto& size : s.sizes) {
+        std::string cell = "—";
+        for (const auto* p : s.points)
+          if (p->variant == v && size_label(*p) == size) {
+            cell = p->valid() ? fmt_duration(p->wall.median) : status_label(*p);
+            any = true;
+          }
+        r.push_back(cell);
+      }
+      if (any) rows.push_back(r);
+    }
+    std::vector<bool> right(header.size(), true);
+    right[0] = false;
+    table(m_out, header, rows, right);
+  }
+
+  void details(const sweep_view& s, const std::string& baseline) {
+    const std::string vs = baseline.empty() ? "speedup" : "vs " + md_code(baseline);
+    table_rows rows;
+    for (const auto* p : s.points) {
+      const auto* roof = m_index.roofline(*p);
+      const bool have = p->wall.count > 0;
+      rows.push_back({md_code(p->variant), md_code(size_label(*p)), md_text(status_label(*p)),
+                      have ? fmt_duration(p->wall.median) : "—", spread_cell(p->wall), ci_cell(p->wall),
+                      noise_cell(p->wall), have ? fmt_rate(primary_rate(*p, roof)) : "—",
+                      roof && roof->roof_gbps + roof->roof_gflops > 0
+                          ? fmt_percent(roof->percent_of_bound) + " " + md_text(roof->bound)
+                          : "—",
+                      speedup_cell(m_index.speedup(*p))});
+    }
+    table(m_out, {"variant", "size", "status", "median", "spread", "95% CI", "noise", "throughput", "% of roof", vs},
+          rows, {false, false, false, true, true, true, true, true, true, true});
+  }
+
+  void splits(const workload_view& w) {
+    m_out += "### Where the time goes\n\n";
+    m_out += "Median repetition, share of its wall time (and milliseconds). GPU-busy parts first, then what "
+             "the host thread did while the GPU was idle.\n\n";
+    table_rows rows;
+    for (const auto* p : w.points) {
+      if (!p->split_median) continue;
+      const auto& s = *p->split_median;
+      rows.push_back({md_code(p->variant), md_code(size_label(*p)), fmt_ms(s.wall_ns) + " ms",
+                      split_cell(s.kernel, s.wall_ns), split_cell(s.h2d, s.wall_ns), split_cell(s.d2h, s.wall_ns),
+                      split_cell(s.copy_other, s.wall_ns), split_cell(s.memset, s.wall_ns),
+                      split_cell(s.sync, s.wall_ns), split_cell(s.api, s.wall_ns), split_cell(s.host, s.wall_ns)});
+    }
+    table(m_out, {"variant", "size", "wall", "kernel", "h2d", "d2h", "other copy", "memset", "sync", "api", "host"},
+          rows, {false, false, true, true, true, true, true, true, true, true, true});
+  }
+
+  void crossovers(const workload_view& w) {
+    table_rows rows;
+    for (const auto& x : m_in.analysis.crossovers) {
+      if (x.workload != w.name) continue;
+      std::string size = x.size ? md_code(x.size_param + "≈" + fmt_sig(*x.size)) : "none";
+      std::string interval = x.size ? fmt_sig(x.size_low) + " – " + fmt_sig(x.size_high) : "—";
+      std::string where = x.in_range ? "inside the sweep" : x.extrapolated ? "extrapolated" : "outside the sweep";
+      rows.push_back({md_code(x.variant), md_code(x.baseline), params_cell(x.params_key), x.with_transfers ? "yes" : "no",
+                      size, interval, x.size ? where : "—", md_text(x.note)});
+    }
+    if (rows.empty()) return;
+    m_out += "### Crossover sizes\n\n";
+    table(m_out, {"variant", "beats", "parameters", "copies included", "crossover", "interval", "where", "note"}, rows);
+  }
+
+  void fits(const workload_view& w) {
+    table_rows rows;
+    for (const auto& f : m_in.analysis.fits) {
+      if (f.workload != w.name) continue;
+      rows.push_back({md_code(f.variant), params_cell(f.params_key), md_text(f.basis), fmt_duration(f.fixed_ns),
+                      fmt_sig(f.per_unit_ns) + " ns/" + md_text(f.size_param.empty() ? "unit" : f.size_param),
+                      fmt_sig(f.r2, 4), std::to_string(f.points)});
+    }
+    if (rows.empty()) return;
+    m_out += "### Cost model (time = fixed + per unit x size)\n\n";
+    table(m_out, {"variant", "parameters", "basis", "fixed", "per unit", "R²", "points"}, rows,
+          {false, false, false, true, true, true, true});
+  }
+
+  void roofline() {
+    if (m_in.analysis.roofline.empty()) return;
+    m_out += "## Roofline placements\n\n";
+    table_rows rows;
+    for (const auto& r : m_in.analysis.roofline) {
+      rows.push_back({md_code(r.point_id), r.kernel.empty() ? "(whole compute phase)" : md_code(r.kernel),
+                      md_text(r.processor), fmt_sig(r.intensity), fmt_sig(r.achieved_gbps),
+                      fmt_sig(r.achieved_gflops),
+                      fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
+                          (r.roof_measured ? " (measured)" : " (estimate)"),
+                      md_text(r.bound), fmt_percent(r.percent_of_bound)});
+    }
+    table(m_out, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
+          {false, false, false, true, true, true, false, false, true});
+  }
+
+  void what_ifs() {
+    if (m_in.analysis.what_ifs.empty()) return;
+    m_out += "## What-if bounds\n\n";
+    table_rows rows;
+    for (const auto& w : m_in.analysis.what_ifs)
+      rows.push_back({md_code(w.point_id), md_text(w.scenario), fmt_duration(w.measured_ns),
+                      fmt_duration(w.projected_ns), fmt_ratio(w.max_speedup), md_text(w.arithmetic)});
+    table(m_out, {"point", "if", "measured", "at best", "max speedup", "arithmetic"}, rows,
+          {false, false, true, true, true, false});
+  }
+
+  void integrity() {
+    m_out += "## Measurement integrity\n\n";
+    device();
+    profilers();
+    noise();
+    problems();
+  }
+
+  void device() {
+    const auto& d = m_in.analysis.device;
+    m_out += "### Device\n\n";
+    if (d.gpu_name.empty()) m_out += "No GPU model: CPU-only results.\n\n";
+    else m_out += "GPU: " + md_text(d.gpu_name) + "\n\n";
+    if (!d.properties.empty()) {
+      table_rows rows;
+      for (const auto& [k, v] : d.properties) rows.push_back({md_code(k), md_text(v)});
+      table(m_out, {"property", "value"}, rows);
+    }
+    table_rows ceilings;
+    for (const auto* group : {&d.gpu, &d.host})
+      for (const auto& [k, c] : *group)
+        ceilings.push_back({group == &d.gpu ? "GPU" : "host", md_code(k), fmt::format("{}{}{}", fmt_sig(c.value), c.unit.empty() ? "" : " ", md_text(c.unit)),
+                            c.measured ? "measured" : "estimate", md_text(c.source)});
+    if (!ceilings.empty()) table(m_out, {"on", "ceiling", "value", "kind", "source"}, ceilings, {false, false, true, false, false});
+  }
+
+  void profilers() {
+    m_out += "### Profilers\n\n";
+    std::map<std::string, int> backends;
+    for (const auto& p : m_in.points) ++backends[p.profiler.empty() ? "none" : p.profiler];
+    std::string used;
+    for (const auto& [b, n] : backends) used += (used.empty() ? "" : ", ") + md_code(b) + fmt::format(" ({} points)", n);
+    m_out += "- Backends that produced the data: " + used + ".\n";
+
+    // Messages, deduplicated, with how many points said them.
+    std::map<std::string, std::vector<std::string>> messages;
+    for (const auto& p : m_in.points)
+      for (const auto& m : p.profiler_messages) messages[m].push_back(p.id);
+    if (messages.empty()) m_out += "- No profiler messages.\n";
+    m_out += "\n";
+    if (!messages.empty()) {
+      table_rows rows;
+      for (const auto& [m, ids] : messages) {
+        std::string where = md_code(ids.front());
+        if (ids.size() > 1) where += fmt::format(" and {} more", ids.size() - 1);
+        rows.push_back({md_text(m), std::to_string(ids.size()), where});
+      }
+      table(m_out, {"profiler message", "points", "first point"}, rows, {false, true, false});
+    }
+
+    // Facts from the device traces: overhead, dropped records, buffers.
+    table_rows traces, dropped;
+    for (const auto& p : m_in.points) {
+      if (p.trace_file.empty() && !p.dropped_records) continue;
+      std::string error;
+      auto facts = collect_trace_facts(load_trace_safely(m_in.load_trace, p, error));
+      if (!error.empty())
+        traces.push_back({md_code(p.id), "unreadable: " + md_text(error), "—", "—", "—", "—", "—"});
+      if (facts.has_trace) {
+        double overhead = 0;
+        std::string kinds;
+        for (const auto& [k, ns] : facts.overhead_ns) {
+          overhead += ns;
+          kinds += (kinds.empty() ? "" : ", ") + md_text(k);
+        }
+        const std::string share = facts.traced_span_ns > 0 ? fmt_percent(100 * overhead / facts.traced_span_ns) : "—";
+        traces.push_back({md_code(p.id), md_text(facts.backend),
+                          fmt::format("{} / {} / {} / {}", facts.kernels, facts.memcpys, facts.memsets, facts.api_calls),
+                          std::to_string(facts.ranges), overhead > 0 ? fmt_duration(overhead) + " (" + kinds + ")" : "none",
+                          share, facts.buffer_bytes ? fmt_bytes(static_cast<double>(facts.buffer_bytes)) : "—"});
+      }
+      const auto drops = std::max<std::uint64_t>(p.dropped_records, facts.dropped_records);
+      if (drops) dropped.push_back({md_code(p.id), std::to_string(drops)});
+    }
+    if (!traces.empty()) {
+      m_out += "Device traces (kernels / copies / memsets / API calls, NVTX ranges, profiler overhead and its share "
+               "of the traced repetitions, peak buffer memory):\n\n";
+      table(m_out, {"point", "backend", "records", "ranges", "overhead", "share", "buffers"}, traces,
+            {false, false, true, true, true, true, true});
+    }
+    m_out += "#### Dropped records\n\n";
+    if (dropped.empty()) m_out += "None: every activity record the profiler produced was kept.\n\n";
+    else {
+      m_out += "Records were lost; the time split of these points undercounts GPU activity.\n\n";
+      table(m_out, {"point", "dropped records"}, dropped, {false, true});
+    }
+  }
+
+  void noise() {
+    m_out += "### Noise\n\n";
+    m_out += "Noise is the half-width of the 95% confidence interval of the median, relative to the median.\n\n";
+    std::vector<const point_result*> measured;
+    for (const auto& p : m_in.points)
+      if (p.wall.count > 0 && p.wall.median > 0) measured.push_back(&p);
+    if (measured.empty()) {
+      m_out += "No measured points.\n\n";
+      return;
+    }
+    std::vector<double> noise;
+    for (const auto* p : measured) noise.push_back(p->wall.relative_noise());
+    std::sort(noise.begin(), noise.end());
+    const double median = noise[noise.size() / 2];
+    std::size_t above = 0;
+    for (double n : noise) above += n > 0.05;
+    m_out += fmt::format("- Median noise over {} measured points: {}; worst: {}; {} above 5%.\n", measured.size(),
+                         fmt_percent(100 * median), fmt_percent(100 * noise.back()), above);
+    std::map<std::string, int> stops;
+    for (const auto* p : measured) ++stops[p->stop_reason.empty() ? "unspecified" : p->stop_reason];
+    std::string s;
+    for (const auto& [reason, n] : stops) s += (s.empty() ? "" : "; ") + md_text(reason) + fmt::format(" ({})", n);
+    m_out += "- Stopping rules that ended the measurements: " + s + ".\n\n";
+    table_rows rows;
+    for (const auto* p : measured)
+      if (p->wall.relative_noise() > 0.05)
+        rows.push_back({md_code(p->id), noise_cell(p->wall), std::to_string(p->wall.count), md_text(p->stop_reason)});
+    if (!rows.empty()) table(m_out, {"noisy point", "noise", "samples", "stopped by"}, rows, {false, true, true, false});
+  }
+
+  void problems() {
+    m_out += "### Failed and invalid points\n\n";
+    table_rows rows;
+    for (const auto& p : m_in.points) {
+      if (p.valid()) continue;
+      std::string validation = !p.last_validation.message.empty() ? p.last_validation.message : p.first_validation.message;
+      rows.push_back({md_code(p.id), md_text(status_label(p)),
+                      p.expected_invalid ? "deliberately wrong variant: invalid as intended" : md_text(p.reason),
+                      md_text(validation)});
+    }
+    if (rows.empty()) {
+      m_out += "None: every point ran and validated.\n\n";
+      return;
+    }
+    table(m_out, {"point", "status", "reason", "validation"}, rows);
+    std::size_t checked = 0, passed = 0;
+    for (const auto& p : m_in.points)
+      if (p.last_validation.checked) {
+        ++checked;
+        passed += p.last_validation.ok;
+      }
+    m_out += fmt::format("Validation: {} of {} checked points passed.\n", passed, checked);
+  }
+};
+
+class markdown_reporter final : public reporter {
+public:
+  std::string name() const override { return "markdown"; }
+  std::string description() const override {
+    return "report.md: tables, time splits, crossovers, findings and measurement integrity (GitHub Markdown)";
+  }
+  std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
+    const auto path = dir / "report.md";
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+    out << markdown_writer(in).render();
+    if (!out) throw std::runtime_error("error writing " + path.string());
+    return {path};
+  }
+};
+
+} // namespace
+
+namespace anchors {
+void markdown() {}
+} // namespace anchors
+
+SPEEDLAB_REGISTER_REPORTER("markdown", markdown_reporter)
+
+} // namespace speedlab::reports

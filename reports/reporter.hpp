@@ -1,0 +1,52 @@
+// Reporters render results; they never measure. Each is registered by name, several run
+// from one result set, and each writes its own files into the output folder.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/analysis/analysis.hpp"
+#include "core/model/results.hpp"
+#include "profilers/trace.hpp"
+
+namespace speedlab::reports {
+
+struct report_input {
+  const run_info& run;
+  const std::vector<point_result>& points;
+  const analysis::analysis_result& analysis;
+  // Loads the device trace of a point (nullopt when it has none); reads files lazily.
+  std::function<std::optional<trace::device_trace>(const point_result&)> load_trace;
+};
+
+class reporter {
+public:
+  virtual ~reporter() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // Writes into dir; returns the files written (a trace reporter writes none without GPU data).
+  virtual std::vector<std::filesystem::path> write(const report_input& in,
+                                                   const std::filesystem::path& dir) = 0;
+};
+
+using reporter_factory = std::function<std::unique_ptr<reporter>()>;
+std::map<std::string, reporter_factory>& reporter_registry();
+std::unique_ptr<reporter> make_reporter(const std::string& name); // nullptr if unknown
+std::vector<std::string> reporter_names();
+
+struct reporter_registration {
+  reporter_registration(const std::string& name, reporter_factory f) {
+    reporter_registry()[name] = std::move(f);
+  }
+};
+
+} // namespace speedlab::reports
+
+#define SPEEDLAB_REGISTER_REPORTER(NAME, TYPE)                                                  \
+  static ::speedlab::reports::reporter_registration speedlab_reporter_reg_##TYPE{               \
+      NAME, [] { return std::unique_ptr<::speedlab::reports::reporter>(new TYPE()); }};

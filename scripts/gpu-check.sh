@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# On the GPU machine (device tool), over a working tree with .device-carry/ carried:
+#   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep sanitize
+#                                                      overhead nsys peers fixtures (default: all)
+# Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
+# Build first on the development machine with scripts/gpu-prepare.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+bin="$root/.device-carry"
+out="${OUT:-$root/gpu-out}"
+work="/tmp/speedlab-gpu"     # full results; packed into $OUT at the end (few files come back)
+mkdir -p "$out" "$work/logs"
+export PATH="/usr/local/cuda/bin:$PATH"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda-13.0/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}"
+export SPEEDLAB_CACHE_DIR="$work/cache"
+NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+speedlab="$bin/speedlab"
+stages=("$@")
+((${#stages[@]})) || stages=(info tests calibrate suite sweep sanitize overhead nsys peers fixtures)
+summary="$work/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+has() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+t0=$(date +%s)
+
+if has info; then
+  nvidia-smi >"$work/logs/nvidia-smi.txt" 2>&1
+  note "gpu: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null)"
+  note "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+fi
+
+if has tests; then
+  "$bin/speedlab_gpu_tests" >"$work/logs/gpu-tests.txt" 2>&1
+  note "gpu tests: exit $? ($(tail -2 "$work/logs/gpu-tests.txt" | tr '\n' ' '))"
+  ( cd "$bin" && SPEEDLAB_TEST_ON_GPU=1 ./speedlab_tests "[cuda]" >"$work/logs/cuda-unit-tests.txt" 2>&1 )
+  note "unit tests [cuda]: exit $?"
+fi
+
+if has calibrate; then
+  "$speedlab" calibrate --full >"$work/logs/calibrate.txt" 2>&1
+  note "calibrate: exit $?"
+  cat "$work/logs/calibrate.txt" >>"$summary"
+fi
+
+if has suite; then
+  /usr/bin/time -v "$speedlab" run suites/gpu-lessons.yaml --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
+  note "lesson suite: exit $? (see suite/report.md)"
+fi
+
+if has sweep; then
+  "$speedlab" run suites/gpu-sweep.yaml --out "$work/sweep" >"$work/logs/sweep.txt" 2>"$work/logs/sweep.err"
+  note "sweep suite: exit $?"
+  "$speedlab" analyze "$work/sweep" >"$work/logs/sweep-analyze.txt" 2>&1
+  grep -i crossover "$work/logs/sweep-analyze.txt" | head -40 >>"$summary"
+fi
+
+if has sanitize; then
+  # memcheck and racecheck over every CUDA variant at a small size (in-process, no CUPTI:
+  # the sanitizer is the only tool attached).
+  "$speedlab" list --json 2>/dev/null | python3 -c '
+import json,sys
+for w in json.load(sys.stdin)["workloads"]:
+    for v in w["variants"]:
+        if v["kind"] == "cuda": print(w["name"], v["name"])' >"$work/cuda-variants.txt"
+  while read -r w v; do
+    case $w in
+      vector|reduction) p=(--param n=100003);; montecarlo) p=(--param M=100003);; montecarlo_pi) p=();;
+      transcendental) p=(--param n=10007);; histogram) p=(--param n=100003);; convolution) p=(--param size=131);;
+      transpose) p=(--param size=133);; mandelbrot) p=(--param size=67);; *) p=();;
+    esac
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 99 "$speedlab" run --workload "$w" --variant "$v" "${p[@]}" \
+        --no-isolate --profilers host --reports json --calibrate off --max-samples 2 --min-samples 1 --warmup 0 \
+        --out "$work/sanitize/$w-$v-$tool" >"$work/logs/sanitize-$w-$v-$tool.txt" 2>&1
+      rc=$?
+      errs=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$work/logs/sanitize-$w-$v-$tool.txt" | tail -1)
+      note "sanitize $tool $w/$v: exit $rc ${errs:-no summary}"
+    done
+  done <"$work/cuda-variants.txt"
+fi
+
+if has overhead; then
+  for mode in host host,cupti; do
+    s=$(date +%s.%N)
+    "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json --calibrate cached \
+      --out "$work/overhead-${mode/,/-}" >"$work/logs/overhead-${mode/,/-}.txt" 2>&1
+    e=$(date +%s.%N)
+    note "suite wall with profilers=$mode: $(python3 -c "print(f'{$e-$s:.2f} s')")"
+  done
+  if [[ -x "$bin/speedlab_launch_storm" ]]; then
+    "$bin/speedlab_launch_storm" >"$work/logs/launch-storm.txt" 2>&1
+    note "launch storm: $(tail -3 "$work/logs/launch-storm.txt" | tr '\n' ' ')"
+  fi
+fi
+
+if has nsys && [[ -x $NSYS ]]; then
+  db="$work/suite/trace.sqlite"
+  if [[ -f $db ]]; then
+    for r in cuda_gpu_kern_sum cuda_gpu_mem_time_sum cuda_gpu_mem_size_sum cuda_api_sum nvtx_sum cuda_gpu_trace; do
+      "$NSYS" stats -q -r "$r" -f csv -o "$work/nsys-$r" "$db" >"$work/logs/nsys-stats-$r.txt" 2>&1
+      note "nsys stats $r: exit $?"
+    done
+    "$NSYS" analyze "$db" >"$work/logs/nsys-analyze.txt" 2>&1
+    note "nsys analyze: exit $?"
+    if [[ -f reports/nsys_sqlite/compare_totals.py ]]; then
+      python3 reports/nsys_sqlite/compare_totals.py "$db" "$work" >>"$summary" 2>&1
+    fi
+  fi
+  if [[ -x "$bin/speedlab_launch_storm" ]]; then
+    s=$(date +%s.%N)
+    "$NSYS" profile -t cuda,nvtx -o "$work/storm-nsys" --force-overwrite true "$bin/speedlab_launch_storm" --no-cupti \
+      >"$work/logs/launch-storm-nsys.txt" 2>&1
+    e=$(date +%s.%N)
+    note "launch storm under nsys profile: exit $? wall $(python3 -c "print(f'{$e-$s:.2f} s')"); $(grep -h '{' "$work/logs/launch-storm-nsys.txt" | tail -1)"
+  fi
+fi
+
+if has peers; then
+  for f in scripts/peers/*.py; do
+    [[ -f $f ]] || continue
+    PYTHONUNBUFFERED=1 timeout 240 python3 "$f" >"$work/logs/peers-$(basename "$f" .py).jsonl" 2>"$work/logs/peers-$(basename "$f" .py).err"
+    note "peers $(basename "$f"): exit $? ($(wc -l <"$work/logs/peers-$(basename "$f" .py).jsonl") lines)"
+  done
+fi
+
+if has fixtures; then
+  # Real recorded data for the CPU-side tests: the lesson suite's results and traces.
+  mkdir -p "$work/fixtures"
+  for d in suite sweep; do
+    [[ -d "$work/$d" ]] && cp -r "$work/$d" "$work/fixtures/$d"
+  done
+fi
+
+note "elapsed: $(( $(date +%s) - t0 )) s"
+# Few files come back: pack everything; keep the summary and the main report apart.
+tar -C "$work" -czf "$out/gpu-results.tar.gz" --exclude='*.sqlite-journal' . 2>/dev/null
+cp "$summary" "$out/summary.txt"
+[[ -f "$work/suite/report.md" ]] && cp "$work/suite/report.md" "$out/report.md"
+ls -la "$out"
+echo "================ summary"
+cat "$summary"

@@ -1,0 +1,96 @@
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+
+#include "gpu_kernels.hpp"
+
+namespace {
+
+__device__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(std::uint64_t ns, int* sink) {
+  const std::uint64_t start = global_ns();
+  while (global_ns() - start < ns) {
+  }
+  if (sink) *sink = 1;
+}
+
+// Same as spin_kernel, under its own name so tests can tell it apart.
+__global__ void blocker_kernel(std::uint64_t ns) {
+  const std::uint64_t start = global_ns();
+  while (global_ns() - start < ns) {
+  }
+}
+
+__global__ void empty_kernel() {}
+
+} // namespace
+
+namespace speedlab::gpu_test {
+
+std::string device_problem() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
+  if (count == 0) return "no CUDA device";
+  return {};
+}
+
+bool allocate(buffers& b, std::size_t bytes) {
+  b.bytes = bytes;
+  b.pageable = std::malloc(bytes);
+  return b.pageable && cudaMalloc(&b.device, bytes) == cudaSuccess && cudaMallocHost(&b.pinned, bytes) == cudaSuccess;
+}
+
+void release(buffers& b) {
+  if (b.device) cudaFree(b.device);
+  if (b.pinned) cudaFreeHost(b.pinned);
+  std::free(b.pageable);
+  b = {};
+}
+
+bool copy_h2d_sync(const buffers& b) {
+  return cudaMemcpy(b.device, b.pageable, b.bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+}
+
+bool copy_d2h_async_pinned(const buffers& b) {
+  return cudaMemcpyAsync(b.pinned, b.device, b.bytes, cudaMemcpyDeviceToHost, nullptr) == cudaSuccess;
+}
+
+bool memset_device(const buffers& b, int value) { return cudaMemset(b.device, value, b.bytes) == cudaSuccess; }
+
+bool spin(std::uint64_t ns) {
+  spin_kernel<<<1, 1>>>(ns, nullptr);
+  return cudaGetLastError() == cudaSuccess;
+}
+
+float spin_timed_by_events(std::uint64_t ns) {
+  cudaEvent_t a, b;
+  if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) return -1;
+  // Keep the GPU busy first, so the start event, the kernel and the end event run back to
+  // back on the GPU: on an idle GPU the start event would also time the host's launch call.
+  blocker_kernel<<<1, 1>>>(300000);
+  cudaEventRecord(a);
+  spin_kernel<<<1, 1>>>(ns, nullptr);
+  cudaEventRecord(b);
+  float ms = -1;
+  if (cudaEventSynchronize(b) != cudaSuccess || cudaEventElapsedTime(&ms, a, b) != cudaSuccess) ms = -1;
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms;
+}
+
+bool launch_empty(int n) {
+  for (int i = 0; i < n; ++i) empty_kernel<<<1, 1>>>();
+  return cudaGetLastError() == cudaSuccess;
+}
+
+bool synchronize() { return cudaDeviceSynchronize() == cudaSuccess; }
+
+std::string last_error() { return cudaGetErrorString(cudaGetLastError()); }
+
+} // namespace speedlab::gpu_test

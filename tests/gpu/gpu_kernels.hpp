@@ -1,0 +1,31 @@
+// Small CUDA helpers for the GPU tests (kernels live in gpu_kernels.cu).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace speedlab::gpu_test {
+
+std::string device_problem(); // empty when a CUDA device is usable
+
+struct buffers {
+  void* device = nullptr;
+  void* pinned = nullptr;
+  void* pageable = nullptr;
+  std::size_t bytes = 0;
+};
+bool allocate(buffers& b, std::size_t bytes);
+void release(buffers& b);
+
+bool copy_h2d_sync(const buffers& b);           // cudaMemcpy pageable -> device
+bool copy_d2h_async_pinned(const buffers& b);   // cudaMemcpyAsync device -> pinned, default stream
+bool memset_device(const buffers& b, int value); // cudaMemset
+bool spin(std::uint64_t ns);                    // one 1-thread kernel busy for ns (globaltimer)
+// ms between cudaEvents around one spin kernel queued behind a 300 us blocker kernel; -1 on error
+float spin_timed_by_events(std::uint64_t ns);
+bool launch_empty(int n);
+bool synchronize();                             // cudaDeviceSynchronize
+std::string last_error();
+
+} // namespace speedlab::gpu_test

@@ -1,0 +1,138 @@
+// End-to-end through the speedlab binary: exit codes, streaming of results, list output.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "speedlab_catch.hpp"
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+using Catch::Contains;
+namespace t = speedlab::testing;
+
+namespace {
+std::string speedlab_exe() { return t::speedlab_binary().string(); }
+std::string faulty_path() { return " --plugin-path " + t::faulty_plugin().string(); }
+std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& file) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+const char* quick = " --max-time 0.05 --min-samples 2 --warmup 0 --calibrate off --reports markdown,json";
+} // namespace
+
+TEST_CASE("cli: --version and --help", "[cli]") {
+  auto r = t::run_command(speedlab_exe() + " --version");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("speedlab 0."));
+  for (const char* sub : {"list", "run", "report", "analyze", "calibrate"}) {
+    r = t::run_command(speedlab_exe() + " " + sub + " --help");
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.output, Contains("Usage"));
+  }
+}
+
+TEST_CASE("cli: usage and configuration errors exit 2", "[cli]") {
+  CHECK(t::run_command(speedlab_exe()).exit_code == 2);
+  CHECK(t::run_command(speedlab_exe() + " frobnicate").exit_code == 2);
+  auto r = t::run_command(speedlab_exe() + " run --workload faulti" + faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("did you mean 'faulty'"));
+  t::temp_dir dir;
+  const auto suite = dir.path() / "bad.yaml";
+  std::ofstream(suite) << "workloads:\n  - name: faulty\n    params: {n: 2^9..2^3}\n";
+  r = t::run_command(speedlab_exe() + " run " + suite.string() + faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(suite.string() + ":3:") && Contains("start is larger than stop"));
+  r = t::run_command(speedlab_exe() + " run /nonexistent.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("/nonexistent.yaml: cannot open"));
+  r = t::run_command(speedlab_exe() + " report /nonexistent-dir");
+  CHECK(r.exit_code == 2);
+  r = t::run_command(speedlab_exe() + " run --workload faulty --profilers hots" + faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("unknown profiler 'hots'") && Contains("did you mean 'host'"));
+}
+
+TEST_CASE("cli: exit 0 when every point is valid, 1 when one failed; failures keep the other results", "[cli]") {
+  t::temp_dir dir;
+  auto r = t::run_command(speedlab_exe() + " run --workload faulty --variant ok --variant unavailable --variant racy --out " +
+                          dir.path().string() + quick + faulty_path());
+  CHECK(r.exit_code == 0); // skipped and wrong-on-purpose points are not failures
+  CHECK(read_jsonl(dir.path() / "results.jsonl").size() == 3);
+  CHECK(std::filesystem::exists(dir.path() / "report.md"));
+
+  r = t::run_command(speedlab_exe() + " run --workload faulty --variant ok --variant segfault --variant throw --variant abort"
+                     " --variant wrong --variant ok --param n=1000,2000 --timeout 5 --out " + dir.path().string() + quick +
+                     faulty_path());
+  CHECK(r.exit_code == 1);
+  const auto points = read_jsonl(dir.path() / "results.jsonl");
+  REQUIRE(points.size() == 12);
+  std::map<std::string, std::string> status;
+  for (const auto& p : points) status[p["variant"].get<std::string>()] = p["status"].get<std::string>();
+  CHECK(status["ok"] == "ok");
+  CHECK(status["segfault"] == "crashed");
+  CHECK(status["throw"] == "failed");
+  CHECK(status["abort"] == "crashed");
+  CHECK(status["wrong"] == "invalid");
+  CHECK_THAT(r.output, Contains("SIGSEGV"));
+}
+
+TEST_CASE("cli: a suite killed mid-way keeps every finished point", "[cli][streaming]") {
+  t::temp_dir dir;
+  const std::string cmd = speedlab_exe() + " run --workload faulty --variant ok --variant hang --param n=1000..5000:1000"
+                          " --timeout 30 --out " + dir.path().string() + quick + faulty_path() + " >/dev/null 2>&1";
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  // The five 'ok' points finish quickly; then the suite sits in the first 'hang' point.
+  const auto results = dir.path() / "results.jsonl";
+  std::size_t seen = 0;
+  for (int i = 0; i < 200 && seen < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    seen = read_jsonl(results).size();
+  }
+  ::kill(-pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const auto points = read_jsonl(results);
+  REQUIRE(points.size() == 5);
+  for (const auto& p : points) {
+    CHECK(p["variant"] == "ok");
+    CHECK(p["status"] == "ok");
+  }
+  // The report command still works on the partial folder (run.json never got written).
+  const auto r = t::run_command(speedlab_exe() + " report " + dir.path().string() + " --format markdown");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("did not finish"));
+}
+
+TEST_CASE("cli: list shows workloads, variants, and why a variant cannot run", "[cli]") {
+  auto r = t::run_command(speedlab_exe() + " list" + faulty_path());
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("faulty") && Contains("segfault") && Contains("cannot run here: test variant"));
+  r = t::run_command(speedlab_exe() + " list --json" + faulty_path() + " 2>/dev/null");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.output);
+  CHECK(j["workloads"][0]["name"] == "faulty");
+  bool found = false;
+  for (const auto& v : j["workloads"][0]["variants"])
+    if (v["name"] == "unavailable") found = !v["available"].get<bool>();
+  CHECK(found);
+  r = t::run_command(speedlab_exe() + " list --plugin-path " + (t::test_plugin_dir() / "wrong-abi").string());
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Contains("libspeedlab-wrong-abi.so") && Contains("ABI version"));
+}

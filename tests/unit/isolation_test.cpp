@@ -1,0 +1,89 @@
+#include "speedlab_catch.hpp"
+
+#include "core/app/isolation.hpp"
+#include "core/app/plugin_loader.hpp"
+#include "test_support.hpp"
+
+using namespace speedlab;
+using namespace speedlab::app;
+using Catch::Contains;
+
+namespace {
+const plugin_registry& registry() {
+  static plugin_registry reg;
+  static bool loaded = reg.load_file(speedlab::testing::faulty_plugin());
+  REQUIRE(loaded);
+  return reg;
+}
+
+point_result run_variant(const std::string& variant, double timeout_s = 10) {
+  const auto* w = registry().find("faulty");
+  planned_point pp{"faulty", variant, {{"n", "1000"}, {"mode", "a"}, {"scale", "1.5"}}, {}};
+  pp.measure.min_samples = 3;
+  pp.measure.max_samples = 5;
+  pp.measure.min_time_s = 0;
+  pp.measure.max_time_s = 0.2;
+  run_request req{w, w->find_variant(variant), pp, 1, {"host"}, {}, {}};
+  return run_isolated(req, timeout_s);
+}
+} // namespace
+
+TEST_CASE("isolation: a good variant is measured and validated in a child", "[isolation]") {
+  const auto r = run_variant("ok");
+  CHECK(r.status == point_status::ok);
+  CHECK(r.samples_ns.size() >= 3);
+  CHECK(r.wall.median > 0);
+  CHECK(r.first_validation.checked);
+  CHECK(r.last_validation.ok);
+  CHECK(r.work.bytes_read == 8000);
+  CHECK(r.id == "faulty/ok/mode=a,n=1000,scale=1.5");
+  CHECK(r.phase_median_ns.count("compute"));
+}
+
+TEST_CASE("isolation: a segfault is recorded with its signal", "[isolation]") {
+  const auto r = run_variant("segfault");
+  CHECK(r.status == point_status::crashed);
+  CHECK_THAT(r.reason, Contains("SIGSEGV") && Contains("during"));
+}
+
+TEST_CASE("isolation: an exception is recorded with its message", "[isolation]") {
+  const auto r = run_variant("throw");
+  CHECK(r.status == point_status::failed);
+  CHECK_THAT(r.reason, Contains("deliberate failure in compute"));
+}
+
+TEST_CASE("isolation: abort() is recorded", "[isolation]") {
+  const auto r = run_variant("abort");
+  CHECK(r.status == point_status::crashed);
+  CHECK_THAT(r.reason, Contains("SIGABRT"));
+}
+
+TEST_CASE("isolation: a hang is killed after the per-run timeout", "[isolation]") {
+  const auto r = run_variant("hang", 1.0);
+  CHECK(r.status == point_status::timeout);
+  CHECK_THAT(r.reason, Contains("no progress for 1 s") && Contains("during warmup"));
+}
+
+TEST_CASE("isolation: a wrong answer is invalid, never a success", "[isolation]") {
+  const auto r = run_variant("wrong");
+  CHECK(r.status == point_status::invalid);
+  CHECK_FALSE(r.first_validation.ok);
+  CHECK_THAT(r.reason, Contains("sum != n"));
+  const auto racy = run_variant("racy");
+  CHECK(racy.status == point_status::invalid);
+  CHECK(racy.expected_invalid);
+}
+
+TEST_CASE("isolation: a variant that cannot run here is skipped with the reason", "[isolation]") {
+  const auto r = run_variant("unavailable");
+  CHECK(r.status == point_status::skipped);
+  CHECK(r.reason == "test variant that is never available");
+}
+
+TEST_CASE("runner: in-process measurement reports exceptions as failed results", "[runner]") {
+  const auto* w = registry().find("faulty");
+  planned_point pp{"faulty", "throw", {{"n", "10"}, {"mode", "a"}, {"scale", "1"}}, {}};
+  run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, {}, {}};
+  const auto r = measure_point(req);
+  CHECK(r.status == point_status::failed);
+}

@@ -1,0 +1,123 @@
+// launch-bound, synchronization-heavy, host-bound, kernel-below-roofline, low-occupancy,
+// too-few-blocks: each fires and stays quiet.
+#include <catch2/catch.hpp>
+
+#include "analysis_test_support.hpp"
+
+using namespace speedlab;
+using namespace speedlab::analysis_test;
+
+namespace {
+constexpr std::uint64_t us = 1000;
+
+// n kernels of `dur` ns, one every `gap` ns, in one repetition window.
+trace::device_trace kernel_train(int n, std::uint64_t dur, std::uint64_t gap, int blocks = 4096, int threads = 256,
+                                 int regs = 32, int smem = 0) {
+  trace::device_trace t;
+  t.repetitions.push_back(window(0, static_cast<std::uint64_t>(n) * gap + 1000 * us));
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t s = static_cast<std::uint64_t>(i) * gap + 1;
+    t.kernels.push_back(kernel("step", s, s + dur, blocks, threads, regs, smem));
+  }
+  return t;
+}
+
+// A point whose only kernel runs `kernel_ns` per repetition and declares `bytes` of work.
+point_result work_point(const std::string& variant, double kernel_ns, double bytes, double host_ns = 0.2e6) {
+  auto p = cuda_point("transpose", variant, {{"n", "4096"}}, make_split(kernel_ns, 0, 0, 0, 0, host_ns));
+  p.work.bytes_read = bytes / 2;
+  p.work.bytes_written = bytes / 2;
+  return p;
+}
+} // namespace
+
+TEST_CASE("launch-bound fires for many kernels shorter than the launch latency", "[rules][gpu]") {
+  const auto p = cuda_point("reduce", "cuda_many", {{"n", "1024"}}, make_split(0.2e6, 0, 0, 0, 0.6e6, 0.2e6));
+  const auto f = findings_of(run({p}, h100(), {{p.id, kernel_train(100, 2 * us, 6 * us)}}), "launch-bound");
+  REQUIRE(f.size() == 1);
+  // Each 2 us kernel leaves 3 us of a 5 us launch: 0.3 ms of 1 ms.
+  CHECK(f[0].estimated_gain == Approx(1.0 / 0.7));
+  CHECK(evidence(f[0], "launch latency").find("measured") != std::string::npos);
+}
+
+TEST_CASE("launch-bound stays quiet for few or long kernels", "[rules][gpu]") {
+  const auto p = cuda_point("reduce", "cuda_few", {{"n", "1024"}}, make_split(0.2e6, 0, 0, 0, 0.6e6, 0.2e6));
+  CHECK(findings_of(run({p}, h100(), {{p.id, kernel_train(5, 2 * us, 6 * us)}}), "launch-bound").empty());
+  CHECK(findings_of(run({p}, h100(), {{p.id, kernel_train(100, 50 * us, 60 * us)}}), "launch-bound").empty());
+  CHECK(findings_of(run({p}, h100()), "launch-bound").empty()); // no trace
+}
+
+TEST_CASE("synchronization-heavy fires when the GPU idles in synchronizing calls", "[rules][gpu]") {
+  const auto p = cuda_point("mc", "cuda_sync_each", {{"M", "1000"}}, make_split(5e6, 0, 0, 3e6, 0, 2e6));
+  const auto f = findings_of(run({p}, h100()), "synchronization-heavy");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].estimated_gain == Approx(10.0 / 7.0));
+  const auto q = cuda_point("mc", "cuda_sync_once", {{"M", "1000"}}, make_split(5e6, 0, 0, 0.5e6, 0, 4.5e6));
+  CHECK(findings_of(run({q}, h100()), "synchronization-heavy").empty());
+}
+
+TEST_CASE("host-bound fires with the Amdahl limit when the GPU waits for the host", "[rules][gpu]") {
+  const auto p = cuda_point("hist", "cuda_host_prep", {{"n", "1000000"}}, make_split(2e6, 1e6, 0, 0, 1e6, 6e6));
+  const auto f = findings_of(run({p}, h100()), "host-bound");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].estimated_gain == Approx(10.0 / 7.0));
+  CHECK(evidence(f[0], "Amdahl limit of GPU-side improvements").find("1.43x") != std::string::npos);
+  const auto q = cuda_point("hist", "cuda_busy", {{"n", "1000000"}}, make_split(8e6, 1e6, 0, 0, 0, 1e6));
+  CHECK(findings_of(run({q}, h100()), "host-bound").empty());
+  // CPU variants are never host-bound in this sense.
+  auto s = make_point("hist", "serial", "serial", {{"n", "1000000"}}, spread(1e7, 0.01));
+  s.split_median = make_split(0, 0, 0, 0, 0, 1e7);
+  CHECK(findings_of(run({s}, h100()), "host-bound").empty());
+}
+
+TEST_CASE("kernel-below-roofline fires for a kernel far below its memory roof", "[rules][gpu]") {
+  // 1 ms kernel at 3000 GB/s could move 3 GB; it declares 0.3 GB: 10% of the bound.
+  const auto p = work_point("cuda_naive", 1e6, 0.3e9);
+  const auto f = findings_of(run({p}, h100(), {{p.id, kernel_train(1, 1000 * us, 2000 * us)}}), "kernel-below-roofline");
+  REQUIRE(f.size() == 1);
+  CHECK(evidence(f[0], "bound") == "memory");
+  CHECK(evidence(f[0], "percent of bound") == "10.0%");
+  // Reaching 60% of the bound saves 1 ms x (1 - 10/60) of a 1.2 ms repetition.
+  CHECK(f[0].estimated_gain == Approx(1.2 / (1.2 - (1 - 10.0 / 60))));
+}
+
+TEST_CASE("kernel-below-roofline stays quiet near the roof", "[rules][gpu]") {
+  const auto p = work_point("cuda_tiled", 1e6, 2.4e9); // 80% of the bound
+  CHECK(findings_of(run({p}, h100(), {{p.id, kernel_train(1, 1000 * us, 2000 * us)}}), "kernel-below-roofline").empty());
+  // Unknown roofs: nothing to compare with.
+  auto d = h100();
+  d.gpu.clear();
+  const auto q = work_point("cuda_naive", 1e6, 0.3e9);
+  CHECK(findings_of(run({q}, d, {{q.id, kernel_train(1, 1000 * us, 2000 * us)}}), "kernel-below-roofline").empty());
+}
+
+TEST_CASE("low-occupancy fires for register-limited kernels below their roof", "[rules][gpu]") {
+  // 256 threads x 128 registers: 4096 registers per warp, 4 warps per sub-partition, 16 of 64 warps.
+  const auto p = work_point("conv", 1e6, 0.3e9);
+  const auto f =
+      findings_of(run({p}, h100(), {{p.id, kernel_train(1, 1000 * us, 2000 * us, 8192, 256, 128)}}), "low-occupancy");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].title.find("25.0%") != std::string::npos);
+  CHECK(f[0].title.find("registers") != std::string::npos);
+  CHECK(f[0].estimated_gain > 1.0);
+}
+
+TEST_CASE("low-occupancy stays quiet at full occupancy or near the roof", "[rules][gpu]") {
+  const auto p = work_point("conv", 1e6, 0.3e9);
+  CHECK(findings_of(run({p}, h100(), {{p.id, kernel_train(1, 1000 * us, 2000 * us, 8192, 256, 32)}}), "low-occupancy").empty());
+  const auto q = work_point("conv", 1e6, 2.4e9); // 80% of its bound: occupancy is not the problem
+  CHECK(findings_of(run({q}, h100(), {{q.id, kernel_train(1, 1000 * us, 2000 * us, 8192, 256, 128)}}), "low-occupancy").empty());
+}
+
+TEST_CASE("too-few-blocks fires for a grid smaller than one wave", "[rules][gpu]") {
+  const auto p = work_point("reduce", 1e6, 0.3e9);
+  const auto f = findings_of(run({p}, h100(), {{p.id, kernel_train(1, 1000 * us, 2000 * us, 40, 256)}}), "too-few-blocks");
+  REQUIRE(f.size() == 1);
+  CHECK(evidence(f[0], "idle SMs") == "92");
+  CHECK(evidence(f[0], "waves").find("40 / (132 x 8)") != std::string::npos);
+}
+
+TEST_CASE("too-few-blocks stays quiet for a full grid", "[rules][gpu]") {
+  const auto p = work_point("reduce", 1e6, 0.3e9);
+  CHECK(findings_of(run({p}, h100(), {{p.id, kernel_train(1, 1000 * us, 2000 * us, 132 * 8 * 4, 256)}}), "too-few-blocks").empty());
+}

@@ -1,0 +1,126 @@
+#include "speedlab_catch.hpp"
+
+#include "core/app/plugin_loader.hpp"
+#include "core/app/suite_config.hpp"
+#include "test_support.hpp"
+
+using namespace speedlab::app;
+using Catch::Contains;
+
+namespace {
+const plugin_registry& faulty_registry() {
+  static plugin_registry reg;
+  static bool loaded = reg.load_file(speedlab::testing::faulty_plugin());
+  REQUIRE(loaded);
+  return reg;
+}
+std::vector<planned_point> plan(const std::string& yaml) {
+  return plan_points(parse_suite(yaml, "suite.yaml"), faulty_registry());
+}
+} // namespace
+
+TEST_CASE("config: a full suite parses and expands sweeps", "[config]") {
+  const auto s = parse_suite(R"(output: out-dir
+isolate: false
+timeout: 5
+threads: 3
+warmup: {runs: 2, min_time: 0.01}
+measure: {min_samples: 3, max_samples: 9, min_time: 0, max_time: 2, target_noise: 0.05}
+profilers: [host]
+reports: [markdown, json]
+calibrate: off
+workloads:
+  - name: faulty
+    variants: [ok, wrong]
+    params: {n: 2^10..2^12, mode: [a, b]}
+)",
+                             "suite.yaml");
+  CHECK(s.output == "out-dir");
+  CHECK_FALSE(s.isolate);
+  CHECK(s.timeout_s == 5);
+  CHECK(s.threads == 3);
+  CHECK(s.measure.warmup_runs == 2);
+  CHECK(s.measure.max_samples == 9);
+  CHECK(s.profilers == std::vector<std::string>{"host"});
+  CHECK(s.calibrate == "off");
+  REQUIRE(s.workloads.size() == 1);
+  CHECK(s.workloads[0].params.at("n") == std::vector<std::string>{"1024", "2048", "4096"});
+  const auto points = plan_points(s, faulty_registry());
+  CHECK(points.size() == 2 * 3 * 2); // variants x n x mode
+  CHECK(points.front().params.at("scale") == "1.5"); // the declared default
+}
+
+TEST_CASE("config: YAML syntax errors give file:line:column", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: [unclosed\n", "bad.yaml"), Contains("bad.yaml:") && Contains("invalid YAML"));
+}
+
+TEST_CASE("config: unknown keys are named with their position and a did-you-mean", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("timout: 5\n", "s.yaml"),
+                    Contains("s.yaml:1:1") && Contains("unknown key 'timout'") && Contains("did you mean 'timeout'"));
+  CHECK_THROWS_WITH(parse_suite("measure:\n  max_tiem: 3\n", "s.yaml"),
+                    Contains("s.yaml:2:3") && Contains("'max_tiem'") && Contains("max_time"));
+  CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    param: {n: 1}\n", "s.yaml"),
+                    Contains("s.yaml:3:5") && Contains("did you mean 'params'"));
+}
+
+TEST_CASE("config: wrong types say what was expected", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("timeout: soon\n", "s.yaml"), Contains("s.yaml:1:10") && Contains("must be a number"));
+  CHECK_THROWS_WITH(parse_suite("isolate: maybe\n", "s.yaml"), Contains("must be true or false"));
+  CHECK_THROWS_WITH(parse_suite("workloads: vector\n", "s.yaml"), Contains("s.yaml:1:12") && Contains("must be a list"));
+  CHECK_THROWS_WITH(parse_suite("measure: 3\n", "s.yaml"), Contains("must be a mapping"));
+  CHECK_THROWS_WITH(parse_suite("measure: {min_samples: 2.5}\n", "s.yaml"), Contains("whole number"));
+  CHECK_THROWS_WITH(parse_suite("calibrate: sometimes\n", "s.yaml"), Contains("off, cached, quick, full"));
+}
+
+TEST_CASE("config: impossible ranges are errors with a position", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    params: {n: 2^20..2^10}\n", "s.yaml"),
+                    Contains("s.yaml:3:") && Contains("start is larger than stop"));
+  CHECK_THROWS_WITH(parse_suite("measure: {min_samples: 10, max_samples: 5}\n", "s.yaml"),
+                    Contains("min_samples (10) is larger than measure.max_samples (5)"));
+  CHECK_THROWS_WITH(parse_suite("measure: {min_time: 10, max_time: 5}\n", "s.yaml"), Contains("min_time"));
+  CHECK_THROWS_WITH(parse_suite("timeout: -1\n", "s.yaml"), Contains("between"));
+}
+
+TEST_CASE("config: unknown workload, variant or parameter lists the valid names", "[config]") {
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulti\n"),
+                    Contains("suite.yaml:2:11") && Contains("unknown workload 'faulti'") &&
+                        Contains("did you mean 'faulty'") && Contains("valid workloads: faulty"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok, segfalt]\n"),
+                    Contains("suite.yaml:3:20") && Contains("unknown variant 'segfalt'") &&
+                        Contains("did you mean 'segfault'") && Contains("abort"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {size: 3}\n"),
+                    Contains("unknown parameter 'size'") && Contains("valid parameters: n, mode, scale"));
+}
+
+TEST_CASE("config: parameter values are checked against the declared type and bounds", "[config]") {
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {n: 0}\n"), Contains("below the minimum 1"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {n: 1.5}\n"), Contains("expected an integer"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {n: lots}\n"), Contains("expected an integer"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {mode: c}\n"), Contains("expected one of a, b"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {scale: 11}\n"), Contains("above the maximum 10"));
+}
+
+TEST_CASE("config: command-line overrides replace the file's values", "[config]") {
+  auto s = parse_suite("workloads:\n  - name: faulty\n    params: {n: 1000}\n", "s.yaml");
+  cli_overrides cli;
+  cli.variants = {"ok"};
+  cli.params = {"n=2^10..2^11"};
+  cli.output = "elsewhere";
+  cli.max_time_s = 0.5;
+  apply_overrides(s, cli);
+  CHECK(s.output == "elsewhere");
+  CHECK(s.measure.max_time_s == 0.5);
+  const auto points = plan_points(s, faulty_registry());
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].params.at("n") == "1024");
+  CHECK(points[1].variant == "ok");
+  cli_overrides bad;
+  bad.params = {"n"};
+  CHECK_THROWS_WITH(apply_overrides(s, bad), Contains("name=value"));
+}
+
+TEST_CASE("config: the built-in default suite parses", "[config]") {
+  const auto s = parse_suite(default_suite_yaml(), "<built-in default suite>");
+  CHECK_FALSE(s.workloads.empty());
+  CHECK(s.measure.max_time_s <= 1.0); // keeps the default run short
+}
