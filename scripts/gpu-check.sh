@@ -103,9 +103,10 @@ if has nsys && [[ -x $NSYS ]]; then
     done
     "$NSYS" analyze "$db" >"$work/logs/nsys-analyze.txt" 2>&1
     note "nsys analyze: exit $?"
-    if [[ -f reports/nsys_sqlite/compare_totals.py ]]; then
-      python3 reports/nsys_sqlite/compare_totals.py "$db" "$work" >>"$summary" 2>&1
-    fi
+    # nsys's own totals vs speedlab's, to the nanosecond (exit 1 on any mismatch).
+    python3 reports/nsys_sqlite/nsys_totals.py "$db" --nsys "$NSYS" >"$work/logs/nsys-totals.txt" 2>&1
+    note "nsys totals vs speedlab: exit $?"
+    tail -15 "$work/logs/nsys-totals.txt" >>"$summary"
   fi
   if [[ -x "$bin/speedlab_launch_storm" ]]; then
     s=$(date +%s.%N)

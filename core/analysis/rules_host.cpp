@@ -21,6 +21,7 @@ public:
   static constexpr double min_efficiency = 0.5;
   static constexpr double target_efficiency = 0.8;
   static constexpr double memory_bound_share = 0.7;
+  static constexpr double startup_scale_ns = 100e3; // below this much serial work, thread start-up can explain a loss
   std::string name() const override { return "poor-scaling"; }
   std::string threshold() const override {
     return "parallel efficiency = serial time / (threads time x threads) below 50%, judged by the upper end of "
@@ -52,10 +53,19 @@ public:
       f.estimated_gain = text::finite(1 / speedup);
       f.severity = severity_for_gain(f.estimated_gain);
       f.title = fmt::format("{:.0f} threads are {} slower than serial", n, text::factor(1 / speedup));
-      f.explanation = fmt::format(
-          "At this size the threaded variant is slower than the plain loop: starting, waking and joining {:.0f} "
-          "threads costs more than the {} of work they share.",
-          n, text::time(S));
+      if (S < startup_scale_ns)
+        f.explanation = fmt::format(
+            "At this size the threaded variant is slower than the plain loop: starting, waking and joining {:.0f} "
+            "threads costs more than the {} of work they share.",
+            n, text::time(S));
+      else
+        f.explanation = fmt::format(
+            "The threaded variant is slower than the plain loop although there is {} of work to share, more than "
+            "thread start-up costs. The threads waited{}: for cores taken by other programs, for each other "
+            "(uneven chunks), or for memory.",
+            text::time(S),
+            p.cpu_utilization > 0 ? fmt::format(" (on average {:.2f} of {:.0f} were busy)", p.cpu_utilization, n)
+                                  : std::string());
       f.next_experiment = "Sweep the size to find where threads start to pay off (the crossover threads vs serial in "
                           "the report) and run smaller inputs serially.";
       return {f};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -35,7 +36,21 @@ std::string terminal_summary(const std::vector<point_result>& points, const anal
     out += fmt::format("\n{}\n", title);
     out += fmt::format("  {:<16} {:>12} {:>12} {:>16} {:>22}\n", "variant", size_name.empty() ? "size" : size_name,
                        "median", "throughput", "vs serial");
+    // A variant skipped at every size (no GPU here, say) takes one line with the reason.
+    std::map<std::string, std::pair<std::size_t, std::size_t>> skipped; // variant -> (skipped, total)
     for (const auto* p : members) {
+      auto& [n_skipped, n_total] = skipped[p->variant];
+      n_skipped += p->status == point_status::skipped ? 1 : 0;
+      ++n_total;
+    }
+    std::set<std::string> reported;
+    for (const auto* p : members) {
+      const auto& [n_skipped, n_total] = skipped[p->variant];
+      if (n_skipped == n_total) {
+        if (reported.insert(p->variant).second)
+          out += fmt::format("  {:<16} skipped at every size: {}\n", p->variant, p->reason);
+        continue;
+      }
       std::string speed = "-";
       for (const auto& s : analysis.speedups)
         if (s.baseline == "serial" && s.variant == p->variant && s.workload == p->workload && s.params_key == p->params_key())

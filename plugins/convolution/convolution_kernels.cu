@@ -33,23 +33,25 @@ __global__ void naive_kernel(const float* __restrict__ in, const float* __restri
 
 inline constexpr int tile_w = 32;    // output columns per block = threads in x (one warp)
 inline constexpr int block_rows = 8; // threads in y
+inline constexpr int block_threads = tile_w * block_rows;
 // Outputs per thread: 8 while the fully unrolled body stays within nvcc's unroll limit.
 constexpr int outputs_per_thread(int m) { return m <= 19 ? 8 : 4; }
-// Blocks per SM the register budget must allow (3: <= 80 registers) without spilling.
-constexpr int min_blocks_per_sm(int m) { return m <= 15 ? 3 : 2; }
+// Blocks per SM the register budget must allow (4: <= 64 registers, 3: <= 80) without
+// spilling; more resident warps hide the shared-memory latency better.
+constexpr int min_blocks_per_sm(int m) { return m <= 13 ? 4 : m <= 15 ? 3 : 2; }
 
 // Output tile: 32 columns x (8 * R) rows. The mask width M is a template parameter so the
 // loops unroll and every mask tap is an FMA operand straight from constant memory.
 template <int M, int R, int MIN_BLOCKS>
-__global__ void __launch_bounds__(tile_w * block_rows, MIN_BLOCKS) tiled_kernel(const float* __restrict__ in,
-                                                                    float* __restrict__ out, int size) {
+__global__ void __launch_bounds__(block_threads, MIN_BLOCKS)
+    tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int size) {
   constexpr int half = M / 2;
   constexpr int tile_h = block_rows * R;
   constexpr int smem_w = tile_w + M - 1, smem_h = tile_h + M - 1;
   __shared__ float tile[smem_h][smem_w];
 
   const int x0 = blockIdx.x * tile_w - half, y0 = blockIdx.y * tile_h - half;
-  for (int k = threadIdx.y * tile_w + threadIdx.x; k < smem_h * smem_w; k += tile_w * block_rows) {
+  for (int k = threadIdx.y * tile_w + threadIdx.x; k < smem_h * smem_w; k += block_threads) {
     const int r = k / smem_w, c = k % smem_w;
     const int gy = y0 + r, gx = x0 + c;
     tile[r][c] = (gy >= 0 && gy < size && gx >= 0 && gx < size) ? __ldg(in + std::size_t(gy) * size + gx) : 0.0f;
@@ -99,23 +101,40 @@ void launch_tiled(const float* in, float* out, int size, cudaStream_t stream) {
 
 inline tiled_launcher tiled_for(int m) {
   switch (m) {
-  case 1: return launch_tiled<1>;
-  case 3: return launch_tiled<3>;
-  case 5: return launch_tiled<5>;
-  case 7: return launch_tiled<7>;
-  case 9: return launch_tiled<9>;
-  case 11: return launch_tiled<11>;
-  case 13: return launch_tiled<13>;
-  case 15: return launch_tiled<15>;
-  case 17: return launch_tiled<17>;
-  case 19: return launch_tiled<19>;
-  case 21: return launch_tiled<21>;
-  case 23: return launch_tiled<23>;
-  case 25: return launch_tiled<25>;
-  case 27: return launch_tiled<27>;
-  case 29: return launch_tiled<29>;
-  case 31: return launch_tiled<31>;
-  default: throw std::invalid_argument("convolution: mask must be odd and at most " + std::to_string(max_mask));
+  case 1:
+    return launch_tiled<1>;
+  case 3:
+    return launch_tiled<3>;
+  case 5:
+    return launch_tiled<5>;
+  case 7:
+    return launch_tiled<7>;
+  case 9:
+    return launch_tiled<9>;
+  case 11:
+    return launch_tiled<11>;
+  case 13:
+    return launch_tiled<13>;
+  case 15:
+    return launch_tiled<15>;
+  case 17:
+    return launch_tiled<17>;
+  case 19:
+    return launch_tiled<19>;
+  case 21:
+    return launch_tiled<21>;
+  case 23:
+    return launch_tiled<23>;
+  case 25:
+    return launch_tiled<25>;
+  case 27:
+    return launch_tiled<27>;
+  case 29:
+    return launch_tiled<29>;
+  case 31:
+    return launch_tiled<31>;
+  default:
+    throw std::invalid_argument("convolution: mask must be odd and at most " + std::to_string(max_mask));
   }
 }
 

@@ -86,13 +86,12 @@ protected:
       worst = std::max(worst, diff);
     }
     if (differing != 0)
-      return validation::fail(std::to_string(differing) + " of " + std::to_string(m_bins) +
-                                  " bins differ from the serial count (bin " + std::to_string(first_bad) + ": " +
-                                  std::to_string(counts[first_bad]) + " vs " +
-                                  std::to_string(m_reference->counts[first_bad]) + "); counts sum to " +
-                                  std::to_string(total) + " of " + std::to_string(m_reference->in_range) +
-                                  " in-range samples",
-                              static_cast<double>(worst));
+      return validation::fail(
+          std::to_string(differing) + " of " + std::to_string(m_bins) + " bins differ from the serial count (bin " +
+              std::to_string(first_bad) + ": " + std::to_string(counts[first_bad]) + " vs " +
+              std::to_string(m_reference->counts[first_bad]) + "); counts sum to " + std::to_string(total) + " of " +
+              std::to_string(m_reference->in_range) + " in-range samples",
+          static_cast<double>(worst));
     if (total != m_reference->in_range)
       return validation::fail("counts sum to " + std::to_string(total) + ", expected " +
                               std::to_string(m_reference->in_range) + " in-range samples");
@@ -244,7 +243,8 @@ workload_info describe() {
       "device-resident samples; per-thread (<= 11 bins) or per-warp shared-memory bins, 16-byte loads, one "
       "atomic per bin per block");
   auto global = variant_spec::make<histogram_cuda_resident<gpu_kernel::global_atomics>>(
-      "cuda-global", variant_kind::cuda, "device-resident samples; one global atomicAdd per sample (the lesson's kernel)");
+      "cuda-global", variant_kind::cuda,
+      "device-resident samples; one global atomicAdd per sample (the lesson's kernel)");
   auto racy = variant_spec::make<histogram_cuda_resident<gpu_kernel::racy>>(
       "cuda-racy", variant_kind::cuda,
       "WRONG ON PURPOSE: shared-memory bins incremented without atomics; concurrent increments are lost");

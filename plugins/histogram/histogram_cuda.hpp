@@ -19,13 +19,13 @@ enum class gpu_kernel {
 class gpu_histogram {
 public:
   gpu_histogram(int device, std::size_t n, int bins); // cudaMalloc
-  ~gpu_histogram();                                    // cudaFree
+  ~gpu_histogram();                                   // cudaFree
   gpu_histogram(const gpu_histogram&) = delete;
   gpu_histogram& operator=(const gpu_histogram&) = delete;
 
-  void upload(const float* samples);       // n floats host -> device
-  void count(gpu_kernel kernel);           // one launch (it zeroes the next launch's bins), synchronize
-  void download(std::uint32_t* counts);    // the last count's bins device -> host
+  void upload(const float* samples);    // n floats host -> device
+  void count(gpu_kernel kernel);        // one launch (it zeroes the next launch's bins), synchronize
+  void download(std::uint32_t* counts); // the last count's bins device -> host
 
 private:
   struct impl;

@@ -246,8 +246,8 @@ void gpu_histogram::count(gpu_kernel kernel) {
 
 void gpu_histogram::download(std::uint32_t* counts) {
   const auto& s = *m_impl;
-  SPEEDLAB_CUDA_CHECK(cudaMemcpy(counts, s.half(1 - s.current), std::size_t(s.bins) * sizeof(unsigned),
-                                 cudaMemcpyDeviceToHost));
+  SPEEDLAB_CUDA_CHECK(
+      cudaMemcpy(counts, s.half(1 - s.current), std::size_t(s.bins) * sizeof(unsigned), cudaMemcpyDeviceToHost));
 }
 
 } // namespace speedlab::plugins::histogram

@@ -53,13 +53,14 @@ protected:
       const int stride = std::max(1, static_cast<int>(std::ceil(cost / budget)));
       for (int row = 0; row < m_size; row += stride) m_rows.push_back(row);
       m_reference.assign(m_rows.size() * std::size_t(m_size), 0);
-      parallel::for_dynamic(parallel::default_threads(), m_rows.size(), 1, [&](std::size_t, std::size_t b, std::size_t e) {
-        for (std::size_t r = b; r < e; ++r) {
-          const double cy = coordinate(m_rows[r], m_size);
-          for (int col = 0; col < m_size; ++col)
-            m_reference[r * m_size + col] = escape_count(coordinate(col, m_size), cy, m_iterations);
-        }
-      });
+      parallel::for_dynamic(
+          parallel::default_threads(), m_rows.size(), 1, [&](std::size_t, std::size_t b, std::size_t e) {
+            for (std::size_t r = b; r < e; ++r) {
+              const double cy = coordinate(m_rows[r], m_size);
+              for (int col = 0; col < m_size; ++col)
+                m_reference[r * m_size + col] = escape_count(coordinate(col, m_size), cy, m_iterations);
+            }
+          });
     }
     std::size_t membership = 0, counts = 0, members = 0;
     for (std::size_t r = 0; r < m_rows.size(); ++r) {

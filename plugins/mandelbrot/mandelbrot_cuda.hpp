@@ -15,9 +15,9 @@ public:
   gpu_mandelbrot(const gpu_mandelbrot&) = delete;
   gpu_mandelbrot& operator=(const gpu_mandelbrot&) = delete;
 
-  void upload(const std::int32_t* image);  // host -> device (the lesson copies its image in)
-  void render();                           // one thread per pixel in 2-D blocks, synchronize
-  void download(std::int32_t* image);      // device -> host
+  void upload(const std::int32_t* image); // host -> device (the lesson copies its image in)
+  void render();                          // one thread per pixel in 2-D blocks, synchronize
+  void download(std::int32_t* image);     // device -> host
 
 private:
   struct impl;

@@ -13,7 +13,7 @@ inline constexpr int tuned_block_x = 8;
 inline constexpr int tuned_block_y = 8;
 
 template <int BX, int BY>
-__global__ void __launch_bounds__(BX * BY) mandelbrot_kernel(int* __restrict__ image, int size, int iterations) {
+__global__ void mandelbrot_kernel(int* __restrict__ image, int size, int iterations) {
   const int col = blockIdx.x * BX + threadIdx.x;
   const int row = blockIdx.y * BY + threadIdx.y;
   if (col >= size || row >= size) return;
@@ -48,7 +48,8 @@ void gpu_mandelbrot::upload(const std::int32_t* image) {
 }
 
 void gpu_mandelbrot::render() {
-  detail::launch<detail::tuned_block_x, detail::tuned_block_y>(m_impl->image.get(), m_impl->size, m_impl->iterations, 0);
+  detail::launch<detail::tuned_block_x, detail::tuned_block_y>(m_impl->image.get(), m_impl->size, m_impl->iterations,
+                                                               0);
   SPEEDLAB_CUDA_CHECK_LAUNCH();
   SPEEDLAB_CUDA_CHECK(cudaStreamSynchronize(0));
 }

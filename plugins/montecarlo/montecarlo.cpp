@@ -16,7 +16,7 @@
 #include "montecarlo_kernels.hpp"
 #include "montecarlo_problem.hpp"
 #include "parallel.hpp"
-#include "../transcendental/worker_team.hpp" // shared with lesson 4 (candidate for plugins/common)
+#include "worker_team.hpp"
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include "cuda_support.cuh"

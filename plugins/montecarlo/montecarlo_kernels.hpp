@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../common/philox.hpp" // relative: tests/unit includes this header too
+#include "philox.hpp"
 
 namespace speedlab::plugins::montecarlo {
 

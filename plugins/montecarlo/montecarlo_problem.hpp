@@ -13,7 +13,7 @@
 #include <speedlab/plugin.hpp>
 
 #include "montecarlo_kernels.hpp"
-#include "../common/parallel.hpp" // relative: tests/unit includes this header too
+#include "parallel.hpp"
 
 namespace speedlab::plugins::montecarlo {
 

@@ -38,8 +38,8 @@ public:
     for (std::size_t i = 0; i < m_n; ++i) {
       const float expected = a * static_cast<float>(i % 1024) + 1.0f; // exact in float
       if (m_y[i] != expected)
-        return speedlab::validation::fail("y[" + std::to_string(i) + "] = " + std::to_string(m_y[i]) +
-                                          ", expected " + std::to_string(expected));
+        return speedlab::validation::fail("y[" + std::to_string(i) + "] = " + std::to_string(m_y[i]) + ", expected " +
+                                          std::to_string(expected));
     }
     return speedlab::validation::pass("y = a*x + y exact for all " + std::to_string(m_n) + " elements");
   }
@@ -59,8 +59,7 @@ speedlab::workload_info describe() {
     const double n = static_cast<double>(p.get_int("n"));
     return speedlab::work_model{.bytes_read = 8 * n, .bytes_written = 4 * n, .flops = 2 * n, .items = n};
   };
-  w.variants = {speedlab::variant_spec::make<saxpy_serial>("serial", speedlab::variant_kind::serial,
-                                                           "plain loop")};
+  w.variants = {speedlab::variant_spec::make<saxpy_serial>("serial", speedlab::variant_kind::serial, "plain loop")};
   return w;
 }
 

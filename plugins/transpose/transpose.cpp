@@ -57,9 +57,9 @@ protected:
       for (std::size_t c = 0; c < m_n; ++c)
         if (out[r * m_n + c] != static_cast<std::int32_t>(c * m_n + r) && wrong++ == 0) first = r * m_n + c;
     if (wrong != 0)
-      return validation::fail(std::to_string(wrong) + " of " + std::to_string(m_n * m_n) + " elements wrong; first at (" +
-                                  std::to_string(first / m_n) + ", " + std::to_string(first % m_n) + "): " +
-                                  std::to_string(out[first]) + ", expected " +
+      return validation::fail(std::to_string(wrong) + " of " + std::to_string(m_n * m_n) +
+                                  " elements wrong; first at (" + std::to_string(first / m_n) + ", " +
+                                  std::to_string(first % m_n) + "): " + std::to_string(out[first]) + ", expected " +
                                   std::to_string((first % m_n) * m_n + first / m_n),
                               static_cast<double>(wrong));
     return validation::pass("all " + std::to_string(m_n * m_n) + " elements equal the transposed arange");
@@ -148,8 +148,8 @@ work_model work(const point& p) {
 workload_info describe() {
   workload_info w{"transpose", "transpose of an n x n int32 matrix (arange); bandwidth 8 n^2 / t"};
   w.lesson = "lesson 7: matrix transpose (coalescing, 32x33 shared-memory tile, bank conflicts)";
-  w.parameters = {param_spec::integer("size", "matrix side n (n x n int32)", 4096,
-                                      "512,1000,2048,4096,4097,8192,16384", 1, 32768)};
+  w.parameters = {
+      param_spec::integer("size", "matrix side n (n x n int32)", 4096, "512,1000,2048,4096,4097,8192,16384", 1, 32768)};
   w.work = work;
   w.variants = {
       variant_spec::make<transpose_serial>("serial", variant_kind::serial, "loop over 32 x 32 tiles"),
@@ -158,7 +158,8 @@ workload_info describe() {
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
   auto lesson = variant_spec::make<transpose_cuda_lesson>(
-      "cuda-lesson", variant_kind::cuda, "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+      "cuda-lesson", variant_kind::cuda,
+      "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
   lesson.work = [](const point& p) {
     work_model m = work(p);
     m.host_to_device_bytes = m.bytes_read;

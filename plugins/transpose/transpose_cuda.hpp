@@ -20,9 +20,9 @@ public:
   gpu_transpose(const gpu_transpose&) = delete;
   gpu_transpose& operator=(const gpu_transpose&) = delete;
 
-  void upload(const std::int32_t* in);   // host -> device
-  void transpose(gpu_kernel kernel);     // launch, synchronize
-  void download(std::int32_t* out);      // device -> host
+  void upload(const std::int32_t* in); // host -> device
+  void transpose(gpu_kernel kernel);   // launch, synchronize
+  void download(std::int32_t* out);    // device -> host
 
 private:
   struct impl;

@@ -11,7 +11,7 @@ inline constexpr int tile = 32;
 inline constexpr int tuned_rows = 8;
 
 template <int ROWS>
-__global__ void __launch_bounds__(tile * ROWS) naive_kernel(const int* __restrict__ in, int* __restrict__ out, int n) {
+__global__ void __launch_bounds__(32 * ROWS) naive_kernel(const int* __restrict__ in, int* __restrict__ out, int n) {
   const int x = blockIdx.x * tile + threadIdx.x;
   const int y = blockIdx.y * tile + threadIdx.y;
   if (x >= n) return;
@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(tile * ROWS) naive_kernel(const int* __restric
 // Read a tile row-wise (coalesced), write it column-wise from shared memory (coalesced).
 // The 33rd column shifts each row by one bank, so reading a tile column is conflict-free.
 template <int ROWS>
-__global__ void __launch_bounds__(tile * ROWS) tiled_kernel(const int* __restrict__ in, int* __restrict__ out, int n) {
+__global__ void __launch_bounds__(32 * ROWS) tiled_kernel(const int* __restrict__ in, int* __restrict__ out, int n) {
   __shared__ int t[tile][tile + 1];
   int x = blockIdx.x * tile + threadIdx.x;
   int y = blockIdx.y * tile + threadIdx.y;

@@ -10,7 +10,7 @@
 //     cuda_driver); tid 0 shows the runner's repetition windows and phase boundaries, tid 1
 //     the profiler's own overhead.
 //   - one GPU process per device (pid = device id, shared by all points), one track per
-//     stream (tid = stream id) with kernels, memcpys and memsets; tid 4294967294 holds the
+//     stream (tid = stream id) with kernels, memcpys and memsets; tid 2000000000 holds the
 //     CUDA synchronization records.
 //   - flow arrows (cat/name ac2g, ph s on the API call, ph f with bp e on the GPU op) join
 //     each launch to its GPU work; id = correlation id + (point index << 32), so ids stay
@@ -35,7 +35,7 @@ using json = nlohmann::json;
 
 constexpr std::int64_t repetition_tid = 0;
 constexpr std::int64_t overhead_tid = 1;
-constexpr std::int64_t sync_tid = 4294967294LL;
+constexpr std::int64_t sync_tid = 2000000000; // fits int32 for every viewer; stream ids stay far below
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 double dur_us(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) / 1000.0 : 0.0; }

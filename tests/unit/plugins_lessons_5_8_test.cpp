@@ -12,6 +12,7 @@
 
 #include <boost/dll/import.hpp>
 #include <catch2/catch.hpp>
+
 #include <speedlab/plugin.hpp>
 
 namespace {
@@ -145,7 +146,8 @@ TEST_CASE("convolution serial and threads are within 1e-5 of the double referenc
                              {{"size", "5"}, {"mask", "31"}},
                              {{"size", "130"}, {"mask", "3"}},
                              {{"size", "1"}, {"mask", "1"}}});
-  const auto r = run_variant(plugin.variant("threads"), make_point(plugin.workload(), {{"size", "64"}, {"mask", "9"}}), 1);
+  const auto r =
+      run_variant(plugin.variant("threads"), make_point(plugin.workload(), {{"size", "64"}, {"mask", "9"}}), 1);
   CHECK(r.max_error <= 1e-5);
   CHECK_THROWS(plugin.variant("serial").create(make_point(plugin.workload(), {{"mask", "4"}}), {}));
 }
@@ -168,8 +170,8 @@ TEST_CASE("mandelbrot serial and threads match serial membership", "[plugins][le
 TEST_CASE("template plugin runs and validates", "[plugins][template]") {
   const auto file = plugin_file("template");
   REQUIRE(std::filesystem::exists(file));
-  std::function<speedlab::describe_function> describe =
-      boost::dll::import_alias<speedlab::describe_function>(file, "speedlab_describe", boost::dll::load_mode::rtld_lazy);
+  std::function<speedlab::describe_function> describe = boost::dll::import_alias<speedlab::describe_function>(
+      file, "speedlab_describe", boost::dll::load_mode::rtld_lazy);
   auto workloads = describe();
   REQUIRE(workloads.size() == 1);
   CHECK(workloads[0].name == "template-saxpy");
