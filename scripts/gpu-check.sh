@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried:
-#   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep sanitize
+#   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead nsys peers fixtures (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
@@ -16,8 +16,13 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
 export SPEEDLAB_CACHE_DIR="$work/cache"
 NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
 speedlab="$bin/speedlab"
+# The test binaries were compiled with the build folder's absolute path: make it exist here.
+if [[ -f "$bin/build-path" ]]; then
+  build_path=$(cat "$bin/build-path")
+  if [[ ! -e "$build_path/speedlab" ]]; then mkdir -p "$(dirname "$build_path")" && ln -sfn "$bin" "$build_path"; fi
+fi
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep sanitize overhead nsys peers fixtures)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead nsys peers fixtures)
 summary="$work/summary.txt"
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -33,8 +38,9 @@ fi
 if has tests; then
   "$bin/speedlab_gpu_tests" >"$work/logs/gpu-tests.txt" 2>&1
   note "gpu tests: exit $? ($(tail -2 "$work/logs/gpu-tests.txt" | tr '\n' ' '))"
-  ( cd "$bin" && SPEEDLAB_TEST_ON_GPU=1 ./speedlab_tests "[cuda]" >"$work/logs/cuda-unit-tests.txt" 2>&1 )
-  note "unit tests [cuda]: exit $?"
+  # The whole unit suite on the GPU machine too: plugin tests run their CUDA variants there.
+  ( cd "$bin" && ./speedlab_tests >"$work/logs/unit-tests.txt" 2>&1 )
+  note "unit tests: exit $? ($(tail -3 "$work/logs/unit-tests.txt" | tr '\n' ' '))"
 fi
 
 if has calibrate; then
@@ -52,7 +58,20 @@ if has sweep; then
   "$speedlab" run suites/gpu-sweep.yaml --out "$work/sweep" >"$work/logs/sweep.txt" 2>"$work/logs/sweep.err"
   note "sweep suite: exit $?"
   "$speedlab" analyze "$work/sweep" >"$work/logs/sweep-analyze.txt" 2>&1
-  grep -i crossover "$work/logs/sweep-analyze.txt" | head -40 >>"$summary"
+  grep '^crossover' "$work/logs/sweep-analyze.txt" | grep -v ' none' | head -40 >>"$summary"
+fi
+
+if has crossover; then
+  # Predicted crossovers checked by measuring at half and twice the predicted size.
+  python3 scripts/check_crossover.py "$speedlab" "$work/sweep" "$work/crossover" >"$work/logs/crossover-check.txt" 2>&1
+  note "crossover check: exit $?"
+  cat "$work/logs/crossover-check.txt" >>"$summary"
+fi
+
+if has lesson; then
+  # One lesson with every report and trace format, for docs/results and the screenshot.
+  "$speedlab" run --workload vector --param op=mul --out "$work/lesson-vector" >"$work/logs/lesson-vector.txt" 2>&1
+  note "lesson vector: exit $?"
 fi
 
 if has sanitize; then
@@ -81,13 +100,26 @@ for w in json.load(sys.stdin)["workloads"]:
 fi
 
 if has overhead; then
-  for mode in host host,cupti; do
-    s=$(date +%s.%N)
-    "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json --calibrate cached \
-      --out "$work/overhead-${mode/,/-}" >"$work/logs/overhead-${mode/,/-}.txt" 2>&1
-    e=$(date +%s.%N)
-    note "suite wall with profilers=$mode: $(python3 -c "print(f'{$e-$s:.2f} s')")"
+  # Same fixed work each time; alternate the modes and take the median of three walls each.
+  for round in 1 2 3; do
+    for mode in host host,cupti; do
+      s=$(date +%s.%N)
+      "$speedlab" run suites/gpu-overhead.yaml --profilers "$mode" --out "$work/overhead-${mode/,/-}" \
+        >"$work/logs/overhead-${mode/,/-}-$round.txt" 2>&1
+      e=$(date +%s.%N)
+      echo "$mode $(python3 -c "print($e-$s)")" >>"$work/overhead-walls.txt"
+    done
   done
+  python3 - "$work/overhead-walls.txt" <<'PY' | tee -a "$summary"
+import statistics, sys
+walls = {}
+for line in open(sys.argv[1]):
+    mode, wall = line.split()
+    walls.setdefault(mode, []).append(float(wall))
+base, traced = statistics.median(walls["host"]), statistics.median(walls["host,cupti"])
+print(f"overhead suite wall (median of {len(walls['host'])}): host {base:.2f} s, host+cupti {traced:.2f} s, "
+      f"tracing overhead {100 * (traced / base - 1):+.1f}%")
+PY
   if [[ -x "$bin/speedlab_launch_storm" ]]; then
     "$bin/speedlab_launch_storm" >"$work/logs/launch-storm.txt" 2>&1
     note "launch storm: $(tail -3 "$work/logs/launch-storm.txt" | tr '\n' ' ')"
@@ -126,16 +158,34 @@ if has peers; then
 fi
 
 if has fixtures; then
-  # Real recorded data for the CPU-side tests: the lesson suite's results and traces.
-  mkdir -p "$work/fixtures"
-  for d in suite sweep; do
-    [[ -d "$work/$d" ]] && cp -r "$work/$d" "$work/fixtures/$d"
-  done
+  # Real recorded data for the CPU-side tests (tests/fixtures/gpu): small on purpose.
+  # suite: vector, reduction and histogram points with their traces; sweep: results only.
+  f="$work/fixtures"
+  mkdir -p "$f/suite/traces" "$f/sweep"
+  if [[ -d "$work/suite" ]]; then
+    cp "$work/suite/run.json" "$work/suite/device.json" "$f/suite/" 2>/dev/null
+    grep -E '"workload":"(vector|reduction|histogram)"' "$work/suite/results.jsonl" >"$f/suite/results.jsonl"
+    python3 -c '
+import json, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+for line in open(dst + "/results.jsonl"):
+    t = json.loads(line).get("trace_file")
+    if t: shutil.copy(src + "/" + t, dst + "/" + t)' "$work/suite" "$f/suite"
+  fi
+  if [[ -d "$work/sweep" ]]; then
+    cp "$work/sweep/run.json" "$work/sweep/device.json" "$work/sweep/results.jsonl" "$f/sweep/" 2>/dev/null
+  fi
+  tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
+  note "fixtures: $(du -sh "$f" | cut -f1) ($(du -h "$out/fixtures.tar.gz" | cut -f1) packed)"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"
-# Few files come back: pack everything; keep the summary and the main report apart.
-tar -C "$work" -czf "$out/gpu-results.tar.gz" --exclude='*.sqlite-journal' . 2>/dev/null
+# Few files come back (8, 16 MiB each): logs and reports packed; traces and sqlite only of
+# the one-lesson run.
+tar -C "$work" -czf "$out/logs.tar.gz" logs summary.txt 2>/dev/null
+tar -C "$work" -czf "$out/reports.tar.gz" --exclude='traces' --exclude='*.sqlite' --exclude='trace.json' \
+  $(cd "$work" && ls -d suite sweep crossover 2>/dev/null) 2>/dev/null
+[[ -d "$work/lesson-vector" ]] && tar -C "$work" -czf "$out/lesson-vector.tar.gz" lesson-vector
 cp "$summary" "$out/summary.txt"
 [[ -f "$work/suite/report.md" ]] && cp "$work/suite/report.md" "$out/report.md"
 ls -la "$out"

@@ -10,8 +10,10 @@ cmake --build "$build" -j 2
 rm -rf .device-carry
 mkdir -p .device-carry
 cp "$build"/speedlab .device-carry/
-cp -r "$build"/plugins .device-carry/plugins
+mkdir -p .device-carry/plugins && cp "$build"/plugins/*.so .device-carry/plugins/
 cp -r "$build"/test-plugins .device-carry/test-plugins 2>/dev/null || true
+# Test binaries name the build folder by absolute path; gpu-check.sh links it there.
+echo "$(cd "$build" && pwd)" > .device-carry/build-path
 for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm; do
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
   [[ -n "$f" ]] && cp "$f" .device-carry/

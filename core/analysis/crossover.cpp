@@ -70,7 +70,10 @@ std::optional<cost_curve> curve_of(const series& s, basis b) {
   }
   std::size_t distinct = 0;
   for (std::size_t i = 0; i < c.size.size(); ++i) distinct += i == 0 || !same_size(c.size[i], c.size[i - 1]);
-  if (distinct < 2) return std::nullopt;
+  // A cost line through two close sizes says nothing about a third: fit only sweeps of at
+  // least three sizes spanning a factor of four.
+  const auto [smallest, largest] = std::minmax_element(c.size.begin(), c.size.end());
+  if (distinct < 3 || *largest < 4 * *smallest) return std::nullopt;
   c.refit();
   return c;
 }

@@ -86,8 +86,6 @@ public:
     if (!ctx.trace) return {};
     const trace_summary& t = *ctx.trace;
     const double W = ctx.wall_ns();
-    const double pageable = t.per_rep(t.h2d.pageable_ns + t.d2h.pageable_ns);
-    if (!(W > 0) || pageable / W < min_share) return {};
     time_split s;
     if (ctx.point.split_median) s = *ctx.point.split_median;
     else {
@@ -95,6 +93,12 @@ public:
       s.d2h = t.per_rep(t.d2h.ns);
       s.wall_ns = W;
     }
+    // The median repetition's copy time, times the pageable fraction of all copy time: a
+    // mean over repetitions against a median wall could exceed 100% on skewed runs.
+    const double copy_ns = t.h2d.ns + t.d2h.ns;
+    const double pageable_fraction = copy_ns > 0 ? (t.h2d.pageable_ns + t.d2h.pageable_ns) / copy_ns : 0;
+    const double pageable = (s.h2d + s.d2h) * pageable_fraction;
+    if (!(W > 0) || pageable / W < min_share) return {};
     const pinned_projection pin = project_pinned(s, t, ctx.device);
     const double gain = pin.possible ? gain_from_saving(W, pin.saved_ns) : 1;
     if (pin.possible && gain < 1.02) return {}; // pinned memory would not help measurably here

@@ -33,7 +33,12 @@ public:
   nvtx_range(const nvtx_range&) = delete;
   nvtx_range& operator=(const nvtx_range&) = delete;
 };
+// The hooks behind the SDK's scoped_range: plugins' own ranges, recorded by this executable.
+inline void plugin_range_push(const char* name) { nvtxRangePushA(name); }
+inline void plugin_range_pop() { nvtxRangePop(); }
 #else
+inline void plugin_range_push(const char*) {}
+inline void plugin_range_pop() {}
 class nvtx_range {
 public:
   explicit nvtx_range(const std::string&) {}

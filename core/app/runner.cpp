@@ -44,21 +44,9 @@ std::pair<std::uint64_t, std::uint64_t> timed_phase(const std::string& label, co
 
 validation_record to_record(const validation& v) { return {true, v.ok, v.message, v.max_error}; }
 
-time_split component_quantile(const std::vector<time_split>& splits, double q) {
-  auto pick = [&](double time_split::*field) {
-    std::vector<double> v;
-    v.reserve(splits.size());
-    for (const auto& s : splits) v.push_back(s.*field);
-    return stats::quantile(std::move(v), q);
-  };
-  time_split out;
-  for (auto field : {&time_split::kernel, &time_split::h2d, &time_split::d2h, &time_split::copy_other,
-                     &time_split::memset, &time_split::sync, &time_split::api, &time_split::host, &time_split::wall_ns})
-    out.*field = pick(field);
-  return out;
-}
-
 } // namespace
+
+run_context make_run_context(int threads) { return run_context{threads, 0, &plugin_range_push, &plugin_range_pop}; }
 
 std::string point_id(const std::string& workload, const std::string& variant,
                      const std::map<std::string, std::string>& params) {
@@ -139,7 +127,7 @@ point_result measure_point(const run_request& req) {
       }
     }
 
-    const run_context ctx{r.threads, 0};
+    const run_context ctx = make_run_context(r.threads);
     std::unique_ptr<variant_run> run;
     std::map<std::string, std::vector<double>> phase_ns;
     progress("setup");
@@ -229,9 +217,10 @@ point_result measure_point(const run_request& req) {
       r.profiler = data.device.backend;
       r.splits = profiling::compute_time_splits(data.device);
       if (!r.splits.empty()) {
-        r.split_median = component_quantile(r.splits, 0.5);
-        r.split_q1 = component_quantile(r.splits, 0.25);
-        r.split_q3 = component_quantile(r.splits, 0.75);
+        const auto summary = profiling::summarize_time_splits(r.splits);
+        r.split_median = summary.median;
+        r.split_q1 = summary.q1;
+        r.split_q3 = summary.q3;
       }
       if (!req.output_dir.empty()) {
         const auto dir = req.output_dir / "traces";

@@ -31,6 +31,9 @@ std::string stop_reason(const measure_options& m, const std::vector<double>& sam
 
 point_result measure_point(const run_request& request);
 
+// The context handed to variants: thread count and the hooks of speedlab::scoped_range.
+run_context make_run_context(int threads);
+
 // "vector/serial/n=1024,op=add": stable, human-readable id of a point.
 std::string point_id(const std::string& workload, const std::string& variant,
                      const std::map<std::string, std::string>& params);

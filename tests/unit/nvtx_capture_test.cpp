@@ -118,3 +118,29 @@ TEST_CASE("nvtx capture: concurrent captures see ranges that ended since each be
 }
 
 #endif
+
+#if SPEEDLAB_HAS_NVTX
+#include "core/app/plugin_loader.hpp"
+#include "core/app/runner.hpp"
+#include "test_support.hpp"
+
+TEST_CASE("nvtx capture: a plugin's scoped_range reaches speedlab's recorder", "[nvtx_capture]") {
+  if (std::getenv("NVTX_INJECTION64_PATH")) {
+    WARN("NVTX_INJECTION64_PATH names another NVTX tool: not testable here");
+    return;
+  }
+  speedlab::app::plugin_registry reg;
+  REQUIRE(reg.load_file(speedlab::testing::faulty_plugin()));
+  const auto* w = reg.find("faulty");
+  REQUIRE(w);
+  nvtx_capture capture;
+  auto run = w->find_variant("ok")->create(speedlab::point({{"n", "100"}, {"mode", "a"}, {"scale", "1"}}),
+                                                 speedlab::app::make_run_context(1));
+  run->setup();
+  run->compute();
+  CHECK(run->validate().ok);
+  bool found = false;
+  for (const auto& r : capture.take()) found = found || r.name == "faulty: summing";
+  CHECK(found);
+}
+#endif

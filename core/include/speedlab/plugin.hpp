@@ -169,10 +169,32 @@ struct validation {
   }
 };
 
-// Facts a variant may use: how many host threads it should use, which device.
+// Facts a variant may use: how many host threads it should use, which device, and hooks
+// to mark ranges of its own on speedlab's timeline (see scoped_range).
 struct run_context {
   int threads = 1;
   int device = 0;
+  void (*range_push)(const char* name) = nullptr; // set by speedlab; null: ranges are no-ops
+  void (*range_pop)() = nullptr;
+};
+
+// A range of the plugin's own inside a phase ("copy tile", "final reduction"). speedlab
+// records it as an NVTX range of its executable, so it shows in speedlab's trace and under
+// `nsys profile` alike (a plugin's direct NVTX calls reach nsys, but not speedlab's trace).
+//   speedlab::scoped_range r(m_context, "pack inputs");
+class scoped_range {
+public:
+  scoped_range(const run_context& context, const char* name) : m_pop(context.range_pop) {
+    if (context.range_push) context.range_push(name);
+  }
+  ~scoped_range() {
+    if (m_pop) m_pop();
+  }
+  scoped_range(const scoped_range&) = delete;
+  scoped_range& operator=(const scoped_range&) = delete;
+
+private:
+  void (*m_pop)();
 };
 
 // One variant's run at one parameter point. speedlab constructs it in the process that

@@ -9,6 +9,7 @@
 
 #include <speedlab/plugin.hpp>
 
+
 namespace {
 
 enum class fault { none, segfault, exception, abort_call, hang, wrong_answer, slow_setup };
@@ -16,7 +17,8 @@ enum class fault { none, segfault, exception, abort_call, hang, wrong_answer, sl
 template <fault F>
 class faulty_run final : public speedlab::variant_run {
 public:
-  explicit faulty_run(const speedlab::point& p) : m_n(static_cast<std::size_t>(p.get_int("n"))) {}
+  faulty_run(const speedlab::point& p, const speedlab::run_context& c)
+      : m_n(static_cast<std::size_t>(p.get_int("n"))), m_context(c) {}
   void setup() override {
     m_data.assign(m_n, 1.0);
     if constexpr (F == fault::slow_setup) std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -30,6 +32,7 @@ public:
     if constexpr (F == fault::abort_call) std::abort();
     if constexpr (F == fault::hang)
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    speedlab::scoped_range range(m_context, "faulty: summing"); // a plugin's own range
     m_sum = 0;
     for (double v : m_data) m_sum += v;
   }
@@ -41,6 +44,7 @@ public:
 
 private:
   std::size_t m_n;
+  speedlab::run_context m_context;
   std::vector<double> m_data;
   double m_sum = 0;
 };
