@@ -25,7 +25,8 @@ stages=("$@")
 ((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead nsys peers fixtures)
 summary="$work/summary.txt"
 : >"$summary"
-note() { echo "$*" | tee -a "$summary"; }
+: >"$out/summary.txt"
+note() { echo "$*" | tee -a "$summary" "$out/summary.txt"; }
 has() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 t0=$(date +%s)
 
@@ -75,28 +76,29 @@ if has lesson; then
 fi
 
 if has sanitize; then
-  # memcheck and racecheck over every CUDA variant at a small size (in-process, no CUPTI:
-  # the sanitizer is the only tool attached).
+  # memcheck and racecheck over every CUDA variant at a small size that is not a multiple of
+  # any block or tile (in-process, no CUPTI: the sanitizer is the only tool attached). Six at
+  # a time; each bounded by a timeout.
   "$speedlab" list --json 2>/dev/null | python3 -c '
 import json,sys
+small = {"vector": "n=100003", "reduction": "n=100003", "montecarlo": "M=100003", "montecarlo_pi": "M=100003",
+         "transcendental": "n=10007", "histogram": "n=100003", "convolution": "size=131", "transpose": "size=133",
+         "mandelbrot": "size=67"}
 for w in json.load(sys.stdin)["workloads"]:
     for v in w["variants"]:
-        if v["kind"] == "cuda": print(w["name"], v["name"])' >"$work/cuda-variants.txt"
-  while read -r w v; do
-    case $w in
-      vector|reduction) p=(--param n=100003);; montecarlo) p=(--param M=100003);; montecarlo_pi) p=();;
-      transcendental) p=(--param n=10007);; histogram) p=(--param n=100003);; convolution) p=(--param size=131);;
-      transpose) p=(--param size=133);; mandelbrot) p=(--param size=67);; *) p=();;
-    esac
-    for tool in memcheck racecheck; do
-      compute-sanitizer --tool $tool --error-exitcode 99 "$speedlab" run --workload "$w" --variant "$v" "${p[@]}" \
-        --no-isolate --profilers host --reports json --calibrate off --max-samples 2 --min-samples 1 --warmup 0 \
-        --out "$work/sanitize/$w-$v-$tool" >"$work/logs/sanitize-$w-$v-$tool.txt" 2>&1
-      rc=$?
-      errs=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$work/logs/sanitize-$w-$v-$tool.txt" | tail -1)
-      note "sanitize $tool $w/$v: exit $rc ${errs:-no summary}"
-    done
-  done <"$work/cuda-variants.txt"
+        if v["kind"] == "cuda":
+            for tool in ("memcheck", "racecheck"):
+                print(tool, w["name"], v["name"], small.get(w["name"], ""))' >"$work/sanitize-jobs.txt"
+  mkdir -p "$work/sanitize"
+  export speedlab work
+  xargs -P 6 -L 1 bash -c '
+    tool=$0 w=$1 v=$2 p=$3; log="$work/sanitize/$w-$v-$tool.txt"
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 "$speedlab" run --workload "$w" --variant "$v" \
+      ${p:+--param $p} --no-isolate --profilers host --reports json --calibrate off --max-samples 2 --min-samples 1 \
+      --warmup 0 --out "$work/sanitize/out-$w-$v-$tool" >"$log" 2>&1
+    echo "sanitize $tool $w/$v: exit $? $(grep -Eo "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)[s]?" "$log" | tail -1)"' \
+    <"$work/sanitize-jobs.txt" | sort | tee -a "$summary" "$out/summary.txt" >/dev/null
+  note "sanitize: $(grep -c ': exit 0 ' "$summary") of $(wc -l <"$work/sanitize-jobs.txt") runs with 0 errors"
 fi
 
 if has overhead; then
@@ -186,7 +188,6 @@ tar -C "$work" -czf "$out/logs.tar.gz" logs summary.txt 2>/dev/null
 tar -C "$work" -czf "$out/reports.tar.gz" --exclude='traces' --exclude='*.sqlite' --exclude='trace.json' \
   $(cd "$work" && ls -d suite sweep crossover 2>/dev/null) 2>/dev/null
 [[ -d "$work/lesson-vector" ]] && tar -C "$work" -czf "$out/lesson-vector.tar.gz" lesson-vector
-cp "$summary" "$out/summary.txt"
 [[ -f "$work/suite/report.md" ]] && cp "$work/suite/report.md" "$out/report.md"
 ls -la "$out"
 echo "================ summary"

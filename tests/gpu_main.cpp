@@ -4,7 +4,7 @@
 #include <catch2/catch_session.hpp>
 #else
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 #endif
 
 #include <cstdio>

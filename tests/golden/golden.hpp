@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "reports/reporter.hpp"
 

@@ -1,6 +1,6 @@
 // analyze() end to end: a hand-written lesson-style run from tests/fixtures/analysis,
 // determinism, lazy trace loading, and speed on thousands of points.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include <chrono>
 #include <filesystem>

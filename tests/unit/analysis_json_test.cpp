@@ -1,5 +1,5 @@
 // JSON of the analysis model and the device model: round trips, optional sizes, defaults.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // The occupancy calculator against values worked out by hand from the sm_90 limits (and,
 // where the CUDA toolkit is present, against NVIDIA's own cuda_occupancy.h).
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include <speedlab/config.hpp>
 

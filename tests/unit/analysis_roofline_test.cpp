@@ -1,5 +1,5 @@
 // Roofline placement: bound, percent of bound, which roof, measured or not.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 #include "core/analysis/roofline.hpp"

@@ -1,5 +1,5 @@
 // Speedups across variants: ratio, interval and verdict from the measured spread.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 #include "core/analysis/analysis_stats.hpp"

@@ -1,5 +1,5 @@
 // What analysis reads from a device trace: windows, kernels, copies, overlap, syncs.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 #include "core/analysis/trace_summary.hpp"

@@ -1,5 +1,5 @@
 // What-if (Amdahl) projections from one point's time split: numbers and shown arithmetic.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 #include "core/analysis/trace_summary.hpp"

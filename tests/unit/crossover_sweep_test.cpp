@@ -1,5 +1,5 @@
 // Cost fits and crossover sizes on synthetic sweeps with known answers.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include <cmath>
 #include <functional>

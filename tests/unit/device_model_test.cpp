@@ -1,5 +1,5 @@
 // The device probe, the calibration cache and host calibration (no GPU needed).
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include <cstdlib>
 #include <filesystem>

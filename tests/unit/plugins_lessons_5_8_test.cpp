@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <boost/dll/import.hpp>
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include <speedlab/plugin.hpp>
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <regex>
 
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "reports/reporter.hpp"
 #include "tests/golden/golden.hpp"

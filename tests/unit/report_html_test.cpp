@@ -1,7 +1,7 @@
 // report.html: self-contained, charts present, and every untrusted string escaped.
 #include <regex>
 
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 #include <nlohmann/json.hpp>
 
 #include "reports/reporter.hpp"

@@ -1,5 +1,5 @@
 // results.json and results.csv: golden output, schema header, round trip, RFC 4180.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 #include <nlohmann/json.hpp>
 
 #include "reports/reporter.hpp"

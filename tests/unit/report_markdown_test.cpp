@@ -1,5 +1,5 @@
 // Golden test of the markdown reporter (and its behaviour on CPU-only and hostile input).
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "reports/reporter.hpp"
 #include "tests/golden/golden.hpp"

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <map>
 
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 #include <sqlite3.h>
 
 #include "reports/common/trace_util.hpp"

@@ -2,7 +2,7 @@
 #include <map>
 #include <set>
 
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 #include <nlohmann/json.hpp>
 
 #include "reports/reporter.hpp"

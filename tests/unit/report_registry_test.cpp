@@ -1,7 +1,7 @@
 // The reporter registry: every format folder registers itself under its documented name.
 #include <algorithm>
 
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "reports/reporter.hpp"
 

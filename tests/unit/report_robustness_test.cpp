@@ -1,5 +1,5 @@
 // Reporters keep going when a device trace cannot be read, and say so.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 #include <nlohmann/json.hpp>
 
 #include "reports/reporter.hpp"

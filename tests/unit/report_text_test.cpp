@@ -1,5 +1,5 @@
 // Escaping and number formatting shared by the reporters.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "reports/common/text.hpp"
 #include "reports/common/trace_util.hpp"

@@ -1,6 +1,6 @@
 // launch-bound, synchronization-heavy, host-bound, kernel-below-roofline, low-occupancy,
 // too-few-blocks: each fires and stays quiet.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 

@@ -1,6 +1,6 @@
 // poor-scaling, problem-too-small, noisy-measurement, dropped-records: each fires and
 // stays quiet; plus the registry itself.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 #include "core/analysis/rules.hpp"

@@ -1,5 +1,5 @@
 // transfer-bound, pageable-memory, copies-not-overlapped: each fires and stays quiet.
-#include <catch2/catch.hpp>
+#include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
 
