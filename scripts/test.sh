@@ -5,4 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
+# ctest hides a skipped test's output: show why the GPU tests skip here, before the run.
+ctest --test-dir build -L gpu --verbose 2>/dev/null | grep -E "SKIPPED|no CUDA|no usable" | sed 's/^[0-9]*: //' || true
 ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" "$@"

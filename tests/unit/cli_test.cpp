@@ -136,3 +136,20 @@ TEST_CASE("cli: list shows workloads, variants, and why a variant cannot run", "
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.output, Contains("libspeedlab-wrong-abi.so") && Contains("ABI version"));
 }
+
+TEST_CASE("cli: report names unreadable lines and files of a saved run, and keeps the rest", "[cli]") {
+  t::temp_dir dir;
+  auto r = t::run_command(speedlab_exe() + " run --workload faulty --variant ok --out " + dir.path().string() + quick +
+                          faulty_path());
+  REQUIRE(r.exit_code == 0);
+  std::ofstream(dir.path() / "results.jsonl", std::ios::app) << "{\"id\": \"torn line\n";
+  std::ofstream(dir.path() / "device.json") << "not json";
+  r = t::run_command(speedlab_exe() + " report " + dir.path().string() + " --format markdown");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("results.jsonl:2: skipped an unreadable line"));
+  CHECK_THAT(r.output, Contains("device.json: unreadable"));
+  CHECK_THAT(t::run_command("cat " + (dir.path() / "report.md").string()).output, Contains("faulty"));
+  r = t::run_command(speedlab_exe() + " report " + dir.path().string() + " --format pdf");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("unknown report format 'pdf'"));
+}
