@@ -62,6 +62,9 @@ using profiler_factory = std::function<std::unique_ptr<profiler>()>;
 std::map<std::string, profiler_factory>& profiler_registry();
 std::unique_ptr<profiler> make_profiler(const std::string& name); // nullptr if unknown
 std::vector<std::string> profiler_names();
+// Non-empty for a backend speedlab has but this build left out (cupti without a CUDA
+// toolkit): why. Suites name it freely; such a build runs without it, with a note.
+std::string profiler_not_built_reason(const std::string& name);
 
 struct profiler_registration {
   profiler_registration(const std::string& name, profiler_factory f) {

@@ -37,6 +37,14 @@ std::unique_ptr<profiler> make_profiler(const std::string& name) {
   return it->second();
 }
 
+std::string profiler_not_built_reason(const std::string& name) {
+#if !SPEEDLAB_HAS_CUPTI
+  if (name == "cupti") return "speedlab was built without CUDA/CUPTI";
+#endif
+  (void)name;
+  return {};
+}
+
 std::vector<std::string> profiler_names() {
   std::vector<std::string> names;
   for (const auto& [name, factory] : profiler_registry()) names.push_back(name);

@@ -153,15 +153,13 @@ int command_run(const run_options& options) {
   suite_config suite = options.suite_file ? load_suite_file(*options.suite_file)
                                           : parse_suite(default_suite_yaml(), "<built-in default suite>");
   apply_overrides(suite, options.overrides);
-  // A backend speedlab knows but this build lacks (cupti without a CUDA toolkit) is left
-  // out with a note, so one suite serves both builds; an unknown name is an error.
+  // A backend this build left out is a note, so one suite serves every build; an unknown
+  // name stays an error (check_names below).
   std::erase_if(suite.profilers, [](const std::string& name) {
-    const auto built = profiling::profiler_names();
-    if (std::find(built.begin(), built.end(), name) != built.end()) return false;
-    if (name != "cupti") return false;
-    std::cerr << "speedlab: note: profiler 'cupti' is not in this build (built without CUDA/CUPTI); "
-                 "timing with the host profiler only\n";
-    return true;
+    const std::string why = profiling::profiler_not_built_reason(name);
+    if (!why.empty())
+      std::cerr << fmt::format("speedlab: note: profiler '{}' is not in this build ({}); running without it\n", name, why);
+    return !why.empty();
   });
   check_names(suite.profilers, profiling::profiler_names(), "profiler");
   check_names(suite.reports, reports::reporter_names(), "report format");

@@ -136,7 +136,7 @@ point_result measure_point(const run_request& req) {
       phase_ns["setup"].push_back(static_cast<double>(e - s));
     }
 
-    trace::device_trace windows_only; // repetition windows, merged into the device trace later
+    std::vector<trace::repetition_window> windows; // the runner's own timers, for the time split
     auto repetition = [&](bool measured) {
       const std::uint64_t start = now_ns();
       auto [s1, e1] = timed_phase(label, "transfer_in", [&] { run->transfer_in(); });
@@ -147,7 +147,7 @@ point_result measure_point(const run_request& req) {
         phase_ns["transfer_in"].push_back(static_cast<double>(e1 - s1));
         phase_ns["compute"].push_back(static_cast<double>(e2 - s2));
         phase_ns["transfer_out"].push_back(static_cast<double>(e3 - s3));
-        windows_only.repetitions.push_back({start, end, e1, e2});
+        windows.push_back({start, end, e1, e2});
         r.samples_ns.push_back(static_cast<double>(end - start));
       }
     };
@@ -211,7 +211,7 @@ point_result measure_point(const run_request& req) {
         if (h.wall_ns > 0) util.push_back(static_cast<double>(h.process_cpu_ns) / static_cast<double>(h.wall_ns));
       r.cpu_utilization = stats::quantile(std::move(util), 0.5);
     }
-    data.device.repetitions = windows_only.repetitions;
+    data.device.repetitions = std::move(windows);
     r.dropped_records = data.device.dropped_records;
     if (data.device.has_gpu_activity()) {
       r.profiler = data.device.backend;
