@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried:
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
-#                                                      overhead nsys peers fixtures (default: all)
+#                                                      overhead storm scaling nsys peers fixtures (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
 set -uo pipefail
@@ -22,7 +22,7 @@ if [[ -f "$bin/build-path" ]]; then
   if [[ ! -e "$build_path/speedlab" ]]; then mkdir -p "$(dirname "$build_path")" && ln -sfn "$bin" "$build_path"; fi
 fi
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead nsys peers fixtures)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -71,7 +71,8 @@ fi
 
 if has lesson; then
   # One lesson with every report and trace format, for docs/results and the screenshot.
-  "$speedlab" run --workload vector --param op=mul --out "$work/lesson-vector" >"$work/logs/lesson-vector.txt" 2>&1
+  "$speedlab" run --workload vector --param op=mul --self-timing --timeout 30 --out "$work/lesson-vector" \
+    >"$work/logs/lesson-vector.txt" 2>&1
   note "lesson vector: exit $?"
 fi
 
@@ -98,7 +99,7 @@ for w in json.load(sys.stdin)["workloads"]:
       --warmup 0 --out "$work/sanitize/out-$w-$v-$tool" >"$log" 2>&1
     echo "sanitize $tool $w/$v: exit $? $(grep -Eo "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)[s]?" "$log" | tail -1)"' \
     <"$work/sanitize-jobs.txt" | sort | tee -a "$summary" "$out/summary.txt" >/dev/null
-  note "sanitize: $(grep -c ': exit 0 ' "$summary") of $(wc -l <"$work/sanitize-jobs.txt") runs with 0 errors"
+  note "sanitize: $(grep -c '^sanitize .*: exit 0 ' "$summary") of $(wc -l <"$work/sanitize-jobs.txt") runs with 0 errors (the racy variant is meant to fail racecheck)"
 fi
 
 if has overhead; then
@@ -122,10 +123,91 @@ base, traced = statistics.median(walls["host"]), statistics.median(walls["host,c
 print(f"overhead suite wall (median of {len(walls['host'])}): host {base:.2f} s, host+cupti {traced:.2f} s, "
       f"tracing overhead {100 * (traced / base - 1):+.1f}%")
 PY
-  if [[ -x "$bin/speedlab_launch_storm" ]]; then
-    "$bin/speedlab_launch_storm" >"$work/logs/launch-storm.txt" 2>&1
-    note "launch storm: $(tail -3 "$work/logs/launch-storm.txt" | tr '\n' ' ')"
-  fi
+fi
+
+if has scaling; then
+  # Thread scaling of the compute-bound host variants at 1..16 threads, so the efficiency
+  # at 16 can be read against the curve (SMT siblings, clock drop, preemption).
+  lscpu >"$work/logs/lscpu.txt" 2>&1
+  note "lscpu: $(grep -E '^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|CPU max MHz|Hypervisor vendor|L3 cache):' "$work/logs/lscpu.txt" | tr -s ' ' | tr '\n' ';')"
+  scaling="$work/scaling"
+  rm -rf "$scaling"
+  # Serial and threads side by side in each run, at the lesson suite's default sizes.
+  while read -r name args; do
+    for t in 1 4 8 12 16; do
+      "$speedlab" run suites/gpu-lessons.yaml $args --variant serial --variant threads --threads $t --profilers host \
+        --reports json --calibrate off --out "$scaling/$name-t$t" >"$work/logs/scaling-$name-t$t.txt" 2>&1
+    done
+  done <<'CASES'
+montecarlo --workload montecarlo
+montecarlo_pi --workload montecarlo_pi
+gauss-f32 --workload transcendental --param func=gauss --param dtype=float32
+gauss-f64 --workload transcendental --param func=gauss --param dtype=float64
+mandelbrot --workload mandelbrot
+convolution --workload convolution
+CASES
+  python3 - "$scaling" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, re, sys
+root = sys.argv[1]
+rows = {}
+for f in glob.glob(os.path.join(root, "*", "results.jsonl")):
+    name, t = re.match(r"(.*)-t(\d+)$", os.path.basename(os.path.dirname(f))).groups()
+    walls = {}
+    for line in open(f):
+        p = json.loads(line)
+        if p.get("status") == "ok":
+            walls[p["variant"]] = p["wall"]["median"]
+    if "serial" in walls and "threads" in walls:
+        rows.setdefault(name, {})[int(t)] = (walls["serial"], walls["threads"])
+for name, by_t in sorted(rows.items()):
+    cells = [f"{t}:{s / w:.2f}x/{100 * s / w / t:.0f}%" for t, (s, w) in sorted(by_t.items())]
+    serial = by_t[max(by_t)][0] / 1e6
+    print(f"scaling {name} (serial {serial:.2f} ms in the 16-thread run): threads:speedup/efficiency " + " ".join(cells))
+PY
+fi
+
+if has storm && [[ -x "$bin/speedlab_launch_storm" ]]; then
+  # What tracing adds per launch: the default (launch calls as CUPTI activity records) and
+  # launch calls through speedlab's own callback, alternated five times (one process each),
+  # then without API records at all. Medians of the five are printed last.
+  note "clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+  rm -f "$work"/logs/launch-storm-*.txt
+  while read -r name args; do
+    "$bin/speedlab_launch_storm" --rounds 7 $args >"$work/logs/launch-storm-$name.txt" 2>&1
+    note "launch storm ($name: ${args:-defaults}): $(tail -1 "$work/logs/launch-storm-$name.txt" | python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.stdin.read())
+except ValueError:
+    print("no JSON line"); sys.exit()
+keys = ("plain_us_per_launch", "cupti_us_per_launch", "added_us_per_launch", "residual_us_per_launch", "clock_read_ns")
+print(", ".join(f"{k} {d[k]:.3f}" for k in keys if k in d), "| kernels", d.get("kernels_recorded"), "api",
+      d.get("api_records"), "correlated", d.get("kernels_with_launch_record"), "|", d.get("cupti"))')"
+  done <<'CONFIGS'
+activity-1
+callback-1 --launch-records callback
+activity-2
+callback-2 --launch-records callback
+activity-3
+callback-3 --launch-records callback
+activity-4
+callback-4 --launch-records callback
+activity-5
+callback-5 --launch-records callback
+no-api --no-api
+CONFIGS
+  python3 - "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, re, statistics, sys
+added = {}
+for f in glob.glob(os.path.join(sys.argv[1], "launch-storm-*.txt")):
+    name = re.sub(r"-\d+$", "", os.path.basename(f)[len("launch-storm-"):-4])
+    lines = [l for l in open(f) if l.startswith("{")]
+    if lines and "added_us_per_launch" in (d := json.loads(lines[-1])):
+        added.setdefault(name, []).append(d["added_us_per_launch"])
+for name, v in sorted(added.items()):
+    print(f"launch storm {name}: added per launch median {statistics.median(v):.2f} us over {len(v)} processes "
+          f"(min {min(v):.2f}, max {max(v):.2f})")
+PY
 fi
 
 if has nsys && [[ -x $NSYS ]]; then
@@ -143,11 +225,31 @@ if has nsys && [[ -x $NSYS ]]; then
     tail -15 "$work/logs/nsys-totals.txt" >>"$summary"
   fi
   if [[ -x "$bin/speedlab_launch_storm" ]]; then
-    s=$(date +%s.%N)
-    "$NSYS" profile -t cuda,nvtx -o "$work/storm-nsys" --force-overwrite true "$bin/speedlab_launch_storm" --no-cupti \
-      >"$work/logs/launch-storm-nsys.txt" 2>&1
-    e=$(date +%s.%N)
-    note "launch storm under nsys profile: exit $? wall $(python3 -c "print(f'{$e-$s:.2f} s')"); $(grep -h '{' "$work/logs/launch-storm-nsys.txt" | tail -1)"
+    # The same storm under `nsys profile -t cuda,nvtx`, alternated with plain processes,
+    # three of each: nsys's cost per launch is its median minus the plain median.
+    for round in 1 2 3; do
+      "$bin/speedlab_launch_storm" --no-cupti >"$work/logs/launch-storm-plain-$round.txt" 2>&1
+      "$NSYS" profile -t cuda,nvtx -o "$work/storm-nsys-$round" --force-overwrite true \
+        "$bin/speedlab_launch_storm" --no-cupti >"$work/logs/launch-storm-nsys-$round.txt" 2>&1
+    done
+    python3 - "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, statistics, sys
+def per_launch(kind):
+    v = []
+    for f in sorted(glob.glob(os.path.join(sys.argv[1], f"launch-storm-{kind}-*.txt"))):
+        lines = [l for l in open(f) if l.startswith("{")]
+        if lines:
+            v.append(json.loads(lines[-1])["plain_us_per_launch"])
+    return v
+plain, nsys = per_launch("plain"), per_launch("nsys")
+if plain and nsys:
+    added = statistics.median(nsys) - statistics.median(plain)
+    print(f"launch storm under nsys profile -t cuda,nvtx: {statistics.median(nsys):.2f} us/launch vs plain "
+          f"{statistics.median(plain):.2f} us/launch (medians of {len(nsys)} and {len(plain)} processes): "
+          f"nsys adds {added:.2f} us per launch")
+else:
+    print("launch storm under nsys: no figures (see logs/launch-storm-nsys-*.txt)")
+PY
   fi
 fi
 

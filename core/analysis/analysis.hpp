@@ -99,6 +99,20 @@ struct what_if {
   std::string arithmetic;             // the Amdahl arithmetic, shown to the reader
 };
 
+// A variant's own timing of some work beside the profiler's figure for the same
+// repetitions (core/analysis/timing_check.hpp).
+struct timing_check {
+  std::string point_id, workload, variant;
+  std::string name;                 // as the variant reported it: "kernel", "h2d", "d2h", ...
+  std::string compared_with;        // the profiler's figure it was set against; empty: none
+  std::size_t repetitions = 0;      // repetitions with both figures
+  double self_median_ns = 0, profiler_median_ns = 0;
+  double median_difference = 0;     // median of (profiler - own) / own over those repetitions
+  double max_abs_difference = 0;
+  std::string verdict;              // "agree" (within 5%), "differ", "not compared", "no counterpart"
+  std::string note;
+};
+
 struct analysis_result {
   device_model device;
   std::vector<roofline_point> roofline;
@@ -107,6 +121,7 @@ struct analysis_result {
   std::vector<cost_fit> fits;
   std::vector<crossover> crossovers;
   std::vector<what_if> what_ifs;
+  std::vector<timing_check> timing_checks;
   std::vector<std::string> notes;     // things the reader must know (ceilings are estimates, ...)
 };
 

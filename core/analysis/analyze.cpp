@@ -7,6 +7,7 @@
 #include "core/analysis/device_keys.hpp"
 #include "core/analysis/roofline.hpp"
 #include "core/analysis/rules.hpp"
+#include "core/analysis/timing_check.hpp"
 #include "core/analysis/trace_summary.hpp"
 #include "core/analysis/what_if.hpp"
 
@@ -99,6 +100,7 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
     if (options.fits) r.fits = std::move(s.fits);
     if (options.crossovers) r.crossovers = std::move(s.crossovers);
   }
+  r.timing_checks = timing_checks(points);
   return r;
 }
 

@@ -204,7 +204,7 @@ int command_run(const run_options& options) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& pp = points[i];
     const loaded_workload* w = registry.find(pp.workload);
-    run_request req{w, w->find_variant(pp.variant), pp, threads, suite.profilers, out, {}};
+    run_request req{w, w->find_variant(pp.variant), pp, threads, suite.profilers, suite.self_timing, out, {}};
     progress.starting(i, point_id(pp.workload, pp.variant, pp.params));
     point_result r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
     writer.append(r);

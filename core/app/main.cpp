@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
+  bool self_timing = false;
+  run_cmd->add_flag("--self-timing", self_timing,
+                    "Variants that can time their own work (cudaEvents) do, beside the profiler's figures");
 
   report_options report;
   auto* report_cmd = app.add_subcommand("report", "Regenerate reports from a saved output folder (nothing is re-run)");
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
     if (*list_cmd) return command_list(list);
     if (*run_cmd) {
       if (no_isolate) run.overrides.isolate = false;
+      if (self_timing) run.overrides.self_timing = true;
       if (!profilers.empty()) run.overrides.profilers = profilers;
       if (!reports.empty()) run.overrides.reports = reports;
       return command_run(run);

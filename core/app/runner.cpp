@@ -44,9 +44,29 @@ std::pair<std::uint64_t, std::uint64_t> timed_phase(const std::string& label, co
 
 validation_record to_record(const validation& v) { return {true, v.ok, v.message, v.max_error}; }
 
+// Where report_timing() writes: the measured repetition in progress, else nowhere (warm-up
+// and validation timings are not kept). Points run one at a time per process.
+std::map<std::string, double>* g_repetition_timings = nullptr;
+
+void timing_sink(const char* name, double ns) {
+  if (g_repetition_timings && name) (*g_repetition_timings)[name] = ns;
+}
+
+struct timing_scope {
+  explicit timing_scope(std::map<std::string, double>* target) { g_repetition_timings = target; }
+  ~timing_scope() { g_repetition_timings = nullptr; }
+  timing_scope(const timing_scope&) = delete;
+  timing_scope& operator=(const timing_scope&) = delete;
+};
+
 } // namespace
 
-run_context make_run_context(int threads) { return run_context{threads, 0, &plugin_range_push, &plugin_range_pop}; }
+run_context make_run_context(int threads, bool self_timing) {
+  run_context c{threads, 0, &plugin_range_push, &plugin_range_pop};
+  c.self_timing = self_timing;
+  c.timing_sink = &timing_sink;
+  return c;
+}
 
 std::string point_id(const std::string& workload, const std::string& variant,
                      const std::map<std::string, std::string>& params) {
@@ -127,7 +147,7 @@ point_result measure_point(const run_request& req) {
       }
     }
 
-    const run_context ctx = make_run_context(r.threads);
+    const run_context ctx = make_run_context(r.threads, req.self_timing);
     std::unique_ptr<variant_run> run;
     std::map<std::string, std::vector<double>> phase_ns;
     progress("setup");
@@ -138,12 +158,25 @@ point_result measure_point(const run_request& req) {
 
     std::vector<trace::repetition_window> windows; // the runner's own timers, for the time split
     auto repetition = [&](bool measured) {
+      std::map<std::string, double> timings;
       const std::uint64_t start = now_ns();
-      auto [s1, e1] = timed_phase(label, "transfer_in", [&] { run->transfer_in(); });
-      auto [s2, e2] = timed_phase(label, "compute", [&] { run->compute(); });
-      auto [s3, e3] = timed_phase(label, "transfer_out", [&] { run->transfer_out(); });
+      std::pair<std::uint64_t, std::uint64_t> in, compute, out;
+      {
+        const timing_scope scope(measured ? &timings : nullptr);
+        in = timed_phase(label, "transfer_in", [&] { run->transfer_in(); });
+        compute = timed_phase(label, "compute", [&] { run->compute(); });
+        out = timed_phase(label, "transfer_out", [&] { run->transfer_out(); });
+      }
+      const auto [s1, e1] = in;
+      const auto [s2, e2] = compute;
+      const auto [s3, e3] = out;
       const std::uint64_t end = now_ns();
       if (measured) {
+        for (const auto& [name, ns] : timings) {
+          auto& series = r.self_timed_ns[name];
+          series.resize(r.samples_ns.size(), 0.0); // repetitions that reported none
+          series.push_back(ns);
+        }
         phase_ns["transfer_in"].push_back(static_cast<double>(e1 - s1));
         phase_ns["compute"].push_back(static_cast<double>(e2 - s2));
         phase_ns["transfer_out"].push_back(static_cast<double>(e3 - s3));
@@ -193,6 +226,7 @@ point_result measure_point(const run_request& req) {
     }
     if (r.first_validation.ok) r.last_validation = r.samples_ns.size() > 1 ? validate() : r.first_validation;
     for (auto& s : sessions) s->stop();
+    for (auto& [name, series] : r.self_timed_ns) series.resize(r.samples_ns.size(), 0.0);
 
     // Collect what the profilers saw.
     profiling::profile_data data;

@@ -21,6 +21,7 @@ struct run_request {
   planned_point point;
   int threads = 1;
   std::vector<std::string> profilers;      // backend names, e.g. host, cupti
+  bool self_timing = false;                // ask variants for their own timings (run_context)
   std::filesystem::path output_dir;        // traces/ is written under it
   // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
   std::function<void(const std::string& phase)> progress;
@@ -31,8 +32,9 @@ std::string stop_reason(const measure_options& m, const std::vector<double>& sam
 
 point_result measure_point(const run_request& request);
 
-// The context handed to variants: thread count and the hooks of speedlab::scoped_range.
-run_context make_run_context(int threads);
+// The context handed to variants: thread count, the hooks of speedlab::scoped_range and
+// of speedlab::report_timing.
+run_context make_run_context(int threads, bool self_timing = false);
 
 // "vector/serial/n=1024,op=add": stable, human-readable id of a point.
 std::string point_id(const std::string& workload, const std::string& variant,

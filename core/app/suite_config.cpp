@@ -157,7 +157,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   require_map(file, root, "the suite");
   check_keys(file, root,
              {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
-              "workloads"},
+              "self_timing", "workloads"},
              "the suite");
   if (root["output"]) s.output = scalar(file, root["output"], "output (a folder)");
   if (root["isolate"]) s.isolate = boolean(file, root["isolate"], "isolate");
@@ -167,6 +167,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["measure"]) parse_measure(file, root["measure"], s.measure);
   if (root["profilers"]) s.profilers = string_list(file, root["profilers"], "profilers");
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
+  if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
   if (root["calibrate"]) {
     s.calibrate = scalar(file, root["calibrate"], "calibrate");
     const std::vector<std::string> modes{"off", "cached", "quick", "full"};
@@ -237,6 +238,7 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.profilers) s.profilers = *cli.profilers;
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
+  if (cli.self_timing) s.self_timing = *cli.self_timing;
   auto apply_measure = [&](measure_options& m) {
     if (cli.max_time_s) m.max_time_s = *cli.max_time_s;
     if (cli.min_time_s) m.min_time_s = *cli.min_time_s;

@@ -53,6 +53,7 @@ struct suite_config {
   std::vector<std::string> profilers{"host", "cupti"};
   std::vector<std::string> reports{"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"};
   std::string calibrate = "cached"; // off | cached | quick | full
+  bool self_timing = false;         // variants that can time their own work do (run_context)
   std::vector<workload_request> workloads; // empty: every loaded workload at its defaults
 };
 
@@ -71,6 +72,7 @@ struct cli_overrides {
   std::optional<int> threads;
   std::optional<std::vector<std::string>> profilers, reports;
   std::optional<std::string> calibrate;
+  std::optional<bool> self_timing;
 };
 void apply_overrides(suite_config& suite, const cli_overrides& cli);
 

@@ -79,6 +79,10 @@ struct point_result {
   std::string profiler;                        // backend that produced splits
   std::vector<std::string> profiler_messages;
   std::string trace_file;                      // relative to the output folder, if any
+  // The variant's own timings (run_context::report_timing), one value per measured
+  // repetition in samples_ns order; 0 where a repetition reported none. Runs with
+  // self_timing only.
+  std::map<std::string, std::vector<double>> self_timed_ns;
 
   double started_unix_s = 0;
   double duration_s = 0;                       // whole point, setup to teardown

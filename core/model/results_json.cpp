@@ -92,6 +92,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"trace_file", p.trace_file},
                      {"started_unix_s", p.started_unix_s},
                      {"duration_s", p.duration_s}};
+  if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -128,6 +129,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("trace_file", p.trace_file);
   get("started_unix_s", p.started_unix_s);
   get("duration_s", p.duration_s);
+  get("self_timed_ns", p.self_timed_ns);
 }
 
 } // namespace speedlab

@@ -1,7 +1,9 @@
 // CUDA helpers for plugins: error checks that throw (the runner records the message),
-// RAII device and pinned buffers, and the availability check every cuda variant uses.
+// RAII device and pinned buffers, the availability check every cuda variant uses, and the
+// full-device grid size for grid-stride kernels.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -33,6 +35,24 @@ inline std::string unavailable_reason() {
   }
   if (count == 0) return "no CUDA device found";
   return {};
+}
+
+// Resident blocks per SM times SMs for Kernel launched with BlockSize threads and no dynamic
+// shared memory: a grid-stride grid that fills the current device once. Cached per device
+// (the queries cost more than a launch).
+template <auto Kernel, int BlockSize>
+unsigned full_grid() {
+  static std::atomic<unsigned> cache[64] = {};
+  int device = 0;
+  SPEEDLAB_CUDA_CHECK(cudaGetDevice(&device));
+  auto& slot = cache[static_cast<unsigned>(device) % 64];
+  if (const unsigned cached = slot.load(std::memory_order_relaxed)) return cached;
+  int sms = 0, per_sm = 0;
+  SPEEDLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SPEEDLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, BlockSize, 0));
+  const unsigned blocks = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
+  slot.store(blocks, std::memory_order_relaxed);
+  return blocks;
 }
 
 template <class T>

@@ -1,9 +1,8 @@
-// A team of host threads kept alive from setup to teardown, for `threads` variants whose
-// repetition lasts a few milliseconds or less: starting 15 threads per call (what
-// parallel::for_static does) costs a visible part of that. Work is handed out in chunks
-// from a shared counter, so a thread that starts late or loses its core for a while
-// (a busy or virtualized host) takes fewer chunks instead of delaying the end.
-// Used by the transcendental and montecarlo plugins; a candidate for plugins/common.
+// A team of host threads kept alive from setup to teardown, for the `threads` variants:
+// starting 15 threads per call (what parallel::for_static does) costs a visible part of a
+// repetition of a few milliseconds. Work is handed out in chunks from a shared counter, so a
+// thread that starts late or loses its core for a while (a busy or virtualized host) takes
+// fewer chunks instead of delaying the end.
 //
 //   speedlab::parallel::worker_team team(16);                          // in setup
 //   team.run(n, 4096, [&](std::size_t chunk, std::size_t lo, std::size_t hi) { ... });
@@ -11,8 +10,15 @@
 // run() covers [0, n) with chunks [chunk * grain, min(n, (chunk + 1) * grain)), the caller
 // working too, and returns when all are done (rethrowing the first exception). Chunk
 // indices, not threads, identify partial results, so merging them in chunk order gives
-// the same answer whatever the schedule. Idle workers spin briefly (back-to-back
-// repetitions start at once), then yield, then sleep on a futex (std::atomic::wait).
+// the same answer whatever the schedule.
+//
+// The caller never waits for a worker that has not started: a worker joins a run only while
+// it is open, and the caller closes it once every chunk is taken, then waits for the workers
+// that joined. So a worker that wakes late (waking a sleeping vCPU can take 100 us) costs
+// nothing but its share of the work. Idle workers spin for 50 us (back-to-back repetitions
+// start at once), then sleep on a futex (std::atomic::wait); they never yield-spin for long,
+// since a busy waiting thread keeps the kernel from moving a preempted team member onto its
+// CPU.
 #pragma once
 
 #include <algorithm>
@@ -35,7 +41,7 @@ public:
     for (std::size_t i = 1; i < m_size; ++i) m_workers.emplace_back([this] { worker(); });
   }
   ~worker_team() {
-    m_stop = true;
+    m_stop.store(true, std::memory_order_relaxed);
     m_generation.fetch_add(1, std::memory_order_release);
     m_generation.notify_all();
     for (std::thread& t : m_workers) t.join();
@@ -55,30 +61,36 @@ public:
     };
     m_error = nullptr;
     m_next.store(0, std::memory_order_relaxed);
-    m_remaining.store(static_cast<std::uint32_t>(m_size - 1), std::memory_order_relaxed);
-    m_generation.fetch_add(1, std::memory_order_release);
+    const std::uint32_t generation = m_generation.load(std::memory_order_relaxed) + 1;
+    m_run.store(std::uint64_t{generation} << 32, std::memory_order_release); // open, nobody joined
+    m_generation.store(generation, std::memory_order_release);
     m_generation.notify_all();
     work();
-    for (std::uint32_t left; (left = m_remaining.load(std::memory_order_acquire)) != 0;) wait_change(m_remaining, left);
+    // Every chunk is taken: close the run, then wait for those who joined to finish theirs.
+    std::uint64_t state = m_run.fetch_or(closed_bit, std::memory_order_acq_rel) | closed_bit;
+    while (joined(state) != 0) {
+      wait_change(m_run, state);
+      state = m_run.load(std::memory_order_acquire);
+    }
     if (m_error) std::rethrow_exception(m_error);
   }
 
 private:
-  // Spin briefly, then yield (so oversubscribed threads still make progress) for up to
-  // ~2 ms, then sleep until the value changes.
+  // m_run: the run's generation (high 32 bits), closed flag, number of workers in it.
+  static constexpr std::uint64_t closed_bit = std::uint64_t{1} << 31;
+  static constexpr std::uint64_t joined_mask = closed_bit - 1;
+  static std::uint64_t joined(std::uint64_t state) { return state & joined_mask; }
+
+  // Spin for a short while, then sleep until the value changes.
   template <class T>
   static void wait_change(const std::atomic<T>& a, T old) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
     for (unsigned spin = 1;; ++spin) {
       if (a.load(std::memory_order_acquire) != old) return;
-      if (spin < 2048) {
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
-        continue;
-      }
-      std::this_thread::yield();
-      if (spin % 64 == 0 && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(2)) break;
+      if (spin % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
     }
     while (a.load(std::memory_order_acquire) == old) a.wait(old, std::memory_order_acquire);
   }
@@ -97,14 +109,30 @@ private:
     }
   }
 
+  // Joins the run of `generation` if it is still open.
+  bool join(std::uint32_t generation) {
+    std::uint64_t state = m_run.load(std::memory_order_acquire);
+    for (;;) {
+      if ((state >> 32) != generation || (state & closed_bit)) return false;
+      if (m_run.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        return true;
+    }
+  }
+
+  void leave() {
+    const std::uint64_t before = m_run.fetch_sub(1, std::memory_order_acq_rel);
+    if ((before & closed_bit) && joined(before) == 1) m_run.notify_all();
+  }
+
   void worker() {
     std::uint32_t seen = 0;
     for (;;) {
       wait_change(m_generation, seen);
       seen = m_generation.load(std::memory_order_acquire);
-      if (m_stop) return;
+      if (m_stop.load(std::memory_order_relaxed)) return;
+      if (!join(seen)) continue; // woke after the run closed: nothing left to do
       work();
-      if (m_remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) m_remaining.notify_all();
+      leave();
     }
   }
 
@@ -113,12 +141,12 @@ private:
   // Each on its own cache line: spinning readers must not share a line with the counter
   // every working thread increments.
   alignas(64) std::atomic<std::uint32_t> m_generation{0};
-  alignas(64) std::atomic<std::uint32_t> m_remaining{0};
+  alignas(64) std::atomic<std::uint64_t> m_run{0};
   alignas(64) std::atomic<std::size_t> m_next{0};
   alignas(64) void (*m_invoke)(void*, std::size_t, std::size_t, std::size_t) = nullptr;
   void* m_body = nullptr;
   std::size_t m_n = 0, m_grain = 1;
-  bool m_stop = false; // written before a generation bump, read after it
+  std::atomic<bool> m_stop{false};
   std::exception_ptr m_error;
   std::mutex m_error_mutex;
 };

@@ -16,6 +16,7 @@
 #include "cuda_availability.hpp"
 #include "parallel.hpp"
 #include "philox.hpp"
+#include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include "convolution_cuda.hpp"
 #endif
@@ -182,22 +183,27 @@ public:
   validation validate() override { return check(m_out); }
 };
 
-// Bands of 8 contiguous rows taken from a shared counter, the same row code as serial:
-// the work per row is even, but cores are not always (shared or throttled cores), and a
-// static split waits for the slowest.
+// Bands of 8 contiguous rows taken from a shared counter by a team of threads started once
+// in setup, the same row code as serial: the work per row is even, but cores are not always
+// (shared or throttled cores), and a static split waits for the slowest.
 class convolution_threads final : public convolution_run {
 public:
   convolution_threads(const point& p, const run_context& c) : convolution_run(p), m_threads(std::max(1, c.threads)) {}
-  void setup() override { make_inputs(); }
+  void setup() override {
+    make_inputs();
+    m_team = std::make_unique<parallel::worker_team>(m_threads);
+  }
   void compute() override {
-    parallel::for_dynamic(m_threads, std::size_t(m_size), 8, [&](std::size_t, std::size_t begin, std::size_t end) {
+    m_team->run(std::size_t(m_size), 8, [&](std::size_t, std::size_t begin, std::size_t end) {
       convolve_rows(m_image.data(), m_weights.data(), m_out.data(), m_size, m_mask, int(begin), int(end));
     });
   }
   validation validate() override { return check(m_out); }
+  void teardown() override { m_team.reset(); }
 
 private:
   int m_threads;
+  std::unique_ptr<parallel::worker_team> m_team;
 };
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
@@ -266,7 +272,8 @@ workload_info describe() {
           "serial", variant_kind::serial,
           "plain loops over rows and mask taps; interior columns in register blocks of 32"),
       variant_spec::make<convolution_threads>("threads", variant_kind::threads,
-                                              "bands of 8 rows handed out dynamically, same row code as serial"),
+                                              "bands of 8 rows handed out dynamically to a persistent team of "
+                                              "threads, same row code as serial"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
   auto lesson = variant_spec::make<convolution_cuda_lesson>(

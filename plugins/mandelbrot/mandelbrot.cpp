@@ -19,6 +19,7 @@
 #include "cuda_availability.hpp"
 #include "mandelbrot_problem.hpp"
 #include "parallel.hpp"
+#include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include "mandelbrot_cuda.hpp"
 #endif
@@ -98,21 +99,27 @@ public:
   validation validate() override { return check(m_image); }
 };
 
-// Rows handed out one at a time from a shared counter: rows through the set cost far more
-// than rows outside it, so static chunks would leave threads idle.
+// Rows handed out one at a time from a shared counter to a team of threads started once in
+// setup: rows through the set cost far more than rows outside it, so static chunks would
+// leave threads idle.
 class mandelbrot_threads final : public mandelbrot_run {
 public:
   mandelbrot_threads(const point& p, const run_context& c) : mandelbrot_run(p), m_threads(std::max(1, c.threads)) {}
-  void setup() override { make_inputs(); }
+  void setup() override {
+    make_inputs();
+    m_team = std::make_unique<parallel::worker_team>(m_threads);
+  }
   void compute() override {
-    parallel::for_dynamic(m_threads, std::size_t(m_size), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
+    m_team->run(std::size_t(m_size), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
       render_rows(m_image.data(), m_size, m_iterations, int(begin), int(end));
     });
   }
   validation validate() override { return check(m_image); }
+  void teardown() override { m_team.reset(); }
 
 private:
   int m_threads;
+  std::unique_ptr<parallel::worker_team> m_team;
 };
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
@@ -199,7 +206,8 @@ workload_info describe() {
   w.variants = {
       variant_spec::make<mandelbrot_serial>("serial", variant_kind::serial, "plain loop over rows and columns"),
       variant_spec::make<mandelbrot_threads>("threads", variant_kind::threads,
-                                             "dynamic scheduling: rows taken one at a time from a shared counter"),
+                                             "dynamic scheduling: rows taken one at a time from a shared counter by a "
+                                             "persistent team of threads"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
   auto lesson = variant_spec::make<mandelbrot_cuda_lesson>(

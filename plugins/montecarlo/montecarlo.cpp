@@ -275,7 +275,7 @@ work_model pi_work(const point& p) {
 }
 
 template <class P>
-std::vector<variant_spec> variants(work_model (*base)(const point&)) {
+std::vector<variant_spec> variants([[maybe_unused]] work_model (*base)(const point&)) { // base: CUDA variants only
   std::vector<variant_spec> v = {
       variant_spec::make<serial_run<P>>("serial", variant_kind::serial,
                                         "plain loop, Philox on the fly, double accumulators"),

@@ -2,7 +2,6 @@
 // registers, the block reduces them (warp shuffles + shared memory), and the last block to
 // finish combines the block partials: one launch, one pass, no atomics on the data path.
 #include <algorithm>
-#include <atomic>
 
 #include "cuda_support.cuh"
 #include "montecarlo_kernels.hpp"
@@ -162,19 +161,10 @@ __global__ void __launch_bounds__(block_size)
   finish_pi(count, partials, counter, hits);
 }
 
+// One full device of Kernel at this file's block size (cached per device).
 template <auto Kernel>
 unsigned full_grid() {
-  static std::atomic<unsigned> cache[64] = {};
-  int device = 0;
-  SPEEDLAB_CUDA_CHECK(cudaGetDevice(&device));
-  auto& slot = cache[static_cast<unsigned>(device) % 64];
-  if (const unsigned cached = slot.load(std::memory_order_relaxed)) return cached;
-  int sms = 0, per_sm = 0;
-  SPEEDLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SPEEDLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_size, 0));
-  const unsigned blocks = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
-  slot.store(blocks, std::memory_order_relaxed);
-  return blocks;
+  return speedlab::cuda::full_grid<Kernel, block_size>();
 }
 
 // A grid-stride grid: no more blocks than the work needs, no more than fill the device.

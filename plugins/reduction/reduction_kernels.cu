@@ -1,7 +1,6 @@
 // Lesson 2 kernels: a one-pass tree reduction (grid-stride, warp shuffles, shared memory,
 // last block finishes) and the lessons' global-atomics version.
 #include <algorithm>
-#include <atomic>
 
 #include "cuda_support.cuh"
 #include "reduction_kernels.hpp"
@@ -95,19 +94,10 @@ __global__ void atomic_kernel(const float* __restrict__ a, const float* __restri
 
 __global__ void scale_kernel(const double* sum, double scale, double* result) { *result = *sum * scale; }
 
+// One full device of Kernel at this file's block size (cached per device).
 template <auto Kernel>
 unsigned full_grid() {
-  static std::atomic<unsigned> cache[64] = {};
-  int device = 0;
-  SPEEDLAB_CUDA_CHECK(cudaGetDevice(&device));
-  auto& slot = cache[static_cast<unsigned>(device) % 64];
-  if (const unsigned cached = slot.load(std::memory_order_relaxed)) return cached;
-  int sms = 0, per_sm = 0;
-  SPEEDLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SPEEDLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_size, 0));
-  const unsigned blocks = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
-  slot.store(blocks, std::memory_order_relaxed);
-  return blocks;
+  return speedlab::cuda::full_grid<Kernel, block_size>();
 }
 
 template <op_kind Op>

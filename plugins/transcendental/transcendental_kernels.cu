@@ -1,7 +1,6 @@
 // Lesson 4 kernels: the lessons' one-thread-per-element ufunc and a tuned grid-stride
 // version with 16-byte loads (4 floats or 2 doubles per access) and a scalar tail.
 #include <algorithm>
-#include <atomic>
 
 #include "cuda_support.cuh"
 #include "transcendental_kernels.hpp"
@@ -71,19 +70,10 @@ __global__ void __launch_bounds__(block_size)
   if (j < n) d[j] = polar_distance(r1[j], t1[j], r2[j], t2[j]);
 }
 
+// One full device of Kernel at this file's block size (cached per device).
 template <auto Kernel>
 unsigned full_grid() {
-  static std::atomic<unsigned> cache[64] = {};
-  int device = 0;
-  SPEEDLAB_CUDA_CHECK(cudaGetDevice(&device));
-  auto& slot = cache[static_cast<unsigned>(device) % 64];
-  if (const unsigned cached = slot.load(std::memory_order_relaxed)) return cached;
-  int sms = 0, per_sm = 0;
-  SPEEDLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SPEEDLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_size, 0));
-  const unsigned blocks = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
-  slot.store(blocks, std::memory_order_relaxed);
-  return blocks;
+  return speedlab::cuda::full_grid<Kernel, block_size>();
 }
 
 unsigned lesson_grid(std::size_t n) { return static_cast<unsigned>((n + block_size - 1) / block_size); }

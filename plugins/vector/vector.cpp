@@ -3,16 +3,18 @@
 // out on every call (as the Python lessons did) costs far more than the kernel.
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <speedlab/plugin.hpp>
 
 #include "cuda_availability.hpp"
-#include "parallel.hpp"
 #include "vector_problem.hpp"
+#include "worker_team.hpp"
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
+#include "cuda_event_timer.cuh"
 #include "cuda_support.cuh"
 #include "vector_kernels.hpp"
 #endif
@@ -60,14 +62,18 @@ public:
     m_b.resize(m_p.n);
     m_c.assign(m_p.n, std::numeric_limits<float>::quiet_NaN()); // a skipped compute cannot validate
     fill_inputs(m_p.op, m_a.data(), m_b.data(), m_p.n);
+    m_team = std::make_unique<parallel::worker_team>(m_threads);
+    const std::size_t target = 4 * m_team->size();
+    m_grain = ((m_p.n + target - 1) / target + 15) / 16 * 16; // 64-byte multiple: chunks aligned as element 0
   }
-  // Contiguous chunks: each thread streams its own part of a, b and c.
+  // Contiguous chunks, about 4 per thread, on a team started once in setup: each chunk
+  // streams its own part of a, b and c.
   void compute() override {
     const float* a = m_a.data();
     const float* b = m_b.data();
     float* c = m_c.data();
     const op_kind op = m_p.op;
-    parallel::for_static(m_threads, m_p.n, [=](std::size_t, std::size_t lo, std::size_t hi) {
+    m_team->run(m_p.n, m_grain, [=](std::size_t, std::size_t lo, std::size_t hi) {
       if (op == op_kind::add)
         for (std::size_t i = lo; i < hi; ++i) c[i] = a[i] + b[i];
       else
@@ -75,11 +81,14 @@ public:
     });
   }
   validation validate() override { return check(m_p.op, m_c.data(), m_p.n); }
+  void teardown() override { m_team.reset(); }
 
 private:
   params m_p;
   int m_threads;
+  std::size_t m_grain = 16;
   std::vector<float> m_a, m_b, m_c;
+  std::unique_ptr<parallel::worker_team> m_team;
 };
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
@@ -87,12 +96,14 @@ using speedlab::cuda::device_buffer;
 using speedlab::cuda::pinned_buffer;
 
 // As the lessons did it: pageable host arrays, device arrays allocated and filled on every
-// call, the result copied back and the device arrays freed.
+// call, the result copied back and the device arrays freed. With self_timing, cudaEvents
+// around the launch time the kernel too (a lesson's own check).
 class cuda_lesson_run final : public variant_run {
 public:
-  cuda_lesson_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
+  cuda_lesson_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device), m_ctx(ctx) {}
   void setup() override {
     SPEEDLAB_CUDA_CHECK(cudaSetDevice(m_device));
+    if (m_ctx.self_timing) m_timer.emplace();
     m_a.resize(m_p.n);
     m_b.resize(m_p.n);
     m_c.assign(m_p.n, std::numeric_limits<float>::quiet_NaN()); // a skipped compute cannot validate
@@ -107,8 +118,11 @@ public:
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
   void compute() override {
+    if (m_timer) m_timer->start();
     launch_naive(m_p.op, m_da.get(), m_db.get(), m_dc.get(), m_p.n);
+    if (m_timer) m_timer->stop();
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (m_timer) report_timing(m_ctx, m_timer->gated() ? "kernel" : "kernel+launch", m_timer->elapsed_ns());
   }
   void transfer_out() override {
     SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_c.data(), m_dc.get(), m_dc.bytes(), cudaMemcpyDeviceToHost));
@@ -118,20 +132,24 @@ public:
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
   validation validate() override { return check(m_p.op, m_c.data(), m_p.n); }
+  void teardown() override { m_timer.reset(); }
 
 private:
   params m_p;
   int m_device;
+  run_context m_ctx;
   std::vector<float> m_a, m_b, m_c;
   device_buffer<float> m_da, m_db, m_dc;
+  std::optional<speedlab::cuda::event_timer> m_timer; // last: released before the buffers are freed
 };
 
 // Device-resident: inputs copied once in setup, each repetition is the tuned kernel alone.
 class cuda_run final : public variant_run {
 public:
-  cuda_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
+  cuda_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device), m_ctx(ctx) {}
   void setup() override {
     SPEEDLAB_CUDA_CHECK(cudaSetDevice(m_device));
+    if (m_ctx.self_timing) m_timer.emplace();
     m_da = device_buffer<float>(m_p.n);
     m_db = device_buffer<float>(m_p.n);
     m_dc = device_buffer<float>(m_p.n);
@@ -147,14 +165,18 @@ public:
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
   void compute() override {
+    if (m_timer) m_timer->start();
     launch_tuned(m_p.op, m_da.get(), m_db.get(), m_dc.get(), m_p.n);
+    if (m_timer) m_timer->stop();
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (m_timer) report_timing(m_ctx, m_timer->gated() ? "kernel" : "kernel+launch", m_timer->elapsed_ns());
   }
   validation validate() override {
     SPEEDLAB_CUDA_CHECK(cudaMemcpy(m_out.get(), m_dc.get(), m_dc.bytes(), cudaMemcpyDeviceToHost));
     return check(m_p.op, m_out.get(), m_p.n);
   }
   void teardown() override {
+    m_timer.reset();
     m_da = {};
     m_db = {};
     m_dc = {};
@@ -164,8 +186,10 @@ public:
 private:
   params m_p;
   int m_device;
+  run_context m_ctx;
   device_buffer<float> m_da, m_db, m_dc;
   pinned_buffer<float> m_out;
+  std::optional<speedlab::cuda::event_timer> m_timer; // last: released before the buffers are freed
 };
 #endif
 
@@ -185,7 +209,7 @@ workload_info describe() {
   w.variants = {
       variant_spec::make<serial_run>("serial", variant_kind::serial, "plain loop"),
       variant_spec::make<threads_run>("threads", variant_kind::threads,
-                                      "contiguous chunk per thread (std::thread)"),
+                                      "contiguous chunks (about 4 per thread) on a persistent team of threads"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
   auto lesson = variant_spec::make<cuda_lesson_run>(

@@ -1,6 +1,5 @@
 // Lesson 1 kernels: the lessons' one-thread-per-element kernel and a tuned streaming one.
 #include <algorithm>
-#include <atomic>
 
 #include "cuda_support.cuh"
 #include "vector_kernels.hpp"
@@ -52,21 +51,10 @@ __global__ void __launch_bounds__(block_size)
   if (tid < tail) c_tail[tid] = apply<Op>(a_tail[tid], b_tail[tid]);
 }
 
-// Resident blocks per SM times SMs: a grid-stride grid that fills the device once.
-// Cached per device (the queries cost more than a launch).
+// One full device of Kernel at this file's block size (cached per device).
 template <auto Kernel>
 unsigned full_grid() {
-  static std::atomic<unsigned> cache[64] = {};
-  int device = 0;
-  SPEEDLAB_CUDA_CHECK(cudaGetDevice(&device));
-  auto& slot = cache[static_cast<unsigned>(device) % 64];
-  if (const unsigned cached = slot.load(std::memory_order_relaxed)) return cached;
-  int sms = 0, per_sm = 0;
-  SPEEDLAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SPEEDLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_size, 0));
-  const unsigned blocks = static_cast<unsigned>(sms) * static_cast<unsigned>(per_sm > 0 ? per_sm : 1);
-  slot.store(blocks, std::memory_order_relaxed);
-  return blocks;
+  return speedlab::cuda::full_grid<Kernel, block_size>();
 }
 
 template <op_kind Op>

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -59,7 +61,6 @@ constexpr std::size_t spare_buffers = 2; // prefaulted at start(); up to 2 * thi
 struct session_state {
   std::uint64_t generation = 0;
   std::size_t buffer_bytes = 0, max_bytes = 0;
-  std::int64_t clock_offset = 0;
   std::atomic<std::size_t> in_flight{0}, kept{0}, peak{0};
   std::atomic<std::uint64_t> refused{0}, buffers{0}, cold_buffers{0}, parse_errors{0};
   std::mutex mutex; // guards `records` and `spare`; never held across a CUPTI call
@@ -124,7 +125,7 @@ struct session_state {
     CUpti_Activity* record = nullptr;
     for (;;) {
       const CUptiResult r = cuptiActivityGetNextRecord(buffer, valid, &record);
-      if (r == CUPTI_SUCCESS) cupti::parse_record(*record, clock_offset, batch);
+      if (r == CUPTI_SUCCESS) cupti::parse_record(*record, 0, batch); // clock mapped in collect()
       else {
         if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) ++parse_errors;
         break;
@@ -184,7 +185,60 @@ void CUPTIAPI on_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer
 
 std::uint64_t CUPTIAPI steady_timestamp() noexcept { return steady_now_ns(); }
 
-void CUPTIAPI subscriber_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) noexcept {}
+// ---- kernel launches through the callback API (profiler_options::launch_mode::callback) --
+
+constexpr CUpti_CallbackId launch_callback_ids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+};
+
+// Launch calls seen by the callback, already on the steady clock. Written on the launching
+// threads (an uncontended lock per launch), read after stop().
+struct launch_sink {
+  std::mutex mutex;
+  std::vector<trace::api_record> calls;
+  std::size_t max_calls = 0;
+  std::uint64_t dropped = 0;
+};
+std::atomic<launch_sink*> g_launch_sink{nullptr};
+thread_local std::uint64_t t_launch_enter = 0;
+
+void CUPTIAPI subscriber_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || !data) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    t_launch_enter = steady_now_ns();
+    return;
+  }
+  const std::uint64_t exit = steady_now_ns();
+  launch_sink* sink = g_launch_sink.load(std::memory_order_acquire);
+  if (!sink || !t_launch_enter) return;
+  static thread_local const auto thread = static_cast<std::uint32_t>(::gettid());
+  static const auto process = static_cast<std::uint32_t>(::getpid());
+  trace::api_record r;
+  r.start = t_launch_enter;
+  r.end = exit;
+  r.process = process;
+  r.thread = thread;
+  r.correlation = cb->correlationId;
+  r.callback_id = id;
+  if (cb->functionReturnValue) r.return_value = *static_cast<const std::int32_t*>(cb->functionReturnValue);
+  t_launch_enter = 0;
+  try {
+    std::lock_guard lock(sink->mutex);
+    if (sink->calls.size() < sink->max_calls) sink->calls.push_back(std::move(r));
+    else ++sink->dropped;
+  } catch (...) {
+  }
+}
 
 // ---- once per process ---------------------------------------------------------------
 
@@ -194,15 +248,18 @@ struct process_setup {
   std::vector<std::string> notes;
 };
 
-const process_setup& setup_process() {
-  static const process_setup setup = [] {
+// The first session's clock mode holds for the whole process: CUPTI takes the timestamp
+// callback only before the first cuptiActivityEnable and cannot drop it afterwards.
+const process_setup& setup_process(profiler_options::clock_mode clock) {
+  static const process_setup setup = [clock] {
     process_setup s;
-    // Must precede the first cuptiActivityEnable, or early records keep CUPTI's clock.
-    if (CUptiResult r = cuptiActivityRegisterTimestampCallback(&steady_timestamp); r == CUPTI_SUCCESS)
-      s.timestamp_callback = true;
-    else
-      s.notes.push_back("cupti: timestamp callback not accepted (" + result_string(r) +
-                        "); CUPTI times are shifted by a measured offset instead");
+    if (clock == profiler_options::clock_mode::callback) {
+      if (CUptiResult r = cuptiActivityRegisterTimestampCallback(&steady_timestamp); r == CUPTI_SUCCESS)
+        s.timestamp_callback = true;
+      else
+        s.notes.push_back("cupti: timestamp callback not accepted (" + result_string(r) +
+                          "); CUPTI times are mapped from offsets read at start and stop instead");
+    }
     // gettid() thread ids, the same ids the NVTX recorder stores.
     if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
       s.notes.push_back("cupti: system thread ids unavailable (" + result_string(r) +
@@ -262,6 +319,10 @@ bool first_time(const std::string& msg) {
 
 // ---- the session --------------------------------------------------------------------
 
+struct clock_pair {
+  std::uint64_t cupti = 0, steady = 0;
+};
+
 class cupti_session final : public session {
 public:
   explicit cupti_session(const profiler_options& options) : m_options(options) {
@@ -285,7 +346,7 @@ public:
       throw std::runtime_error("GPU activity tracing unavailable: cuptiSubscribe failed: " + result_string(r) +
                                " (no usable GPU or driver?)");
     m_subscribed = true;
-    const process_setup& setup = setup_process();
+    const process_setup& setup = setup_process(m_options.clock);
     if (!setup.error.empty()) {
       cuptiUnsubscribe(m_subscriber);
       m_subscribed = false;
@@ -319,6 +380,8 @@ public:
       check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
       for (auto kind : m_enabled) check(cuptiActivityDisable(kind), "cuptiActivityDisable");
       check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+      if (m_clock_start) m_clock_stop = read_clock_pair();
+      stop_launch_callbacks();
       std::size_t dropped = 0;
       if (check(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), "cuptiActivityGetNumDroppedRecords"))
         m_cupti_dropped += dropped;
@@ -349,6 +412,12 @@ public:
       const std::uint64_t incomplete = records.incomplete;
       std::uint64_t unpaired = 0;
       cupti::finalize(std::move(records), &cupti::cupti_api_name, d, &unpaired);
+      if (m_clock_start) {
+        const clock_pair stop = m_clock_stop.value_or(*m_clock_start);
+        cupti::map_clock(d, cupti::clock_map::from_pairs(m_clock_start->cupti, m_clock_start->steady, stop.cupti,
+                                                         stop.steady));
+      }
+      if (m_launches) take_launch_calls(d);
       d.ranges.insert(d.ranges.end(), m_ranges.begin(), m_ranges.end());
       std::stable_sort(d.ranges.begin(), d.ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
       d.dropped_records += m_cupti_dropped + incomplete;
@@ -377,12 +446,14 @@ public:
 
 private:
   void start_impl() {
-    const process_setup& setup = setup_process();
+    const process_setup& setup = setup_process(m_options.clock);
     auto state = std::make_shared<session_state>();
     state->generation = ++g_generation;
     state->buffer_bytes = (m_options.buffer_bytes + 7) / 8 * 8;
     state->max_bytes = std::max(m_options.max_buffer_bytes, m_options.buffer_bytes);
-    if (!setup.timestamp_callback) state->clock_offset = measure_clock_offset();
+    m_clock_start.reset();
+    m_clock_stop.reset();
+    if (!setup.timestamp_callback) m_clock_start = read_clock_pair();
     state->prefill();
     m_state = state;
     set_active(state);
@@ -397,10 +468,14 @@ private:
       return;
     }
     m_enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    std::vector<std::pair<CUpti_ActivityKind, const char*>> optional = {
-        {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},     {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
-        {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},     {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"},
-        {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"}, {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"}};
+    std::vector<std::pair<CUpti_ActivityKind, const char*>> optional = {{CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+                                                                        {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
+                                                                        {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+                                                                        {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"}};
+    if (m_options.api_records) {
+      optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
+      optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
+    }
     if (m_options.driver_api) optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
     // Ranges come from speedlab's own NVTX recorder; CUPTI's MARKER only when the user made
     // libcupti the NVTX tool through NVTX_INJECTION64_PATH.
@@ -413,25 +488,74 @@ private:
         note_once(fmt::format("cupti: {} records unavailable: {}", name, result_string(r)));
       }
     }
+    if (m_options.api_records && m_options.launches != profiler_options::launch_mode::activity) start_launch_callbacks();
     m_nvtx.emplace();
     m_running = true;
   }
 
-  // steady - CUPTI, from the tightest of a few bracketing reads.
-  static std::int64_t measure_clock_offset() {
-    std::int64_t best_offset = 0;
+  // Launch calls leave the RUNTIME activity (enabled just before, which reset these
+  // per-call switches) and, in callback mode, go through subscriber_callback.
+  void start_launch_callbacks() {
+    for (CUpti_CallbackId id : launch_callback_ids) cuptiActivityEnableRuntimeApi(id, 0);
+    if (m_options.launches != profiler_options::launch_mode::callback) return;
+    m_launches = std::make_unique<launch_sink>();
+    m_launches->max_calls = m_options.max_buffer_bytes / sizeof(trace::api_record);
+    m_launches->calls.reserve(std::min<std::size_t>(m_launches->max_calls, 4096));
+    g_launch_sink.store(m_launches.get(), std::memory_order_release);
+    for (CUpti_CallbackId id : launch_callback_ids)
+      if (CUptiResult r = cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id); r != CUPTI_SUCCESS) {
+        note_once("cupti: launch callbacks unavailable (" + result_string(r) + "); launch calls count as host time");
+        break;
+      }
+  }
+
+  void stop_launch_callbacks() {
+    if (!m_launches) return;
+    for (CUpti_CallbackId id : launch_callback_ids) cuptiEnableCallback(0, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    g_launch_sink.store(nullptr, std::memory_order_release);
+  }
+
+  void take_launch_calls(trace::device_trace& d) {
+    std::vector<trace::api_record> calls;
+    std::uint64_t dropped = 0;
+    {
+      std::lock_guard lock(m_launches->mutex);
+      calls = std::move(m_launches->calls);
+      dropped = m_launches->dropped;
+      m_launches->calls = {};
+      m_launches->dropped = 0;
+    }
+    for (auto& c : calls) c.name = cached_api_name(c.callback_id);
+    d.api_calls.insert(d.api_calls.end(), std::make_move_iterator(calls.begin()), std::make_move_iterator(calls.end()));
+    std::stable_sort(d.api_calls.begin(), d.api_calls.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    if (dropped) {
+      d.dropped_records += dropped;
+      m_messages.push_back(fmt::format("cupti: buffer cap reached: {} launch call(s) not recorded", dropped));
+    }
+  }
+
+  std::string cached_api_name(CUpti_CallbackId id) {
+    auto [it, inserted] = m_launch_names.try_emplace(id);
+    if (inserted) it->second = cupti::cupti_api_name(CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    return it->second;
+  }
+
+  // One CUPTI clock reading and the steady time at its middle, from the tightest of a few
+  // bracketing reads; nothing if CUPTI cannot read its clock.
+  static std::optional<clock_pair> read_clock_pair() {
+    std::optional<clock_pair> best;
     std::uint64_t best_width = ~0ull;
     for (int i = 0; i < 7; ++i) {
       std::uint64_t c = 0;
       const std::uint64_t a = steady_now_ns();
-      if (cuptiGetTimestamp(&c) != CUPTI_SUCCESS) return 0;
+      if (cuptiGetTimestamp(&c) != CUPTI_SUCCESS) return best;
       const std::uint64_t b = steady_now_ns();
       if (b - a < best_width) {
         best_width = b - a;
-        best_offset = static_cast<std::int64_t>(a + (b - a) / 2) - static_cast<std::int64_t>(c);
+        best = clock_pair{c, a + (b - a) / 2};
       }
     }
-    return best_offset;
+    return best;
   }
 
   bool check(CUptiResult r, const char* what) {
@@ -443,6 +567,7 @@ private:
   void fail(std::string why) {
     m_failed = true;
     m_failure = why;
+    stop_launch_callbacks();
     for (auto kind : m_enabled) cuptiActivityDisable(kind);
     m_enabled.clear();
     note_once(std::move(why));
@@ -458,6 +583,9 @@ private:
   std::string m_failure;
   std::vector<CUpti_ActivityKind> m_enabled;
   std::shared_ptr<session_state> m_state;
+  std::optional<clock_pair> m_clock_start, m_clock_stop; // offset clock mode only
+  std::unique_ptr<launch_sink> m_launches;                // launch_mode::callback only
+  std::map<CUpti_CallbackId, std::string> m_launch_names;
   std::optional<nvtx_capture> m_nvtx;
   std::vector<trace::range_record> m_ranges;
   std::uint64_t m_cupti_dropped = 0;

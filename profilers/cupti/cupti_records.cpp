@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -272,6 +273,39 @@ std::string overhead_kind_name(std::uint32_t kind) {
   case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT: return "uvm_activity_init";
   default: return "unknown";
   }
+}
+
+clock_map clock_map::from_pairs(std::uint64_t cupti0, std::uint64_t steady0, std::uint64_t cupti1,
+                                std::uint64_t steady1) {
+  clock_map m{cupti0, steady0, 1.0};
+  // Rates far from 1 mean a bad read, not a real clock difference (NTP slews <= 500 ppm).
+  if (cupti1 > cupti0 + 1000000 && steady1 > steady0) {
+    const double rate = static_cast<double>(steady1 - steady0) / static_cast<double>(cupti1 - cupti0);
+    if (rate > 0.999 && rate < 1.001) m.rate = rate;
+  }
+  return m;
+}
+
+std::uint64_t clock_map::operator()(std::uint64_t t) const {
+  if (t == 0) return 0; // "no timestamp" stays so
+  const double delta = static_cast<double>(static_cast<std::int64_t>(t - cupti0)) * rate;
+  return static_cast<std::uint64_t>(static_cast<std::int64_t>(steady0) + std::llround(delta));
+}
+
+void map_clock(trace::device_trace& t, const clock_map& m) {
+  auto each = [&m](auto& records) {
+    for (auto& r : records) {
+      r.start = m(r.start);
+      r.end = m(r.end);
+    }
+  };
+  each(t.kernels);
+  each(t.memcpys);
+  each(t.memsets);
+  each(t.api_calls);
+  each(t.syncs);
+  each(t.ranges);
+  each(t.overheads);
 }
 
 } // namespace speedlab::profiling::cupti

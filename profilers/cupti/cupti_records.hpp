@@ -54,6 +54,20 @@ struct parsed_records {
 // already reports the steady clock through the registered timestamp callback).
 void parse_record(const CUpti_Activity& record, std::int64_t clock_offset_ns, parsed_records& out);
 
+// A linear map from CUPTI's own clock to the host steady clock, from (CUPTI, steady) pairs
+// read at session start and stop: an offset, plus the rate difference of the two clocks
+// (NTP slews the steady clock; CUPTI's clock may not be slewed).
+struct clock_map {
+  std::uint64_t cupti0 = 0, steady0 = 0;
+  double rate = 1; // steady ns per CUPTI ns
+  static clock_map from_pairs(std::uint64_t cupti0, std::uint64_t steady0, std::uint64_t cupti1, std::uint64_t steady1);
+  std::uint64_t operator()(std::uint64_t t) const;
+};
+
+// Moves every record of `t` onto the steady clock (call it before adding anything speedlab
+// timed itself, such as its own NVTX ranges).
+void map_clock(trace::device_trace& t, const clock_map& m);
+
 // (domain is CUPTI_CB_DOMAIN_RUNTIME_API or CUPTI_CB_DOMAIN_DRIVER_API) -> "cudaMemcpy_v3020"
 using api_name_fn = std::function<std::string(CUpti_CallbackDomain, CUpti_CallbackId)>;
 std::string cupti_api_name(CUpti_CallbackDomain domain, CUpti_CallbackId id); // real CUPTI lookup

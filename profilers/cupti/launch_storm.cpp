@@ -1,14 +1,20 @@
 // speedlab_launch_storm: what the CUPTI session adds to each kernel launch. Launches N empty
 // kernels (and synchronizes) R times before CUPTI is touched, R times inside a cupti session,
-// R times after the sessions ended, and prints one JSON line with the medians per launch. Under nsys the session cannot attach; the line then says why and
-// carries the plain figures only.
+// R times after the sessions ended, and prints one JSON line with the medians per launch.
+// Under nsys the session cannot attach; the line then says why and carries the plain
+// figures only. --clock and --no-api select the session's options (profilers/profiler.hpp),
+// to see what each part of the tracing costs per launch.
 //   speedlab_launch_storm [--launches N] [--rounds R] [--buffer-mib B] [--cap-mib C]
+//                         [--clock callback|offset] [--launch-records activity|callback|none] [--no-api]
+//                         [--no-cupti]
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,13 +46,55 @@ int main(int argc, char** argv) {
   long launches = 100000;
   int rounds = 5;
   double buffer_mib = 8, cap_mib = 256;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--launches")) launches = std::atol(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--buffer-mib")) buffer_mib = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--cap-mib")) cap_mib = std::atof(argv[i + 1]);
+  speedlab::profiling::profiler_options options;
+  bool use_cupti = true;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--no-api")) options.api_records = false;
+    else if (!std::strcmp(argv[i], "--no-cupti")) use_cupti = false;
+    else if (has_value && !std::strcmp(argv[i], "--launches")) launches = std::atol(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--buffer-mib")) buffer_mib = std::atof(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--cap-mib")) cap_mib = std::atof(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--clock")) {
+      const std::string v = argv[++i];
+      if (v != "callback" && v != "offset") {
+        std::fprintf(stderr, "speedlab_launch_storm: --clock takes callback or offset, not '%s'\n", v.c_str());
+        return 2;
+      }
+      options.clock = v == "offset" ? speedlab::profiling::profiler_options::clock_mode::offset
+                                    : speedlab::profiling::profiler_options::clock_mode::callback;
+    } else if (has_value && !std::strcmp(argv[i], "--launch-records")) {
+      using mode = speedlab::profiling::profiler_options::launch_mode;
+      const std::string v = argv[++i];
+      if (v == "activity") options.launches = mode::activity;
+      else if (v == "callback") options.launches = mode::callback;
+      else if (v == "none") options.launches = mode::none;
+      else {
+        std::fprintf(stderr, "speedlab_launch_storm: --launch-records takes activity, callback or none, not '%s'\n", v.c_str());
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "speedlab_launch_storm: unknown or incomplete argument '%s'\n", argv[i]);
+      return 2;
+    }
   }
-  nlohmann::json out{{"benchmark", "speedlab_launch_storm"}, {"launches", launches}, {"rounds", rounds}};
+  nlohmann::json out{{"benchmark", "speedlab_launch_storm"},
+                     {"launches", launches},
+                     {"rounds", rounds},
+                     {"clock", options.clock == speedlab::profiling::profiler_options::clock_mode::offset ? "offset"
+                                                                                                       : "callback"},
+                     {"record_api_calls", options.api_records},
+                     {"launch_records", std::array{"activity", "callback", "none"}[static_cast<int>(options.launches)]}};
+  {
+    // What one read of the host steady clock costs here (a syscall where the VM's clock
+    // source has no vDSO path): the timestamp callback pays it for every CPU timestamp.
+    constexpr int reads = 200000;
+    std::uint64_t last = 0;
+    const auto t0 = speedlab::profiling::steady_now_ns();
+    for (int i = 0; i < reads; ++i) last = speedlab::profiling::steady_now_ns();
+    out["clock_read_ns"] = static_cast<double>(last - t0) / reads;
+  }
   const std::string device = speedlab::storm::device_name();
   if (device.empty()) {
     out["error"] = "no usable CUDA device";
@@ -60,8 +108,9 @@ int main(int argc, char** argv) {
   speedlab::storm::synchronize();
 
   auto profiler = speedlab::profiling::make_profiler("cupti");
-  std::string unavailable = profiler ? profiler->unavailable_reason() : "cupti backend not built";
-  speedlab::profiling::profiler_options options;
+  std::string unavailable = !use_cupti ? "not asked for (--no-cupti)"
+                            : profiler ? profiler->unavailable_reason()
+                                       : "cupti backend not built";
   options.buffer_bytes = static_cast<std::size_t>(buffer_mib * (1 << 20));
   options.max_buffer_bytes = static_cast<std::size_t>(cap_mib * (1 << 20));
 
@@ -69,7 +118,7 @@ int main(int argc, char** argv) {
   // inside a cupti session (a new session per round), plain launches after the sessions
   // ended (what CUPTI leaves behind once initialized).
   std::vector<double> before, profiled, after, flush;
-  std::uint64_t kernels = 0, api = 0, dropped = 0, buffer_bytes = 0;
+  std::uint64_t kernels = 0, api = 0, correlated = 0, dropped = 0, buffer_bytes = 0;
   std::vector<std::string> messages;
   nlohmann::json overheads = nlohmann::json::object();
   for (int r = 0; r < rounds; ++r) before.push_back(storm(launches));
@@ -90,6 +139,12 @@ int main(int argc, char** argv) {
     s->collect(data);
     kernels = data.device.kernels.size();
     api = data.device.api_calls.size();
+    // Kernels whose launch call was recorded under the same correlation id.
+    std::unordered_set<std::uint32_t> launch_ids;
+    for (const auto& a : data.device.api_calls)
+      if (a.name.find("Launch") != std::string::npos) launch_ids.insert(a.correlation);
+    correlated = 0;
+    for (const auto& k : data.device.kernels) correlated += launch_ids.count(k.correlation);
     dropped = data.device.dropped_records;
     buffer_bytes = data.device.buffer_bytes;
     if (!data.device.note.empty()) unavailable = data.device.note;
@@ -115,6 +170,7 @@ int main(int argc, char** argv) {
     out["stop_flush_ms"] = median(flush) * 1e3;
     out["kernels_recorded"] = kernels;
     out["api_records"] = api;
+    out["kernels_with_launch_record"] = correlated;
     out["dropped_records"] = dropped;
     out["buffer_peak_bytes"] = buffer_bytes;
     out["cupti"] = "ok";

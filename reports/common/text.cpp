@@ -118,6 +118,11 @@ std::string fmt_bytes(double bytes) {
 
 std::string fmt_percent(double percent) { return fmt_sig(percent, percent >= 100 ? 4 : 3) + "%"; }
 
+std::string fmt_signed_percent(double percent) {
+  if (!std::isfinite(percent)) return "n/a";
+  return fmt::format("{:+.1f}%", percent);
+}
+
 std::string fmt_ratio(double ratio) { return fmt_sig(ratio) + "x"; }
 
 std::string fmt_exact(double v) {

@@ -33,6 +33,8 @@ std::string fmt_ms(double ns);
 std::string fmt_bytes(double bytes);
 // A percentage given in percent (12.3 -> "12.3%").
 std::string fmt_percent(double percent);
+// A signed percentage given in percent (-1.23 -> "-1.2%", 0.5 -> "+0.5%").
+std::string fmt_signed_percent(double percent);
 // A ratio as "4.21x".
 std::string fmt_ratio(double ratio);
 // A plain number, shortest round-trip form ("0.1", "16777216", "1e+300"): for CSV/JSON-like

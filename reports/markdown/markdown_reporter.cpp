@@ -72,6 +72,7 @@ public:
     for (const auto& w : m_workloads) workload(w);
     roofline();
     what_ifs();
+    timing_checks();
     integrity();
     return std::move(m_out);
   }
@@ -278,6 +279,22 @@ private:
                       fmt_duration(w.projected_ns), fmt_ratio(w.max_speedup), md_text(w.arithmetic)});
     table(m_out, {"point", "if", "measured", "at best", "max speedup", "arithmetic"}, rows,
           {false, false, true, true, true, false});
+  }
+
+  void timing_checks() {
+    if (m_in.analysis.timing_checks.empty()) return;
+    m_out += "## The variants' own timings beside the profiler's\n\n";
+    m_out += "Difference = (profiler - own) / own, per repetition; the median decides (agree: within 5%).\n\n";
+    table_rows rows;
+    for (const auto& c : m_in.analysis.timing_checks)
+      rows.push_back({md_code(c.point_id), md_code(c.name), fmt_duration(c.self_median_ns),
+                      c.repetitions ? fmt_duration(c.profiler_median_ns) : "—",
+                      c.repetitions ? fmt_signed_percent(100 * c.median_difference) : "—",
+                      c.repetitions ? fmt_percent(100 * c.max_abs_difference) : "—",
+                      std::to_string(c.repetitions), md_text(c.verdict + (c.note.empty() ? "" : ": " + c.note))});
+    table(m_out, {"point", "own timing", "own (median)", "profiler (median)", "difference", "largest difference (abs)",
+                  "repetitions", "verdict"},
+          rows, {false, false, true, true, true, true, true, false});
   }
 
   void integrity() {

@@ -300,4 +300,31 @@ TEST_CASE("cupti backend degrades without a GPU driver", "[cupti_replay]") {
   CHECK(data.device.note.find("unavailable") != std::string::npos);
 }
 
+TEST_CASE("cupti clock map: offset and rate from two (CUPTI, steady) pairs", "[cupti]") {
+  // CUPTI's clock 1000 ns behind steady at the first pair and running 100 ppm slow.
+  const auto m = cp::clock_map::from_pairs(5'000'000, 5'001'000, 1'005'000'000, 1'005'101'000);
+  CHECK(m.rate == Approx(1.0001).epsilon(1e-9));
+  CHECK(m(5'000'000) == 5'001'000);
+  CHECK(m(1'005'000'000) == 1'005'101'000);
+  CHECK(m(505'000'000) == 505'051'000); // halfway: half the drift
+  CHECK(m(0) == 0);                      // "no timestamp" stays so
+
+  // A bad read (rate far from 1) or pairs too close together: the offset alone.
+  CHECK(cp::clock_map::from_pairs(0, 100, 2'000'000, 4'000'100).rate == 1.0);
+  CHECK(cp::clock_map::from_pairs(1000, 2000, 1500, 2600).rate == 1.0);
+
+  trace::device_trace t;
+  t.kernels.push_back({});
+  t.kernels[0].start = 5'000'000;
+  t.kernels[0].end = 1'005'000'000;
+  t.api_calls.push_back({});
+  t.api_calls[0].start = 505'000'000;
+  t.api_calls[0].end = 505'000'100;
+  cp::map_clock(t, m);
+  CHECK(t.kernels[0].start == 5'001'000);
+  CHECK(t.kernels[0].end == 1'005'101'000);
+  CHECK(t.api_calls[0].start == 505'051'000);
+  CHECK(t.api_calls[0].end == 505'051'100);
+}
+
 #endif

@@ -23,7 +23,7 @@ point_result run_variant(const std::string& variant, double timeout_s = 10) {
   pp.measure.max_samples = 5;
   pp.measure.min_time_s = 0;
   pp.measure.max_time_s = 0.2;
-  run_request req{w, w->find_variant(variant), pp, 1, {"host"}, {}, {}};
+  run_request req{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}};
   return run_isolated(req, timeout_s);
 }
 } // namespace
@@ -83,7 +83,29 @@ TEST_CASE("isolation: a variant that cannot run here is skipped with the reason"
 TEST_CASE("runner: in-process measurement reports exceptions as failed results", "[runner]") {
   const auto* w = registry().find("faulty");
   planned_point pp{"faulty", "throw", {{"n", "10"}, {"mode", "a"}, {"scale", "1"}}, {}};
-  run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, {}, {}};
+  run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, false, {}, {}};
   const auto r = measure_point(req);
   CHECK(r.status == point_status::failed);
+}
+
+TEST_CASE("runner: a variant's own timings are kept per measured repetition, only when asked", "[runner]") {
+  const auto* w = registry().find("faulty");
+  planned_point pp{"faulty", "ok", {{"n", "1000"}, {"mode", "a"}, {"scale", "1"}}, {}};
+  pp.measure.min_samples = 4;
+  pp.measure.max_samples = 6;
+  pp.measure.min_time_s = 0;
+  pp.measure.warmup_runs = 2;
+  run_request req{w, w->find_variant("ok"), pp, 1, {"none"}, false, {}, {}};
+  CHECK(measure_point(req).self_timed_ns.empty());
+
+  req.self_timing = true;
+  const auto r = run_isolated(req, 10); // through the child, as speedlab runs it
+  REQUIRE(r.status == point_status::ok);
+  REQUIRE(r.self_timed_ns.count("summing") == 1);
+  const auto& series = r.self_timed_ns.at("summing");
+  CHECK(series.size() == r.samples_ns.size()); // warm-up and validation reports are not kept
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    CHECK(series[i] > 0);
+    CHECK(series[i] <= r.samples_ns[i]); // the loop lies inside its repetition
+  }
 }

@@ -124,3 +124,15 @@ TEST_CASE("config: the built-in default suite parses", "[config]") {
   CHECK_FALSE(s.workloads.empty());
   CHECK(s.measure.max_time_s <= 1.0); // keeps the default run short
 }
+
+TEST_CASE("config: self_timing is off by default, set by the suite or the command line", "[config]") {
+  CHECK_FALSE(parse_suite("threads: 2\n", "s.yaml").self_timing);
+  auto s = parse_suite("self_timing: true\n", "s.yaml");
+  CHECK(s.self_timing);
+  CHECK_THROWS_WITH(parse_suite("self_timing: often\n", "s.yaml"), Contains("s.yaml:1:14") && Contains("true or false"));
+  CHECK_THROWS_WITH(parse_suite("self_timings: true\n", "s.yaml"), Contains("did you mean 'self_timing'"));
+  cli_overrides cli;
+  cli.self_timing = false;
+  apply_overrides(s, cli);
+  CHECK_FALSE(s.self_timing);
+}

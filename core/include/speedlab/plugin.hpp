@@ -62,7 +62,7 @@
 
 // The ABI version of this SDK. speedlab refuses a plugin built against another value,
 // because the types below cross the shared-library boundary by layout.
-#define SPEEDLAB_PLUGIN_ABI_VERSION 1
+#define SPEEDLAB_PLUGIN_ABI_VERSION 2
 
 namespace speedlab {
 
@@ -176,7 +176,20 @@ struct run_context {
   int device = 0;
   void (*range_push)(const char* name) = nullptr; // set by speedlab; null: ranges are no-ops
   void (*range_pop)() = nullptr;
+  // The user asked for the variant's own timings (`self_timing: true`): a variant that can
+  // time its work itself (cudaEvents around its kernel, say) does so and reports each
+  // repetition's figure through report_timing; speedlab shows it beside what its profiler
+  // measured for the same work. Off by default: the timers cost a little every repetition.
+  bool self_timing = false;
+  void (*timing_sink)(const char* name, double ns) = nullptr;
 };
+
+// Reports a time the variant measured itself in the current repetition, under a name the
+// report compares with the profiler: "kernel" (kernel time), "h2d", "d2h" (copies); any
+// other name is shown as it is. Call it once per name per repetition, from any phase.
+inline void report_timing(const run_context& context, const char* name, double nanoseconds) {
+  if (context.timing_sink) context.timing_sink(name, nanoseconds);
+}
 
 // A range of the plugin's own inside a phase ("copy tile", "final reduction"). speedlab
 // records it as an NVTX range of its executable, so it shows in speedlab's trace and under
