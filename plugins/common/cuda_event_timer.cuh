@@ -5,12 +5,12 @@
 //
 // On an idle GPU a plain event pair also times the host's launch call: the start event runs
 // the moment it is recorded, the kernel only once cudaLaunchKernel has returned (measured on
-// the H100: 8-55 us more than the kernel). So, like nvbench's blocking kernel, the timer holds
+// the H100: 7-55 us more than the kernel). So, like nvbench's blocking kernel, the timer holds
 // the stream behind a flag in pinned memory (cuStreamWaitValue32) from start() to stop(): the
 // start event, the work and the stop event then run back to back once stop() lifts it. What
 // remains is the GPU front end's gap around the kernel (about 2.4 us on the H100). The first
-// timing is never gated: a first launch may load the kernel's module (CUDA's lazy loading),
-// which waits for the device and would wait forever behind the held stream (seen on the H100).
+// timing is never gated: with the first launch gated every point hung on the H100 (a first
+// launch may load the kernel's module lazily, which waits for the device).
 // Where stream memory operations are unavailable the pair runs ungated; gated() says whether
 // the last timing was.
 //
