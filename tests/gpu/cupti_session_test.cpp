@@ -249,7 +249,8 @@ TEST_CASE("event pair around the lesson's multiply: what the events add to the k
   using gpu_test::hold;
   constexpr std::size_t n = std::size_t{1} << 24;
   REQUIRE(gpu_test::multiply_timed_by_events(n, false) > 0);                  // module, buffers
-  REQUIRE(gpu_test::multiply_timed_by_events(n, false, 0, hold::flag) > 0);   // the timer's ungated first use
+  REQUIRE(gpu_test::multiply_timed_by_events(n, false, 0, hold::flag) > 0);   // the timers' ungated first use
+  REQUIRE(gpu_test::multiply_timed_by_events(n, false, 0, hold::primed_flag) > 0);
   struct condition {
     const char* name;
     bool fresh;
@@ -263,6 +264,8 @@ TEST_CASE("event pair around the lesson's multiply: what the events add to the k
       {"flag, reused buffers, busy GPU", false, 0, hold::flag},
       {"flag, reused buffers, 20 ms idle", false, 20, hold::flag},
       {"flag, fresh buffers (the lesson)", true, 0, hold::flag},
+      {"primed flag, reused buffers", false, 0, hold::primed_flag},
+      {"primed flag, fresh buffers (the lesson)", true, 0, hold::primed_flag},
   };
   constexpr int per_case = 5;
   auto s = cupti_session();

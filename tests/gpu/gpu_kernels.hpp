@@ -28,8 +28,9 @@ float spin_timed_by_events(std::uint64_t ns);
 // blocks of 256, as the lesson's). fresh: a, b, c are cudaMalloc'ed and a, b copied in just
 // before (as the lesson does every call); else reused. idle_ms: the host sleeps that long
 // (GPU idle) before queuing. hold: the events and kernel are queued behind a 300 us blocker
-// kernel (blocker) or behind the plugins' event_timer flag (flag: cuStreamWaitValue32).
-enum class hold { blocker, flag };
+// kernel (blocker), behind the plugins' event_timer flag (flag: cuStreamWaitValue32), or
+// behind that flag with the timer's 4-byte memset ahead of it (primed_flag).
+enum class hold { blocker, flag, primed_flag };
 float multiply_timed_by_events(std::size_t n, bool fresh, int idle_ms = 0, hold how = hold::blocker);
 bool launch_empty(int n);
 bool synchronize();                             // cudaDeviceSynchronize

@@ -1,13 +1,12 @@
 // The lesson-style vector multiply (copies in and out on every call) through the speedlab
 // binary with CUPTI and self-timing: its time split must show the transfers dominating, and
-// speedlab's report sets CUPTI's kernel time beside the variant's own (gated) cudaEvent
-// timing of the same launches. The events hold a fixed gap more than the kernel: 2.3-2.5 us of
-// GPU front end with reused buffers, 5-9 us right after the lesson's cudaMalloc + copies
-// (2.6-9.9 us; the diagnostic in cupti_session_test.cpp). So here the 5% agreement is asserted
-// from 250 us (it held at 145 us in two of three runs), and below that the gap must stay that
-// fixed amount, not grow with the kernel.
-#include "speedlab/config.hpp"
+// speedlab's report must find CUPTI's kernel time within 5% of the variant's own cudaEvent
+// timing of the same launches for kernels of 50 us or more (here 72 us and up). The events
+// (gated and primed: plugins/common/cuda_event_timer.cuh) hold the GPU front end's fixed gap
+// of about 2.5 us more than the kernel, at every size.
 #include "speedlab_catch.hpp"
+
+#include "speedlab/config.hpp" // SPEEDLAB_HAS_CUPTI
 
 #if SPEEDLAB_HAS_CUPTI
 
@@ -20,7 +19,7 @@
 #include "unit/test_support.hpp"
 
 TEST_CASE("lesson vector multiply: transfers dominate; CUPTI kernel time within 5% of the variant's cudaEvents "
-          "for kernels >= 250 us, a fixed gap below",
+          "for kernels >= 50 us",
           "[gpu][lesson]") {
   namespace t = speedlab::testing;
   t::temp_dir dir;
@@ -61,14 +60,14 @@ TEST_CASE("lesson vector multiply: transfers dominate; CUPTI kernel time within 
                 100 * c.at("max_abs_difference").get<double>(), c.at("repetitions").get<int>(),
                 c.at("verdict").get<std::string>().c_str());
     CHECK(cupti_ns <= event_ns * 1.001); // the kernel lies inside its events
-    CHECK(event_ns - cupti_ns <= 12e3);  // a fixed gap, whatever the kernel's length
-    if (cupti_ns >= 250e3) {
+    CHECK(event_ns - cupti_ns <= 6e3);   // a fixed gap, whatever the kernel's length
+    if (cupti_ns >= 50e3) {
       ++long_kernels;
       CHECK(std::fabs(diff) <= 0.05);
       CHECK(c.at("verdict") == "agree");
     }
   }
-  CHECK(long_kernels >= 2);
+  CHECK(long_kernels >= 4);
 }
 
 #endif
