@@ -30,6 +30,26 @@
 namespace speedlab::app {
 namespace {
 
+// The `cupti:` settings that differ from the defaults, for the run's notes (empty if none).
+std::string cupti_options_note(const profiling::profiler_options& o) {
+  const profiling::profiler_options d;
+  std::vector<std::string> parts;
+  if (o.buffer_bytes != d.buffer_bytes) parts.push_back(fmt::format("buffer_mib={:g}", static_cast<double>(o.buffer_bytes) / 1048576.0));
+  if (o.max_buffer_bytes != d.max_buffer_bytes)
+    parts.push_back(fmt::format("max_buffer_mib={:g}", static_cast<double>(o.max_buffer_bytes) / 1048576.0));
+  if (o.api_records != d.api_records) parts.push_back(fmt::format("api_records={}", o.api_records));
+  if (o.driver_api != d.driver_api) parts.push_back(fmt::format("driver_api={}", o.driver_api));
+  if (o.launches != d.launches)
+    parts.push_back(std::string("launch_records=") +
+                    (o.launches == profiling::profiler_options::launch_mode::callback ? "callback" : "none"));
+  if (o.clock != d.clock) parts.push_back("clock=offset");
+  if (parts.empty()) return {};
+  std::string s = "cupti options:";
+  for (const auto& p : parts) s += " " + p;
+  if (!o.api_records) s += " (no CUDA API records: API and sync time count as host time)";
+  return s;
+}
+
 void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli_paths) {
   const auto paths = plugin_search_path(cli_paths);
   if (paths.empty()) std::cerr << "speedlab: warning: no plugin folder found (use --plugin-path or SPEEDLAB_PLUGIN_PATH)\n";
@@ -201,10 +221,12 @@ int command_run(const run_options& options) {
   progress_display progress(points.size(), stderr_is_terminal());
   std::vector<point_result> results;
   std::set<std::string> notes;
+  if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& pp = points[i];
     const loaded_workload* w = registry.find(pp.workload);
-    run_request req{w, w->find_variant(pp.variant), pp, threads, suite.profilers, suite.self_timing, out, {}};
+    run_request req{w, w->find_variant(pp.variant), pp, threads, suite.profilers, suite.self_timing,
+                    suite.profiler_options, out, {}};
     progress.starting(i, point_id(pp.workload, pp.variant, pp.params));
     point_result r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
     writer.append(r);

@@ -140,7 +140,7 @@ point_result measure_point(const run_request& req) {
         continue;
       }
       try {
-        sessions.push_back(prof->create_session(profiling::profiler_options{}));
+        sessions.push_back(prof->create_session(req.profiler_options));
         session_names.push_back(name);
       } catch (const std::exception& e) {
         r.profiler_messages.push_back(fmt::format("{}: could not start: {}", name, e.what()));

@@ -12,6 +12,7 @@
 #include "core/app/plugin_loader.hpp"
 #include "core/app/suite_config.hpp"
 #include "core/model/results.hpp"
+#include "profilers/profiler.hpp"
 
 namespace speedlab::app {
 
@@ -22,6 +23,7 @@ struct run_request {
   int threads = 1;
   std::vector<std::string> profilers;      // backend names, e.g. host, cupti
   bool self_timing = false;                // ask variants for their own timings (run_context)
+  profiling::profiler_options profiler_options; // for every session of the point
   std::filesystem::path output_dir;        // traces/ is written under it
   // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
   std::function<void(const std::string& phase)> progress;

@@ -112,6 +112,42 @@ void parse_measure(const std::string& file, const YAML::Node& m, measure_options
                               out.max_time_s));
 }
 
+// One of `choices`, or an error naming them.
+std::string choice(const std::string& file, const YAML::Node& n, const std::string& what,
+                   const std::vector<std::string>& choices) {
+  const std::string v = scalar(file, n, what);
+  if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    fail(file, n, fmt::format("{} must be one of {}; found '{}'", what, list, v));
+  }
+  return v;
+}
+
+void parse_cupti(const std::string& file, const YAML::Node& c, profiling::profiler_options& out) {
+  using opts = profiling::profiler_options;
+  require_map(file, c, "'cupti'");
+  check_keys(file, c, {"buffer_mib", "max_buffer_mib", "api_records", "launch_records", "clock", "driver_api"},
+             "'cupti'");
+  constexpr double mib = 1 << 20;
+  if (c["buffer_mib"]) out.buffer_bytes = static_cast<std::size_t>(number(file, c["buffer_mib"], "cupti.buffer_mib", 0.004, 4096) * mib);
+  if (c["max_buffer_mib"])
+    out.max_buffer_bytes = static_cast<std::size_t>(number(file, c["max_buffer_mib"], "cupti.max_buffer_mib", 0.004, 65536) * mib);
+  if (out.max_buffer_bytes < out.buffer_bytes)
+    fail(file, c, "cupti.max_buffer_mib is smaller than cupti.buffer_mib");
+  if (c["api_records"]) out.api_records = boolean(file, c["api_records"], "cupti.api_records");
+  if (c["driver_api"]) out.driver_api = boolean(file, c["driver_api"], "cupti.driver_api");
+  if (c["launch_records"]) {
+    const std::string v = choice(file, c["launch_records"], "cupti.launch_records", {"activity", "callback", "none"});
+    out.launches = v == "callback" ? opts::launch_mode::callback
+                   : v == "none"   ? opts::launch_mode::none
+                                   : opts::launch_mode::activity;
+  }
+  if (c["clock"])
+    out.clock = choice(file, c["clock"], "cupti.clock", {"callback", "offset"}) == "offset" ? opts::clock_mode::offset
+                                                                                             : opts::clock_mode::callback;
+}
+
 void parse_warmup(const std::string& file, const YAML::Node& w, measure_options& out) {
   if (w.IsScalar()) {
     out.warmup_runs = count(file, w, "warmup (runs)", 0, 1e6);
@@ -157,7 +193,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   require_map(file, root, "the suite");
   check_keys(file, root,
              {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
-              "self_timing", "workloads"},
+              "self_timing", "cupti", "workloads"},
              "the suite");
   if (root["output"]) s.output = scalar(file, root["output"], "output (a folder)");
   if (root["isolate"]) s.isolate = boolean(file, root["isolate"], "isolate");
@@ -168,6 +204,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["profilers"]) s.profilers = string_list(file, root["profilers"], "profilers");
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
+  if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
   if (root["calibrate"]) {
     s.calibrate = scalar(file, root["calibrate"], "calibrate");
     const std::vector<std::string> modes{"off", "cached", "quick", "full"};

@@ -153,3 +153,22 @@ TEST_CASE("cli: report names unreadable lines and files of a saved run, and keep
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("unknown report format 'pdf'"));
 }
+
+TEST_CASE("cli: cupti options that differ from the defaults are noted in run.json; --self-timing runs", "[cli]") {
+  t::temp_dir dir;
+  const auto suite = dir.path() / "suite.yaml";
+  std::ofstream(suite) << "cupti: {api_records: false, buffer_mib: 2}\nworkloads:\n  - name: faulty\n    variants: [ok]\n";
+  const auto out = dir.path() / "out";
+  const auto r = t::run_command(speedlab_exe() + " run " + suite.string() + " --self-timing --profilers host --out " +
+                                out.string() + quick + faulty_path());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto run = nlohmann::json::parse(std::ifstream(out / "run.json"));
+  bool noted = false;
+  for (const auto& n : run.at("notes"))
+    noted = noted || n.get<std::string>().find("cupti options: buffer_mib=2 api_records=false") != std::string::npos;
+  CHECK(noted);
+  const auto points = read_jsonl(out / "results.jsonl");
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].at("self_timed_ns").at("summing").size() == points[0].at("samples_ns").size());
+}

@@ -23,7 +23,7 @@ point_result run_variant(const std::string& variant, double timeout_s = 10) {
   pp.measure.max_samples = 5;
   pp.measure.min_time_s = 0;
   pp.measure.max_time_s = 0.2;
-  run_request req{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}};
+  run_request req{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}, {}};
   return run_isolated(req, timeout_s);
 }
 } // namespace
@@ -83,7 +83,7 @@ TEST_CASE("isolation: a variant that cannot run here is skipped with the reason"
 TEST_CASE("runner: in-process measurement reports exceptions as failed results", "[runner]") {
   const auto* w = registry().find("faulty");
   planned_point pp{"faulty", "throw", {{"n", "10"}, {"mode", "a"}, {"scale", "1"}}, {}};
-  run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, false, {}, {}};
+  run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, false, {}, {}, {}};
   const auto r = measure_point(req);
   CHECK(r.status == point_status::failed);
 }
@@ -95,7 +95,7 @@ TEST_CASE("runner: a variant's own timings are kept per measured repetition, onl
   pp.measure.max_samples = 6;
   pp.measure.min_time_s = 0;
   pp.measure.warmup_runs = 2;
-  run_request req{w, w->find_variant("ok"), pp, 1, {"none"}, false, {}, {}};
+  run_request req{w, w->find_variant("ok"), pp, 1, {"none"}, false, {}, {}, {}};
   CHECK(measure_point(req).self_timed_ns.empty());
 
   req.self_timing = true;

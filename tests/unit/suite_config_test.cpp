@@ -136,3 +136,25 @@ TEST_CASE("config: self_timing is off by default, set by the suite or the comman
   apply_overrides(s, cli);
   CHECK_FALSE(s.self_timing);
 }
+
+TEST_CASE("config: the cupti section sets the profiler options, with positions on errors", "[config]") {
+  using opts = speedlab::profiling::profiler_options;
+  const auto defaults = parse_suite("threads: 1\n", "s.yaml").profiler_options;
+  CHECK(defaults.api_records);
+  CHECK(defaults.launches == opts::launch_mode::activity);
+  const auto s = parse_suite("cupti: {buffer_mib: 1, max_buffer_mib: 4, api_records: false, launch_records: callback,"
+                             " clock: offset, driver_api: true}\n",
+                             "s.yaml");
+  const auto& o = s.profiler_options;
+  CHECK(o.buffer_bytes == 1u << 20);
+  CHECK(o.max_buffer_bytes == 4u << 20);
+  CHECK_FALSE(o.api_records);
+  CHECK(o.launches == opts::launch_mode::callback);
+  CHECK(o.clock == opts::clock_mode::offset);
+  CHECK(o.driver_api);
+  CHECK_THROWS_WITH(parse_suite("cupti:\n  launch_records: sometimes\n", "s.yaml"),
+                    Contains("s.yaml:2:19") && Contains("activity, callback, none") && Contains("'sometimes'"));
+  CHECK_THROWS_WITH(parse_suite("cupti:\n  clok: offset\n", "s.yaml"), Contains("s.yaml:2:3") && Contains("did you mean 'clock'"));
+  CHECK_THROWS_WITH(parse_suite("cupti: {buffer_mib: 8, max_buffer_mib: 1}\n", "s.yaml"), Contains("smaller than"));
+  CHECK_THROWS_WITH(parse_suite("cupti: on\n", "s.yaml"), Contains("must be a mapping"));
+}
