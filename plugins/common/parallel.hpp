@@ -1,5 +1,6 @@
-// Host parallelism for the `threads` variants: contiguous chunks per thread (static) or
-// chunks taken from a shared counter (dynamic, for uneven work such as Mandelbrot rows).
+// One-off host parallelism (filling inputs, validation references): contiguous chunks per
+// thread (static) or chunks taken from a shared counter (dynamic, for uneven work), on
+// threads started per call. The measured `threads` variants use worker_team.hpp instead.
 // Each thread owns its partial results; callers merge them after the join.
 #pragma once
 
