@@ -159,17 +159,11 @@ point_result measure_point(const run_request& req) {
     std::vector<trace::repetition_window> windows; // the runner's own timers, for the time split
     auto repetition = [&](bool measured) {
       std::map<std::string, double> timings;
+      const timing_scope scope(measured ? &timings : nullptr);
       const std::uint64_t start = now_ns();
-      std::pair<std::uint64_t, std::uint64_t> in, compute, out;
-      {
-        const timing_scope scope(measured ? &timings : nullptr);
-        in = timed_phase(label, "transfer_in", [&] { run->transfer_in(); });
-        compute = timed_phase(label, "compute", [&] { run->compute(); });
-        out = timed_phase(label, "transfer_out", [&] { run->transfer_out(); });
-      }
-      const auto [s1, e1] = in;
-      const auto [s2, e2] = compute;
-      const auto [s3, e3] = out;
+      auto [s1, e1] = timed_phase(label, "transfer_in", [&] { run->transfer_in(); });
+      auto [s2, e2] = timed_phase(label, "compute", [&] { run->compute(); });
+      auto [s3, e3] = timed_phase(label, "transfer_out", [&] { run->transfer_out(); });
       const std::uint64_t end = now_ns();
       if (measured) {
         for (const auto& [name, ns] : timings) {

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <memory>
 #include <cstdlib>
 #include <cstring>
@@ -410,14 +409,16 @@ public:
         m_state->records = {};
       }
       const std::uint64_t incomplete = records.incomplete;
-      std::uint64_t unpaired = 0;
-      cupti::finalize(std::move(records), &cupti::cupti_api_name, d, &unpaired);
       if (m_clock_start) {
         const clock_pair stop = m_clock_stop.value_or(*m_clock_start);
-        cupti::map_clock(d, cupti::clock_map::from_pairs(m_clock_start->cupti, m_clock_start->steady, stop.cupti,
-                                                         stop.steady));
+        cupti::map_clock(records, cupti::clock_map::from_pairs(m_clock_start->cupti, m_clock_start->steady,
+                                                               stop.cupti, stop.steady));
       }
-      if (m_launches) take_launch_calls(d);
+      // Launch calls from the callback are on the steady clock already; finalize names them.
+      const std::uint64_t launch_dropped = m_launches ? take_launch_calls(records) : 0;
+      std::uint64_t unpaired = 0;
+      cupti::finalize(std::move(records), &cupti::cupti_api_name, d, &unpaired);
+      d.dropped_records += launch_dropped;
       d.ranges.insert(d.ranges.end(), m_ranges.begin(), m_ranges.end());
       std::stable_sort(d.ranges.begin(), d.ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
       d.dropped_records += m_cupti_dropped + incomplete;
@@ -515,7 +516,8 @@ private:
     g_launch_sink.store(nullptr, std::memory_order_release);
   }
 
-  void take_launch_calls(trace::device_trace& d) {
+  // Moves the callback's launch calls into `records`; returns how many the cap dropped.
+  std::uint64_t take_launch_calls(cupti::parsed_records& records) {
     std::vector<trace::api_record> calls;
     std::uint64_t dropped = 0;
     {
@@ -525,19 +527,10 @@ private:
       m_launches->calls = {};
       m_launches->dropped = 0;
     }
-    for (auto& c : calls) c.name = cached_api_name(c.callback_id);
-    d.api_calls.insert(d.api_calls.end(), std::make_move_iterator(calls.begin()), std::make_move_iterator(calls.end()));
-    std::stable_sort(d.api_calls.begin(), d.api_calls.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-    if (dropped) {
-      d.dropped_records += dropped;
-      m_messages.push_back(fmt::format("cupti: buffer cap reached: {} launch call(s) not recorded", dropped));
-    }
-  }
-
-  std::string cached_api_name(CUpti_CallbackId id) {
-    auto [it, inserted] = m_launch_names.try_emplace(id);
-    if (inserted) it->second = cupti::cupti_api_name(CUPTI_CB_DOMAIN_RUNTIME_API, id);
-    return it->second;
+    auto& api = records.trace.api_calls;
+    api.insert(api.end(), std::make_move_iterator(calls.begin()), std::make_move_iterator(calls.end()));
+    if (dropped) m_messages.push_back(fmt::format("cupti: buffer cap reached: {} launch call(s) not recorded", dropped));
+    return dropped;
   }
 
   // One CUPTI clock reading and the steady time at its middle, from the tightest of a few
@@ -585,7 +578,6 @@ private:
   std::shared_ptr<session_state> m_state;
   std::optional<clock_pair> m_clock_start, m_clock_stop; // offset clock mode only
   std::unique_ptr<launch_sink> m_launches;                // launch_mode::callback only
-  std::map<CUpti_CallbackId, std::string> m_launch_names;
   std::optional<nvtx_capture> m_nvtx;
   std::vector<trace::range_record> m_ranges;
   std::uint64_t m_cupti_dropped = 0;

@@ -292,13 +292,14 @@ std::uint64_t clock_map::operator()(std::uint64_t t) const {
   return static_cast<std::uint64_t>(static_cast<std::int64_t>(steady0) + std::llround(delta));
 }
 
-void map_clock(trace::device_trace& t, const clock_map& m) {
+void map_clock(parsed_records& r, const clock_map& m) {
   auto each = [&m](auto& records) {
-    for (auto& r : records) {
-      r.start = m(r.start);
-      r.end = m(r.end);
+    for (auto& x : records) {
+      x.start = m(x.start);
+      x.end = m(x.end);
     }
   };
+  auto& t = r.trace;
   each(t.kernels);
   each(t.memcpys);
   each(t.memsets);
@@ -306,6 +307,7 @@ void map_clock(trace::device_trace& t, const clock_map& m) {
   each(t.syncs);
   each(t.ranges);
   each(t.overheads);
+  for (auto& e : r.markers) e.timestamp = m(e.timestamp);
 }
 
 } // namespace speedlab::profiling::cupti

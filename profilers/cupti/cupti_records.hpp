@@ -64,9 +64,9 @@ struct clock_map {
   std::uint64_t operator()(std::uint64_t t) const;
 };
 
-// Moves every record of `t` onto the steady clock (call it before adding anything speedlab
-// timed itself, such as its own NVTX ranges).
-void map_clock(trace::device_trace& t, const clock_map& m);
+// Moves every parsed record (markers included) onto the steady clock; call it before adding
+// anything speedlab timed itself.
+void map_clock(parsed_records& r, const clock_map& m);
 
 // (domain is CUPTI_CB_DOMAIN_RUNTIME_API or CUPTI_CB_DOMAIN_DRIVER_API) -> "cudaMemcpy_v3020"
 using api_name_fn = std::function<std::string(CUpti_CallbackDomain, CUpti_CallbackId)>;

@@ -313,14 +313,18 @@ TEST_CASE("cupti clock map: offset and rate from two (CUPTI, steady) pairs", "[c
   CHECK(cp::clock_map::from_pairs(0, 100, 2'000'000, 4'000'100).rate == 1.0);
   CHECK(cp::clock_map::from_pairs(1000, 2000, 1500, 2600).rate == 1.0);
 
-  trace::device_trace t;
+  cp::parsed_records parsed;
+  auto& t = parsed.trace;
   t.kernels.push_back({});
   t.kernels[0].start = 5'000'000;
   t.kernels[0].end = 1'005'000'000;
   t.api_calls.push_back({});
   t.api_calls[0].start = 505'000'000;
   t.api_calls[0].end = 505'000'100;
-  cp::map_clock(t, m);
+  parsed.markers.push_back({});
+  parsed.markers[0].timestamp = 5'000'000;
+  cp::map_clock(parsed, m);
+  CHECK(parsed.markers[0].timestamp == 5'001'000);
   CHECK(t.kernels[0].start == 5'001'000);
   CHECK(t.kernels[0].end == 1'005'101'000);
   CHECK(t.api_calls[0].start == 505'051'000);
