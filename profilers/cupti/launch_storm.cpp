@@ -32,12 +32,32 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Seconds for n launches plus the final synchronize (the work the GPU actually did).
-double storm(long n) {
+std::vector<double> loop_before, loop_profiled, loop_after; // seconds in the launch loop alone
+
+// Seconds for n launches plus the final synchronize (the work the GPU actually did); the
+// launch loop's own seconds go to `loop` (close to the total: the host is the bottleneck).
+double storm(long n, std::vector<double>& loop) {
   const auto t0 = speedlab::profiling::steady_now_ns();
   speedlab::storm::launch_empty(n);
+  const auto t1 = speedlab::profiling::steady_now_ns();
   speedlab::storm::synchronize();
-  return static_cast<double>(speedlab::profiling::steady_now_ns() - t0) * 1e-9;
+  const auto t2 = speedlab::profiling::steady_now_ns();
+  loop.push_back(static_cast<double>(t1 - t0) * 1e-9);
+  return static_cast<double>(t2 - t0) * 1e-9;
+}
+
+// One round with every launch call timed: the median call shows the typical cost without
+// the rare stalls (buffer hand-overs, preemption) that the totals include.
+nlohmann::json timed_round(long n) {
+  std::vector<std::uint64_t> d(static_cast<std::size_t>(n));
+  speedlab::storm::launch_empty_timed(n, d.data());
+  speedlab::storm::synchronize();
+  double sum = 0;
+  for (auto v : d) sum += static_cast<double>(v);
+  std::sort(d.begin(), d.end());
+  const auto at = [&](double q) { return d[static_cast<std::size_t>(q * static_cast<double>(d.size() - 1))]; };
+  return {{"median_ns", at(0.5)}, {"p10_ns", at(0.1)}, {"p90_ns", at(0.9)}, {"p99_ns", at(0.99)},
+          {"mean_ns", sum / static_cast<double>(d.size())}};
 }
 
 } // namespace
@@ -121,7 +141,9 @@ int main(int argc, char** argv) {
   std::uint64_t kernels = 0, api = 0, correlated = 0, dropped = 0, buffer_bytes = 0;
   std::vector<std::string> messages;
   nlohmann::json overheads = nlohmann::json::object();
-  for (int r = 0; r < rounds; ++r) before.push_back(storm(launches));
+  for (int r = 0; r < rounds; ++r) before.push_back(storm(launches, loop_before));
+  nlohmann::json calls = nlohmann::json::object();
+  calls["plain"] = timed_round(launches);
   for (int r = 0; r < rounds && unavailable.empty(); ++r) {
     std::unique_ptr<speedlab::profiling::session> s;
     try {
@@ -131,7 +153,7 @@ int main(int argc, char** argv) {
       break;
     }
     s->start();
-    profiled.push_back(storm(launches));
+    profiled.push_back(storm(launches, loop_profiled));
     const auto f0 = speedlab::profiling::steady_now_ns();
     s->stop();
     flush.push_back(static_cast<double>(speedlab::profiling::steady_now_ns() - f0) * 1e-9);
@@ -157,11 +179,26 @@ int main(int argc, char** argv) {
       e[1] = e[1].get<std::uint64_t>() + (o.end - o.start);
     }
   }
-  if (!profiled.empty())
-    for (int r = 0; r < rounds; ++r) after.push_back(storm(launches));
+  if (!profiled.empty()) {
+    // One more session for the per-call round.
+    try {
+      auto s = profiler->create_session(options);
+      s->start();
+      calls["cupti"] = timed_round(launches);
+      s->stop();
+    } catch (const std::exception& e) {
+      messages.push_back(std::string("timed round: ") + e.what());
+    }
+    for (int r = 0; r < rounds; ++r) after.push_back(storm(launches, loop_after));
+    calls["plain_after"] = timed_round(launches);
+  }
 
   const auto per_launch_us = [&](double seconds) { return seconds / static_cast<double>(launches) * 1e6; };
   out["plain_us_per_launch"] = per_launch_us(median(before));
+  out["loop_us_per_launch"] = {{"plain", per_launch_us(median(loop_before))},
+                               {"cupti", per_launch_us(median(loop_profiled))},
+                               {"plain_after", per_launch_us(median(loop_after))}};
+  out["launch_call"] = calls;
   if (unavailable.empty() && !profiled.empty()) {
     out["cupti_us_per_launch"] = per_launch_us(median(profiled));
     out["plain_after_us_per_launch"] = per_launch_us(median(after));
