@@ -167,46 +167,55 @@ PY
 fi
 
 if has storm && [[ -x "$bin/speedlab_launch_storm" ]]; then
-  # What tracing adds per launch: the default (launch calls as CUPTI activity records) and
-  # launch calls through speedlab's own callback, alternated five times (one process each),
-  # then without API records at all. Medians of the five are printed last.
+  # What tracing adds per launch. One process per figure: CUPTI cannot be switched off in a
+  # process once it traced, and launch cost moves by ~0.7 us from process to process on this
+  # VM, so the default session runs in 8 processes, alternated with 4 without API records
+  # (docs/results/storm-matrix: kernel tracing is nearly all of the cost). The summary gives
+  # the median with a bootstrap 95% interval, and the median launch call timed one by one.
   note "clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
   rm -f "$work"/logs/launch-storm-*.txt
-  while read -r name args; do
-    "$bin/speedlab_launch_storm" --rounds 7 $args >"$work/logs/launch-storm-$name.txt" 2>&1
-    note "launch storm ($name: ${args:-defaults}): $(tail -1 "$work/logs/launch-storm-$name.txt" | python3 -c '
+  for i in 1 2 3 4 5 6 7 8; do
+    configs=("activity-$i")
+    ((i % 2)) && configs+=("no-api-$i --no-api")
+    for entry in "${configs[@]}"; do
+      read -r name args <<<"$entry"
+      "$bin/speedlab_launch_storm" --rounds 7 $args >"$work/logs/launch-storm-$name.txt" 2>&1
+      note "launch storm ($name: ${args:-defaults}): $(tail -1 "$work/logs/launch-storm-$name.txt" | python3 -c '
 import json, sys
 try:
     d = json.loads(sys.stdin.read())
 except ValueError:
     print("no JSON line"); sys.exit()
 keys = ("plain_us_per_launch", "cupti_us_per_launch", "added_us_per_launch", "residual_us_per_launch", "clock_read_ns")
-print(", ".join(f"{k} {d[k]:.3f}" for k in keys if k in d), "| kernels", d.get("kernels_recorded"), "api",
-      d.get("api_records"), "correlated", d.get("kernels_with_launch_record"), "|", d.get("cupti"))')"
-  done <<'CONFIGS'
-activity-1
-callback-1 --launch-records callback
-activity-2
-callback-2 --launch-records callback
-activity-3
-callback-3 --launch-records callback
-activity-4
-callback-4 --launch-records callback
-activity-5
-callback-5 --launch-records callback
-no-api --no-api
-CONFIGS
+calls = d.get("launch_call", {})
+med = "/".join(str(round(calls.get(k, {}).get("median_ns", 0))) for k in ("plain", "cupti"))
+print(", ".join(f"{k} {d[k]:.3f}" for k in keys if k in d), "| call median ns plain/cupti", med,
+      "| kernels", d.get("kernels_recorded"), "api", d.get("api_records"), "correlated",
+      d.get("kernels_with_launch_record"), "dropped", d.get("dropped_records"), "|", d.get("cupti"))')"
+    done
+  done
   python3 - "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
-import glob, json, os, re, statistics, sys
-added = {}
+import glob, json, os, random, re, statistics, sys
+added, calls = {}, {}
 for f in glob.glob(os.path.join(sys.argv[1], "launch-storm-*.txt")):
     name = re.sub(r"-\d+$", "", os.path.basename(f)[len("launch-storm-"):-4])
     lines = [l for l in open(f) if l.startswith("{")]
     if lines and "added_us_per_launch" in (d := json.loads(lines[-1])):
         added.setdefault(name, []).append(d["added_us_per_launch"])
+        c = d.get("launch_call", {})
+        if "plain" in c and "cupti" in c:
+            calls.setdefault(name, []).append((c["cupti"]["median_ns"] - c["plain"]["median_ns"]) / 1e3)
+rng = random.Random(1)
+def interval(v):  # bootstrap 95% interval of the median
+    meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(2000))
+    return meds[50], meds[1949]
 for name, v in sorted(added.items()):
-    print(f"launch storm {name}: added per launch median {statistics.median(v):.2f} us over {len(v)} processes "
-          f"(min {min(v):.2f}, max {max(v):.2f})")
+    lo, hi = interval(v)
+    line = (f"launch storm {name}: added per launch median {statistics.median(v):.2f} us over {len(v)} processes "
+            f"(95% interval {lo:.2f}-{hi:.2f}; min {min(v):.2f}, max {max(v):.2f})")
+    if calls.get(name):
+        line += f"; median launch call +{statistics.median(calls[name]):.2f} us"
+    print(line)
 PY
 fi
 
@@ -225,30 +234,37 @@ if has nsys && [[ -x $NSYS ]]; then
     tail -15 "$work/logs/nsys-totals.txt" >>"$summary"
   fi
   if [[ -x "$bin/speedlab_launch_storm" ]]; then
-    # The same storm under `nsys profile -t cuda,nvtx`, alternated with plain processes,
-    # three of each: nsys's cost per launch is its median minus the plain median.
-    for round in 1 2 3; do
-      "$bin/speedlab_launch_storm" --no-cupti >"$work/logs/launch-storm-plain-$round.txt" 2>&1
+    # The same storm three ways, side by side in one run, one process each, four rounds:
+    # plain (CUPTI never touched), speedlab's default CUPTI session, and plain under
+    # `nsys profile -t cuda,nvtx`. Each tool's cost per launch is its median minus the plain
+    # median; the ratio of the two is speedlab's cost in units of nsys's.
+    rm -f "$work"/logs/nsys-storm-*.txt
+    for round in 1 2 3 4; do
+      "$bin/speedlab_launch_storm" --no-cupti >"$work/logs/nsys-storm-plain-$round.txt" 2>&1
+      "$bin/speedlab_launch_storm" >"$work/logs/nsys-storm-speedlab-$round.txt" 2>&1
       "$NSYS" profile -t cuda,nvtx -o "$work/storm-nsys-$round" --force-overwrite true \
-        "$bin/speedlab_launch_storm" --no-cupti >"$work/logs/launch-storm-nsys-$round.txt" 2>&1
+        "$bin/speedlab_launch_storm" --no-cupti >"$work/logs/nsys-storm-nsys-$round.txt" 2>&1
     done
     python3 - "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
 import glob, json, os, statistics, sys
-def per_launch(kind):
+def per_launch(kind, key):
     v = []
-    for f in sorted(glob.glob(os.path.join(sys.argv[1], f"launch-storm-{kind}-*.txt"))):
+    for f in sorted(glob.glob(os.path.join(sys.argv[1], f"nsys-storm-{kind}-*.txt"))):
         lines = [l for l in open(f) if l.startswith("{")]
-        if lines:
-            v.append(json.loads(lines[-1])["plain_us_per_launch"])
+        if lines and key in (d := json.loads(lines[-1])):
+            v.append(d[key])
     return v
-plain, nsys = per_launch("plain"), per_launch("nsys")
-if plain and nsys:
-    added = statistics.median(nsys) - statistics.median(plain)
-    print(f"launch storm under nsys profile -t cuda,nvtx: {statistics.median(nsys):.2f} us/launch vs plain "
-          f"{statistics.median(plain):.2f} us/launch (medians of {len(nsys)} and {len(plain)} processes): "
-          f"nsys adds {added:.2f} us per launch")
+plain = per_launch("plain", "plain_us_per_launch")
+speedlab = per_launch("speedlab", "cupti_us_per_launch")
+nsys = per_launch("nsys", "plain_us_per_launch")
+if plain and nsys and speedlab:
+    p, s, n = (statistics.median(v) for v in (plain, speedlab, nsys))
+    print(f"launch storm side by side (medians of {len(plain)}/{len(speedlab)}/{len(nsys)} processes): plain {p:.2f}, "
+          f"speedlab cupti {s:.2f}, nsys -t cuda,nvtx {n:.2f} us/launch: speedlab adds {s - p:.2f} us, nsys adds "
+          f"{n - p:.2f} us, ratio speedlab/nsys {(s - p) / (n - p):.2f}" if n > p else
+          f"launch storm side by side: plain {p:.2f}, speedlab {s:.2f}, nsys {n:.2f} us/launch (nsys not slower: no ratio)")
 else:
-    print("launch storm under nsys: no figures (see logs/launch-storm-nsys-*.txt)")
+    print("launch storm side by side: no figures (see logs/nsys-storm-*.txt)")
 PY
   fi
 fi

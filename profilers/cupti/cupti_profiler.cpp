@@ -41,12 +41,10 @@ std::string result_string(CUptiResult r) {
   return s;
 }
 
-std::string mib(std::size_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
-
-// EXPERIMENT (temporary): SPEEDLAB_CUPTI_EXPERIMENT=flag,flag,...
-bool experiment(const char* flag) {
-  static const std::string e = [] { const char* v = std::getenv("SPEEDLAB_CUPTI_EXPERIMENT"); return std::string(v ? v : ""); }();
-  return e.find(flag) != std::string::npos;
+// Sizes in messages: KiB below one MiB, so a tiny cap does not print as "0.0 MiB".
+std::string readable_size(std::size_t bytes) {
+  if (bytes < (1u << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
 }
 
 // ---- buffers and the active session -------------------------------------------------
@@ -130,7 +128,7 @@ struct session_state {
     CUpti_Activity* record = nullptr;
     for (;;) {
       const CUptiResult r = cuptiActivityGetNextRecord(buffer, valid, &record);
-      if (r == CUPTI_SUCCESS) { if (!experiment("no-parse")) cupti::parse_record(*record, 0, batch); } // clock mapped in collect()
+      if (r == CUPTI_SUCCESS) cupti::parse_record(*record, 0, batch); // clock mapped in collect()
       else {
         if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) ++parse_errors;
         break;
@@ -189,7 +187,6 @@ void CUPTIAPI on_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer
 }
 
 std::uint64_t CUPTIAPI steady_timestamp() noexcept { return steady_now_ns(); }
-
 
 // ---- kernel launches through the callback API (profiler_options::launch_mode::callback) --
 
@@ -266,17 +263,7 @@ const process_setup& setup_process(profiler_options::clock_mode clock) {
         s.notes.push_back("cupti: timestamp callback not accepted (" + result_string(r) +
                           "); CUPTI times are mapped from offsets read at start and stop instead");
     }
-    if (experiment("pinned")) {
-      std::uint8_t one = 1;
-      std::size_t sz = sizeof one;
-      cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &sz, &one);
-    }
-    if (experiment("devbuf-big")) {
-      std::size_t v = 32u << 20, sz = sizeof v;
-      cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &v);
-    }
     // gettid() thread ids, the same ids the NVTX recorder stores.
-    if (!experiment("tid-default"))
     if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
       s.notes.push_back("cupti: system thread ids unavailable (" + result_string(r) +
                         "); API calls and NVTX ranges may not match by thread");
@@ -352,7 +339,7 @@ public:
     params.subscriberName = "speedlab";
     params.oldSubscriberName = holder;
     params.oldSubscriberSize = sizeof(holder) - 1;
-    const CUptiResult r = experiment("no-subscribe") ? CUPTI_SUCCESS : cuptiSubscribe_v2(&m_subscriber, &subscriber_callback, nullptr, &params);
+    const CUptiResult r = cuptiSubscribe_v2(&m_subscriber, &subscriber_callback, nullptr, &params);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
       throw std::runtime_error(fmt::format(
           "another CUPTI client is attached ({}), e.g. Nsight Systems/Compute: speedlab records no GPU activity; "
@@ -361,7 +348,7 @@ public:
     if (r != CUPTI_SUCCESS)
       throw std::runtime_error("GPU activity tracing unavailable: cuptiSubscribe failed: " + result_string(r) +
                                " (no usable GPU or driver?)");
-    m_subscribed = !experiment("no-subscribe");
+    m_subscribed = true;
     const process_setup& setup = setup_process(m_options.clock);
     if (!setup.error.empty()) {
       cuptiUnsubscribe(m_subscriber);
@@ -443,7 +430,7 @@ public:
       if (m_state->refused)
         m_messages.push_back(fmt::format("cupti: buffer cap of {} reached: CUPTI dropped {} record(s) "
                                           "({} buffer request(s) refused)",
-                                          mib(m_state->max_bytes), m_cupti_dropped, m_state->refused.load()));
+                                          readable_size(m_state->max_bytes), m_cupti_dropped, m_state->refused.load()));
       else if (m_cupti_dropped)
         m_messages.push_back(fmt::format("cupti: CUPTI dropped {} record(s)", m_cupti_dropped));
       if (incomplete)
@@ -478,11 +465,6 @@ private:
     std::size_t stale = 0;
     cuptiActivityGetNumDroppedRecords(nullptr, 0, &stale); // reset: earlier drops are not ours
 
-    if (experiment("nothing")) {
-      m_nvtx.emplace();
-      m_running = true;
-      return;
-    }
     // CONCURRENT_KERNEL is required (plain KERNEL would serialize launches); the rest degrade.
     if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS) {
       set_active(nullptr);
@@ -491,17 +473,13 @@ private:
       return;
     }
     m_enabled.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    std::vector<std::pair<CUpti_ActivityKind, const char*>> optional;
-    if (!experiment("no-copies")) {
-      optional.emplace_back(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY");
-      if (!experiment("no-memcpy2")) optional.emplace_back(CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2");
-      optional.emplace_back(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET");
-    }
-    if (!experiment("no-overhead")) optional.emplace_back(CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD");
+    std::vector<std::pair<CUpti_ActivityKind, const char*>> optional = {{CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+                                                                        {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
+                                                                        {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+                                                                        {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"}};
     if (m_options.api_records) {
-      optional.emplace_back(experiment("driver-only") ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME,
-                            experiment("driver-only") ? "DRIVER" : "RUNTIME");
-      if (!experiment("no-sync")) optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
+      optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
+      optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
     }
     if (m_options.driver_api) optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
     // Ranges come from speedlab's own NVTX recorder; CUPTI's MARKER only when the user made
