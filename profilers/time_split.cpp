@@ -4,13 +4,28 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace speedlab::profiling {
 namespace {
 
-// Categories in precedence order; a lower value wins where intervals overlap.
-enum category : std::uint8_t { cat_kernel, cat_h2d, cat_d2h, cat_copy_other, cat_memset, cat_sync, cat_api, cat_count };
+// Categories in precedence order; a lower value wins where intervals overlap. The *_call
+// ones are GPU-idle time inside a synchronous copy call (staging through a bounce buffer,
+// driver setup): they count toward the copy's direction, after every GPU-busy category.
+enum category : std::uint8_t {
+  cat_kernel,
+  cat_h2d,
+  cat_d2h,
+  cat_copy_other,
+  cat_memset,
+  cat_h2d_call,
+  cat_d2h_call,
+  cat_copy_other_call,
+  cat_sync,
+  cat_api,
+  cat_count
+};
 
 struct edge {
   std::uint64_t time;
@@ -37,6 +52,14 @@ category copy_category(std::uint8_t kind) {
   if (kind == trace::copy_dtoh) return cat_d2h;
   return cat_copy_other;
 }
+
+category copy_call_category(std::uint8_t kind) {
+  if (kind == trace::copy_htod) return cat_h2d_call;
+  if (kind == trace::copy_dtoh) return cat_d2h_call;
+  return cat_copy_other_call;
+}
+
+bool is_copy_call(std::string_view name) { return name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy"); }
 
 // Sweeps all intervals once into disjoint segments, each labelled with the winning category.
 std::vector<segment> build_segments(std::vector<edge>& edges) {
@@ -78,8 +101,7 @@ double quantile_sorted(const std::vector<double>& v, double q) {
 bool is_synchronizing_api(std::string_view name) {
   name = strip_version(name);
   if (name.find("Synchronize") != std::string_view::npos) return true;
-  const bool memcpy = name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy");
-  return memcpy && name.find("Async") == std::string_view::npos;
+  return is_copy_call(name) && name.find("Async") == std::string_view::npos;
 }
 
 std::uint32_t phase_thread(const trace::device_trace& t) {
@@ -108,7 +130,11 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
     edges.push_back({end, c, -1});
   };
   for (const auto& k : t.kernels) add(k.start, k.end, cat_kernel);
-  for (const auto& m : t.memcpys) add(m.start, m.end, copy_category(m.copy_kind));
+  std::unordered_map<std::uint32_t, std::uint8_t> copy_kind_of_call; // correlation -> copy kind
+  for (const auto& m : t.memcpys) {
+    add(m.start, m.end, copy_category(m.copy_kind));
+    copy_kind_of_call.emplace(m.correlation, m.copy_kind);
+  }
   for (const auto& m : t.memsets) add(m.start, m.end, cat_memset);
 
   // Host side: only the phase thread's calls say what the measured code was waiting on.
@@ -118,7 +144,14 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
     all_correlations.insert(a.correlation);
     if (a.thread != thread) continue;
     phase_correlations.insert(a.correlation);
-    add(a.start, a.end, is_synchronizing_api(a.name) ? cat_sync : cat_api);
+    category c = cat_api;
+    if (is_synchronizing_api(a.name)) {
+      c = cat_sync;
+      if (is_copy_call(strip_version(a.name)))
+        if (auto it = copy_kind_of_call.find(a.correlation); it != copy_kind_of_call.end())
+          c = copy_call_category(it->second);
+    }
+    add(a.start, a.end, c);
   }
   // Sync records have no thread: they count when their call is the phase thread's, or when
   // API records were not collected. Stream-wait-event (type 2) never blocks the host.
@@ -147,9 +180,9 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
     std::uint64_t accounted = 0;
     for (auto v : sum) accounted += v;
     s.kernel = static_cast<double>(sum[cat_kernel]);
-    s.h2d = static_cast<double>(sum[cat_h2d]);
-    s.d2h = static_cast<double>(sum[cat_d2h]);
-    s.copy_other = static_cast<double>(sum[cat_copy_other]);
+    s.h2d = static_cast<double>(sum[cat_h2d] + sum[cat_h2d_call]);
+    s.d2h = static_cast<double>(sum[cat_d2h] + sum[cat_d2h_call]);
+    s.copy_other = static_cast<double>(sum[cat_copy_other] + sum[cat_copy_other_call]);
     s.memset = static_cast<double>(sum[cat_memset]);
     s.sync = static_cast<double>(sum[cat_sync]);
     s.api = static_cast<double>(sum[cat_api]);

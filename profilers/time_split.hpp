@@ -6,8 +6,10 @@
 // Inside each repetition window every nanosecond gets exactly one category. While the GPU
 // is busy the first matching of kernel > h2d > d2h > other copy > memset wins (overlapping
 // activity is never counted twice). While the GPU is idle, the time goes by what the phase
-// thread was doing: inside a synchronizing CUDA call (sync) > inside another CUDA API call
-// (api) > its own code (host). The parts add up to the window's wall time exactly.
+// thread was doing: inside a synchronous copy call whose copy was recorded (that copy's
+// direction: the host side of a pageable copy is transfer time) > inside another
+// synchronizing CUDA call (sync) > inside another CUDA API call (api) > its own code
+// (host). The parts add up to the window's wall time exactly.
 // docs/profiling.md has the full definition.
 #pragma once
 

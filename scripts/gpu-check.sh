@@ -111,6 +111,7 @@ if has overhead; then
         >"$work/logs/overhead-${mode/,/-}-$round.txt" 2>&1
       e=$(date +%s.%N)
       echo "$mode $(python3 -c "print($e-$s)")" >>"$work/overhead-walls.txt"
+      cp "$work/overhead-${mode/,/-}/results.jsonl" "$work/overhead-${mode/,/-}-$round.jsonl" 2>/dev/null
     done
   done
   python3 - "$work/overhead-walls.txt" <<'PY' | tee -a "$summary"
@@ -122,6 +123,29 @@ for line in open(sys.argv[1]):
 base, traced = statistics.median(walls["host"]), statistics.median(walls["host,cupti"])
 print(f"overhead suite wall (median of {len(walls['host'])}): host {base:.2f} s, host+cupti {traced:.2f} s, "
       f"tracing overhead {100 * (traced / base - 1):+.1f}%")
+PY
+  # Per point: a suite-wide figure can hide one point that tracing slows a lot. The five
+  # largest ratios of median repetition walls, with the traced split of the largest.
+  python3 - "$work" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, statistics, sys
+walls, split = {}, {}
+for mode in ("host", "host-cupti"):
+    for f in glob.glob(os.path.join(sys.argv[1], f"overhead-{mode}-*.jsonl")):
+        for line in open(f):
+            r = json.loads(line)
+            if r.get("status") == "ok" and r.get("wall"):
+                walls.setdefault(r["id"], {}).setdefault(mode, []).append(r["wall"]["median"])
+                if mode == "host-cupti" and r.get("split_median"):
+                    split[r["id"]] = r["split_median"]
+ratios = sorted(((statistics.median(m["host-cupti"]) / statistics.median(m["host"]), pid, m)
+                 for pid, m in walls.items() if m.get("host") and m.get("host-cupti")), reverse=True)
+for ratio, pid, m in ratios[:5]:
+    print(f"overhead point {pid}: {statistics.median(m['host']) / 1e3:.1f} -> {statistics.median(m['host-cupti']) / 1e3:.1f} us "
+          f"per repetition ({100 * (ratio - 1):+.1f}%)")
+if ratios and ratios[0][1] in split:
+    sp = split[ratios[0][1]]
+    print("overhead point " + ratios[0][1] + " traced split (us): " +
+          ", ".join(f"{k} {v / 1e3:.1f}" for k, v in sp.items() if isinstance(v, (int, float)) and v))
 PY
 fi
 

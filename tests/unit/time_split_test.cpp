@@ -18,11 +18,12 @@ trace::kernel_record kernel(std::uint64_t s, std::uint64_t e, std::uint32_t stre
   return k;
 }
 
-trace::memcpy_record copy(std::uint64_t s, std::uint64_t e, std::uint8_t kind) {
+trace::memcpy_record copy(std::uint64_t s, std::uint64_t e, std::uint8_t kind, std::uint32_t correlation = 0) {
   trace::memcpy_record m;
   m.start = s;
   m.end = e;
   m.copy_kind = kind;
+  m.correlation = correlation;
   return m;
 }
 
@@ -122,10 +123,33 @@ TEST_CASE("time split: GPU-idle time goes to sync, api or host by the phase thre
   CHECK(sum(s[0]) == 100);
 }
 
-TEST_CASE("time split: a synchronous memcpy is sync while the GPU is not copying", "[time_split]") {
+TEST_CASE("time split: a synchronous copy call is its copy's transfer time, GPU busy or not", "[time_split]") {
+  // A pageable copy: the call stages through a bounce buffer around the GPU's DMA.
   auto t = with_window(0, 100);
-  t.api_calls.push_back(api(0, 100, "cudaMemcpy_v3020"));
-  t.memcpys.push_back(copy(40, 60, trace::copy_htod));
+  t.api_calls.push_back(api(0, 100, "cudaMemcpy_v3020", 7, 5));
+  t.memcpys.push_back(copy(40, 60, trace::copy_htod, 5));
+  auto s = compute_time_splits(t);
+  CHECK(s[0].h2d == 100);
+  CHECK(s[0].sync == 0);
+  CHECK(s[0].host == 0);
+
+  // Device to host: a kernel still running when the call starts keeps its time.
+  t = with_window(0, 100);
+  t.api_calls.push_back(api(0, 100, "cuMemcpyDtoH_v2", 7, 6));
+  t.kernels.push_back(kernel(0, 30));
+  t.memcpys.push_back(copy(30, 50, trace::copy_dtoh, 6));
+  s = compute_time_splits(t);
+  CHECK(s[0].kernel == 30);
+  CHECK(s[0].d2h == 70);
+  CHECK(s[0].sync == 0);
+  CHECK(sum(s[0]) == 100);
+}
+
+TEST_CASE("time split: a synchronous memcpy without its copy record is sync while the GPU is not copying",
+          "[time_split]") {
+  auto t = with_window(0, 100);
+  t.api_calls.push_back(api(0, 100, "cudaMemcpy_v3020", 7, 5));
+  t.memcpys.push_back(copy(40, 60, trace::copy_htod, 9)); // another call's copy
   const auto s = compute_time_splits(t);
   CHECK(s[0].h2d == 20);
   CHECK(s[0].sync == 80);
@@ -215,7 +239,7 @@ TEST_CASE("time split: agrees with a per-nanosecond reference on random traces",
     const std::uint8_t kinds[] = {trace::copy_htod, trace::copy_dtoh, trace::copy_dtod, trace::copy_htoh};
     for (int i = 0; i < 10; ++i) {
       auto [s, e] = interval();
-      t.memcpys.push_back(copy(s, e, kinds[rnd(0, 3)]));
+      t.memcpys.push_back(copy(s, e, kinds[rnd(0, 3)], static_cast<std::uint32_t>(rnd(0, 20))));
     }
     for (int i = 0; i < 5; ++i) {
       auto [s, e] = interval();
@@ -240,12 +264,29 @@ TEST_CASE("time split: agrees with a per-nanosecond reference on random traces",
       for (std::uint64_t x = win.start; x < win.end; ++x) {
         auto in = [x](const auto& r) { return r.start <= x && x < r.end; };
         bool k = false, h2d = false, d2h = false, other = false, ms = false, sync = false, apic = false;
+        bool h2d_call = false, d2h_call = false, other_call = false;
         for (const auto& r : t.kernels) k |= in(r);
         for (const auto& r : t.memcpys)
           if (in(r)) (r.copy_kind == trace::copy_htod ? h2d : r.copy_kind == trace::copy_dtoh ? d2h : other) = true;
         for (const auto& r : t.memsets) ms |= in(r);
-        for (const auto& r : t.api_calls)
-          if (r.thread == 7 && in(r)) (profiling::is_synchronizing_api(r.name) ? sync : apic) = true;
+        for (const auto& r : t.api_calls) {
+          if (r.thread != 7 || !in(r)) continue;
+          if (!profiling::is_synchronizing_api(r.name)) {
+            apic = true;
+            continue;
+          }
+          // A synchronous copy call with a recorded copy (the first of its correlation id)
+          // counts as that copy's direction.
+          const trace::memcpy_record* own = nullptr;
+          if (std::string_view(r.name).starts_with("cudaMemcpy"))
+            for (const auto& m : t.memcpys)
+              if (m.correlation == r.correlation) {
+                own = &m;
+                break;
+              }
+          if (!own) sync = true;
+          else (own->copy_kind == trace::copy_htod ? h2d_call : own->copy_kind == trace::copy_dtoh ? d2h_call : other_call) = true;
+        }
         for (const auto& r : t.syncs) {
           if (r.type == 2 || !in(r)) continue;
           bool phase = false, any = false;
@@ -261,6 +302,9 @@ TEST_CASE("time split: agrees with a per-nanosecond reference on random traces",
         else if (d2h) ++ref.d2h;
         else if (other) ++ref.copy_other;
         else if (ms) ++ref.memset;
+        else if (h2d_call) ++ref.h2d;
+        else if (d2h_call) ++ref.d2h;
+        else if (other_call) ++ref.copy_other;
         else if (sync) ++ref.sync;
         else if (apic) ++ref.api;
         else ++ref.host;
