@@ -93,10 +93,27 @@ public:
     finding f = start(ctx, fmt::format("{} of the run is idle synchronization", text::percent(s.sync / s.wall_ns)), gain);
     add(f, "idle in synchronizing calls", text::time(s.sync) + " per repetition");
     add(f, "wall per repetition", text::time(s.wall_ns));
+    double per_rep = 0;
     if (ctx.trace && ctx.trace->sync_count > 0) {
-      const double n = ctx.trace->per_rep(static_cast<double>(ctx.trace->sync_count));
-      add(f, "synchronizations per repetition", text::number(n));
-      add(f, "idle per synchronization", text::time(s.sync / std::max(n, 1.0)));
+      per_rep = ctx.trace->per_rep(static_cast<double>(ctx.trace->sync_count));
+      add(f, "synchronizations per repetition", text::number(per_rep));
+      add(f, "idle per synchronization", text::time(s.sync / std::max(per_rep, 1.0)));
+    }
+    // One synchronization per repetition that idles about a launch latency: it waits for
+    // the launch to reach the GPU and the kernel's completion to come back, not for a queue
+    // that extra synchronizations drained. Removing it is not the fix.
+    const auto lat = detail::launch_latency(ctx.device);
+    if (per_rep > 0 && per_rep <= 1.5 && s.sync <= 3 * lat.us * 1e3) {
+      add(f, "launch latency", lat.text);
+      f.explanation = fmt::format(
+          "The host synchronizes once per repetition, before it needs the results, and the GPU idles {} in that "
+          "call: about one launch latency ({}). The wait is the launch reaching the GPU and the kernel's "
+          "completion coming back, fixed costs that a short kernel cannot hide. That costs {} of each repetition.",
+          text::time(s.sync), text::time(lat.us * 1e3), text::percent(s.sync / s.wall_ns));
+      f.next_experiment =
+          "Give each launch more work (a larger problem per call) so the fixed latency is amortized, or issue "
+          "several steps before synchronizing once (batch repetitions, capture them in a CUDA graph).";
+      return {f};
     }
     f.explanation = fmt::format(
         "The host waits in cudaDeviceSynchronize/cudaStreamSynchronize-like calls while the GPU has nothing "

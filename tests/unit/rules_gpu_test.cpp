@@ -56,6 +56,44 @@ TEST_CASE("synchronization-heavy fires when the GPU idles in synchronizing calls
   CHECK(findings_of(run({q}, h100()), "synchronization-heavy").empty());
 }
 
+TEST_CASE("synchronization-heavy: one synchronization per repetition idling a launch latency is not removable",
+          "[rules][gpu]") {
+  // A resident variant at a tiny size: launch + stream synchronize, 4 us idle in the sync of
+  // a 20 us repetition (launch latency 5 us).
+  auto one_sync = [](std::uint64_t idle_ns) {
+    trace::device_trace t;
+    for (std::uint64_t r = 0; r < 4; ++r) {
+      const std::uint64_t s = r * 100 * us;
+      t.repetitions.push_back(window(s, s + 20 * us));
+      trace::api_record a;
+      a.start = s + 5 * us;
+      a.end = a.start + idle_ns + 10 * us;
+      a.name = "cudaStreamSynchronize_v3020";
+      t.api_calls.push_back(a);
+    }
+    return t;
+  };
+  const auto p = cuda_point("vector", "cuda", {{"n", "4096"}}, make_split(10e3, 0, 0, 4e3, 3e3, 3e3));
+  auto f = findings_of(run({p}, h100(), {{p.id, one_sync(4 * us)}}), "synchronization-heavy");
+  REQUIRE(f.size() == 1);
+  CHECK(evidence(f[0], "synchronizations per repetition") == "1");
+  CHECK(evidence(f[0], "launch latency").find("5") != std::string::npos);
+  CHECK(f[0].explanation.find("launch latency") != std::string::npos);
+  CHECK(f[0].next_experiment.find("more work") != std::string::npos);
+
+  // Several synchronizations per repetition keep the drain-the-queue advice.
+  auto t = one_sync(4 * us);
+  for (std::uint64_t r = 0; r < 4; ++r) {
+    trace::api_record a = t.api_calls[r];
+    a.start += 1 * us;
+    t.api_calls.push_back(a);
+    t.api_calls.push_back(a);
+  }
+  f = findings_of(run({p}, h100(), {{p.id, t}}), "synchronization-heavy");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].next_experiment.find("Remove synchronizations") != std::string::npos);
+}
+
 TEST_CASE("host-bound fires with the Amdahl limit when the GPU waits for the host", "[rules][gpu]") {
   const auto p = cuda_point("hist", "cuda_host_prep", {{"n", "1000000"}}, make_split(2e6, 1e6, 0, 0, 1e6, 6e6));
   const auto f = findings_of(run({p}, h100()), "host-bound");
