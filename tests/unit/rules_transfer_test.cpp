@@ -34,6 +34,32 @@ TEST_CASE("transfer-bound fires when copies dominate and says what removing them
   CHECK(evidence(f[0], "copy share").find("80.0%") != std::string::npos);
 }
 
+TEST_CASE("transfer-bound and pageable-memory show the copy calls' bandwidth when staging is a real part",
+          "[rules][transfer]") {
+  // The split (GPU-idle time in the synchronous copy calls included) says 8 ms of copies; the
+  // GPU's DMA took 6 + 2 ms in lesson_trace. Make the calls twice as long: 12 + 4 ms.
+  auto p = cuda_point("vector", "cuda_lesson", {{"n", "16777216"}}, make_split(0.5e6, 12e6, 4e6, 0, 0, 1.5e6));
+  auto t = lesson_trace(trace::mem_pageable);
+  t.repetitions[0].end = 18 * ms;
+  auto r = run({p}, h100(), {{p.id, t}});
+  auto f = findings_of(r, "transfer-bound");
+  REQUIRE(f.size() == 1);
+  // 128 MiB in 12 ms: 11.2 GB/s; the GPU copied for 6 ms of them.
+  CHECK(evidence(f[0], "H2D bandwidth of the copy calls").find("11.2 GB/s") != std::string::npos);
+  CHECK(evidence(f[0], "H2D bandwidth of the copy calls").find("6 ms of the 12 ms") != std::string::npos);
+  auto g = findings_of(r, "pageable-memory");
+  REQUIRE(g.size() == 1);
+  CHECK(evidence(g[0], "pageable copy calls per repetition").find("16 ms") != std::string::npos);
+
+  // Split and DMA agree: no extra line.
+  p = cuda_point("vector", "cuda_lesson", {{"n", "16777216"}}, make_split(0.5e6, 6e6, 2e6, 0, 0, 1.5e6));
+  t = lesson_trace(trace::mem_pageable);
+  r = run({p}, h100(), {{p.id, t}});
+  f = findings_of(r, "transfer-bound");
+  REQUIRE(f.size() == 1);
+  CHECK(evidence(f[0], "H2D bandwidth of the copy calls").empty());
+}
+
 TEST_CASE("transfer-bound stays quiet for device-resident data", "[rules][transfer]") {
   const auto p = cuda_point("vector", "cuda_resident", {{"n", "16777216"}}, make_split(9e6, 0, 0, 0, 0, 1e6));
   CHECK(findings_of(run({p}, h100()), "transfer-bound").empty());
