@@ -3,7 +3,10 @@
 // R times after the sessions ended, and prints one JSON line with the medians per launch.
 // Under nsys the session cannot attach; the line then says why and carries the plain
 // figures only. --clock and --no-api select the session's options (profilers/profiler.hpp),
-// to see what each part of the tracing costs per launch.
+// to see what each part of the tracing costs per launch. It also prints the launch loop's own
+// time per launch (loop_us_per_launch: equal to the total when the host is the bottleneck)
+// and, per phase, one round with every launch call timed (launch_call: median, p10/p90/p99,
+// mean in ns).
 //   speedlab_launch_storm [--launches N] [--rounds R] [--buffer-mib B] [--cap-mib C]
 //                         [--clock callback|offset] [--launch-records activity|callback|none] [--no-api]
 //                         [--no-cupti]
@@ -31,8 +34,6 @@ double median(std::vector<double> v) {
   const auto n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
-
-std::vector<double> loop_before, loop_profiled, loop_after; // seconds in the launch loop alone
 
 // Seconds for n launches plus the final synchronize (the work the GPU actually did); the
 // launch loop's own seconds go to `loop` (close to the total: the host is the bottleneck).
@@ -138,6 +139,7 @@ int main(int argc, char** argv) {
   // inside a cupti session (a new session per round), plain launches after the sessions
   // ended (what CUPTI leaves behind once initialized).
   std::vector<double> before, profiled, after, flush;
+  std::vector<double> loop_before, loop_profiled, loop_after; // seconds in the launch loop alone
   std::uint64_t kernels = 0, api = 0, correlated = 0, dropped = 0, buffer_bytes = 0;
   std::vector<std::string> messages;
   nlohmann::json overheads = nlohmann::json::object();
