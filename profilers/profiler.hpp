@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "profilers/trace.hpp"
+#include "model/trace.hpp"
 
 namespace speedlab::profiling {
 
@@ -69,23 +69,13 @@ public:
 
 using profiler_factory = std::function<std::unique_ptr<profiler>()>;
 
-// Registry keyed by name, filled by SPEEDLAB_REGISTER_PROFILER in each backend folder.
-std::map<std::string, profiler_factory>& profiler_registry();
+// Registry keyed by name: the explicit list in registry.cpp (a new backend is one folder
+// with a make_<name>_profiler() factory plus one line there).
+const std::map<std::string, profiler_factory>& profiler_registry();
 std::unique_ptr<profiler> make_profiler(const std::string& name); // nullptr if unknown
 std::vector<std::string> profiler_names();
 // Non-empty for a backend speedlab has but this build left out (cupti without a CUDA
 // toolkit): why. Suites name it freely; such a build runs without it, with a note.
 std::string profiler_not_built_reason(const std::string& name);
 
-struct profiler_registration {
-  profiler_registration(const std::string& name, profiler_factory f) {
-    profiler_registry()[name] = std::move(f);
-  }
-};
-
 } // namespace speedlab::profiling
-
-// Backends are linked into the host as object libraries, so static registration runs.
-#define SPEEDLAB_REGISTER_PROFILER(NAME, TYPE)                                                  \
-  static ::speedlab::profiling::profiler_registration speedlab_profiler_reg_##TYPE{             \
-      NAME, [] { return std::unique_ptr<::speedlab::profiling::profiler>(new TYPE()); }};

@@ -4,34 +4,26 @@
 
 namespace speedlab::profiling {
 
-// Each backend defines one anchor next to its SPEEDLAB_REGISTER_PROFILER. Taking their
-// addresses here makes the linker keep every backend object (and so its registration)
-// wherever the registry itself is linked, archive or not.
-namespace detail {
-extern const int none_profiler_anchor;
-extern const int host_profiler_anchor;
-extern const int nvtx_capture_anchor;
+// Each backend folder defines its factory; this list is the one place that names them.
+std::unique_ptr<profiler> make_none_profiler();
+std::unique_ptr<profiler> make_host_profiler();
 #if SPEEDLAB_HAS_CUPTI
-extern const int cupti_profiler_anchor;
+std::unique_ptr<profiler> make_cupti_profiler();
 #endif
-} // namespace detail
 
-namespace {
-[[gnu::used]] const void* const backend_anchors[] = {
-    &detail::none_profiler_anchor, &detail::host_profiler_anchor, &detail::nvtx_capture_anchor,
+const std::map<std::string, profiler_factory>& profiler_registry() {
+  static const std::map<std::string, profiler_factory> registry{
+      {"none", make_none_profiler},
+      {"host", make_host_profiler},
 #if SPEEDLAB_HAS_CUPTI
-    &detail::cupti_profiler_anchor,
+      {"cupti", make_cupti_profiler},
 #endif
-};
-} // namespace
-
-std::map<std::string, profiler_factory>& profiler_registry() {
-  static std::map<std::string, profiler_factory> registry;
+  };
   return registry;
 }
 
 std::unique_ptr<profiler> make_profiler(const std::string& name) {
-  auto& reg = profiler_registry();
+  const auto& reg = profiler_registry();
   auto it = reg.find(name);
   if (it == reg.end()) return nullptr;
   return it->second();

@@ -1,44 +1,31 @@
 #include "reports/reporter.hpp"
 
-// Every format folder defines one anchor function next to its SPEEDLAB_REGISTER_REPORTER.
-// Referencing them here keeps each format's object (and so its static registration) in the
-// link even when speedlab_reports ends up inside a static archive.
-namespace speedlab::reports::anchors {
-void markdown();
-void html();
-void json();
-void csv();
-void perfetto();
-void nsys_sqlite();
-} // namespace speedlab::reports::anchors
-
 namespace speedlab::reports {
 
-namespace {
-void link_all_formats() {
-  anchors::markdown();
-  anchors::html();
-  anchors::json();
-  anchors::csv();
-  anchors::perfetto();
-  anchors::nsys_sqlite();
-}
-} // namespace
+// Each format folder defines its factory; this list is the one place that names them.
+std::unique_ptr<reporter> make_markdown_reporter();
+std::unique_ptr<reporter> make_html_reporter();
+std::unique_ptr<reporter> make_json_reporter();
+std::unique_ptr<reporter> make_csv_reporter();
+std::unique_ptr<reporter> make_perfetto_reporter();
+std::unique_ptr<reporter> make_nsys_sqlite_reporter();
 
-std::map<std::string, reporter_factory>& reporter_registry() {
-  static std::map<std::string, reporter_factory> registry;
+const std::map<std::string, reporter_factory>& reporter_registry() {
+  static const std::map<std::string, reporter_factory> registry{
+      {"markdown", make_markdown_reporter}, {"html", make_html_reporter},
+      {"json", make_json_reporter},         {"csv", make_csv_reporter},
+      {"perfetto", make_perfetto_reporter}, {"nsys-sqlite", make_nsys_sqlite_reporter},
+  };
   return registry;
 }
 
 std::unique_ptr<reporter> make_reporter(const std::string& name) {
-  link_all_formats();
-  auto& r = reporter_registry();
+  const auto& r = reporter_registry();
   auto it = r.find(name);
   return it == r.end() ? nullptr : it->second();
 }
 
 std::vector<std::string> reporter_names() {
-  link_all_formats();
   std::vector<std::string> names;
   for (const auto& [name, factory] : reporter_registry()) names.push_back(name);
   return names;

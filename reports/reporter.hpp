@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/analysis.hpp"
-#include "core/model/results.hpp"
-#include "profilers/trace.hpp"
+#include "analysis/analysis.hpp"
+#include "model/results.hpp"
+#include "model/trace.hpp"
 
 namespace speedlab::reports {
 
@@ -35,18 +35,10 @@ public:
 };
 
 using reporter_factory = std::function<std::unique_ptr<reporter>()>;
-std::map<std::string, reporter_factory>& reporter_registry();
+// Registry keyed by name: the explicit list in registry.cpp (a new format is one folder
+// with a make_<format>_reporter() factory plus one line there).
+const std::map<std::string, reporter_factory>& reporter_registry();
 std::unique_ptr<reporter> make_reporter(const std::string& name); // nullptr if unknown
 std::vector<std::string> reporter_names();
 
-struct reporter_registration {
-  reporter_registration(const std::string& name, reporter_factory f) {
-    reporter_registry()[name] = std::move(f);
-  }
-};
-
 } // namespace speedlab::reports
-
-#define SPEEDLAB_REGISTER_REPORTER(NAME, TYPE)                                                  \
-  static ::speedlab::reports::reporter_registration speedlab_reporter_reg_##TYPE{               \
-      NAME, [] { return std::unique_ptr<::speedlab::reports::reporter>(new TYPE()); }};

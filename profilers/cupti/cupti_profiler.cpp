@@ -28,11 +28,6 @@
 #include "profilers/profiler.hpp"
 
 namespace speedlab::profiling {
-namespace detail {
-extern const int cupti_profiler_anchor;
-const int cupti_profiler_anchor = 0;
-} // namespace detail
-
 namespace {
 
 std::string result_string(CUptiResult r) {
@@ -619,6 +614,8 @@ public:
 
 } // namespace
 
-SPEEDLAB_REGISTER_PROFILER("cupti", cupti_profiler)
+
+
+std::unique_ptr<profiler> make_cupti_profiler() { return std::make_unique<cupti_profiler>(); }
 
 } // namespace speedlab::profiling

@@ -11,7 +11,7 @@
 
 #include <cupti.h>
 
-#include "profilers/trace.hpp"
+#include "model/trace.hpp"
 
 #if !defined(CUPTI_API_VERSION) || CUPTI_API_VERSION < 130000
 #error "speedlab's CUPTI backend needs CUDA 13 CUPTI headers (CUPTI_API_VERSION >= 130000)"

@@ -10,11 +10,6 @@
 #include "profilers/profiler.hpp"
 
 namespace speedlab::profiling {
-namespace detail {
-extern const int host_profiler_anchor;
-const int host_profiler_anchor = 0;
-} // namespace detail
-
 namespace {
 
 std::uint64_t clock_ns(clockid_t id) {
@@ -91,6 +86,8 @@ public:
 
 } // namespace
 
-SPEEDLAB_REGISTER_PROFILER("host", host_profiler)
+
+
+std::unique_ptr<profiler> make_host_profiler() { return std::make_unique<host_profiler>(); }
 
 } // namespace speedlab::profiling

@@ -2,11 +2,6 @@
 #include "profilers/profiler.hpp"
 
 namespace speedlab::profiling {
-namespace detail {
-extern const int none_profiler_anchor;
-const int none_profiler_anchor = 0;
-} // namespace detail
-
 namespace {
 
 class none_session final : public session {
@@ -25,6 +20,8 @@ public:
 
 } // namespace
 
-SPEEDLAB_REGISTER_PROFILER("none", none_profiler)
+
+
+std::unique_ptr<profiler> make_none_profiler() { return std::make_unique<none_profiler>(); }
 
 } // namespace speedlab::profiling

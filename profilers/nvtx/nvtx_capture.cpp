@@ -17,11 +17,6 @@
 #endif
 
 namespace speedlab::profiling {
-namespace detail {
-extern const int nvtx_capture_anchor;
-const int nvtx_capture_anchor = 0;
-} // namespace detail
-
 std::uint64_t steady_now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

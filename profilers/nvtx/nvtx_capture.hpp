@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "profilers/trace.hpp"
+#include "model/trace.hpp"
 
 namespace speedlab::profiling {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/analysis.hpp"
-#include "core/model/results.hpp"
-#include "profilers/trace.hpp"
+#include "analysis/analysis.hpp"
+#include "model/results.hpp"
+#include "model/trace.hpp"
 
 namespace speedlab::reports {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "profilers/trace.hpp"
+#include "model/trace.hpp"
 
 namespace speedlab::reports {
 

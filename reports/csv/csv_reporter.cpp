@@ -76,10 +76,6 @@ public:
 
 } // namespace
 
-namespace anchors {
-void csv() {}
-} // namespace anchors
-
-SPEEDLAB_REGISTER_REPORTER("csv", csv_reporter)
+std::unique_ptr<reporter> make_csv_reporter() { return std::make_unique<csv_reporter>(); }
 
 } // namespace speedlab::reports

@@ -507,10 +507,6 @@ public:
 
 } // namespace
 
-namespace anchors {
-void html() {}
-} // namespace anchors
-
-SPEEDLAB_REGISTER_REPORTER("html", html_reporter)
+std::unique_ptr<reporter> make_html_reporter() { return std::make_unique<html_reporter>(); }
 
 } // namespace speedlab::reports

@@ -52,10 +52,6 @@ public:
 
 } // namespace
 
-namespace anchors {
-void json() {}
-} // namespace anchors
-
-SPEEDLAB_REGISTER_REPORTER("json", json_reporter)
+std::unique_ptr<reporter> make_json_reporter() { return std::make_unique<json_reporter>(); }
 
 } // namespace speedlab::reports

@@ -458,10 +458,6 @@ public:
 
 } // namespace
 
-namespace anchors {
-void markdown() {}
-} // namespace anchors
-
-SPEEDLAB_REGISTER_REPORTER("markdown", markdown_reporter)
+std::unique_ptr<reporter> make_markdown_reporter() { return std::make_unique<markdown_reporter>(); }
 
 } // namespace speedlab::reports

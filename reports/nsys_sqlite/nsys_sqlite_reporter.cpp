@@ -428,7 +428,7 @@ private:
                           "chipName, cuDevice, computeMajor, computeMinor, l2CacheSize, asyncEngines, threadsPerWarp, "
                           "maxRegistersPerSm, maxRegistersPerBlock, maxBlocksPerSm, maxWarpsPerSm, maxShmemPerSm, "
                           "maxShmemPerBlockOptin, smMajor, smMinor) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    // Property names as core/device's probe writes them (a few alternatives for older models).
+    // Property names as device/'s probe writes them (a few alternatives for older models).
     value clock = property(d, {"clock_hz", "sm_clock_hz"});
     if (clock.k == value::kind::null)
       if (auto khz = property(d, {"clock_khz", "sm_clock_khz"}); khz.k == value::kind::integer) clock = value(khz.i * 1000);
@@ -450,10 +450,6 @@ private:
 
 } // namespace
 
-namespace anchors {
-void nsys_sqlite() {}
-} // namespace anchors
-
-SPEEDLAB_REGISTER_REPORTER("nsys-sqlite", nsys_sqlite_reporter)
+std::unique_ptr<reporter> make_nsys_sqlite_reporter() { return std::make_unique<nsys_sqlite_reporter>(); }
 
 } // namespace speedlab::reports

@@ -275,10 +275,6 @@ public:
 
 } // namespace
 
-namespace anchors {
-void perfetto() {}
-} // namespace anchors
-
-SPEEDLAB_REGISTER_REPORTER("perfetto", perfetto_reporter)
+std::unique_ptr<reporter> make_perfetto_reporter() { return std::make_unique<perfetto_reporter>(); }
 
 } // namespace speedlab::reports

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/analysis.hpp"
-#include "core/model/results.hpp"
-#include "core/model/statistics.hpp"
-#include "profilers/trace.hpp"
+#include "analysis/analysis.hpp"
+#include "model/results.hpp"
+#include "model/statistics.hpp"
+#include "model/trace.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::test_fixture {
@@ -332,7 +332,7 @@ inline report_fixture make_report_fixture(bool hostile = false) {
   pa.trace_file = "traces/histogram-cuda_atomic.json";
   f.traces[pa.id] = histogram_trace(t0 + 2'000'000'000ull, "histogram/cuda_atomic bins=10,samples=16777216");
 
-  // The analysis (what core/analysis would conclude from these numbers).
+  // The analysis (what analysis/ would conclude from these numbers).
   auto& a = f.analysis;
   a.device.gpu_name = "NVIDIA H100 80GB HBM3";
   a.device.gpu["dram_bw"] = {3000, "GB/s", true, "calibrate 2026-11-20"};

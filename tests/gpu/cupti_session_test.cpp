@@ -25,7 +25,7 @@
 #include "gpu/gpu_kernels.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 #include "profilers/profiler.hpp"
-#include "profilers/time_split.hpp"
+#include "analysis/time_split.hpp"
 
 namespace {
 
@@ -179,13 +179,13 @@ TEST_CASE("cupti session records kernels, copies, memsets, API calls and NVTX ra
   CHECK(phases["transfer_in"] == reps);
   CHECK(phases["compute"] == reps);
   CHECK(phases["transfer_out"] == reps);
-  CHECK(profiling::phase_thread(t) == tid);
+  CHECK(analysis::phase_thread(t) == tid);
   std::set<std::uint32_t> api_threads;
   for (const auto& a : t.api_calls) api_threads.insert(a.thread);
   CHECK(api_threads.count(tid) == 1);
 
   // The split of each repetition: parts add to wall; the spin dominates the kernel part.
-  const auto splits = profiling::compute_time_splits(t);
+  const auto splits = analysis::compute_time_splits(t);
   REQUIRE(splits.size() == reps);
   for (const auto& sp : splits) {
     std::printf("split: wall %.0f kernel %.0f h2d %.0f d2h %.0f memset %.0f sync %.0f api %.0f host %.0f ns\n",

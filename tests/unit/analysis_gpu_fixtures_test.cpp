@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/analysis/analyze.hpp"
-#include "core/app/output_folder.hpp"
-#include "profilers/time_split.hpp"
+#include "analysis/analyze.hpp"
+#include "app/output_folder.hpp"
+#include "analysis/time_split.hpp"
 
 using namespace speedlab;
 
@@ -74,7 +74,7 @@ TEST_CASE("recorded GPU run: the time split of the lesson-style vector multiply"
   const auto trace = app::load_point_trace(r.run.dir, p);
   REQUIRE(trace);
   CHECK(trace->dropped_records == 0);
-  const auto splits = profiling::compute_time_splits(*trace);
+  const auto splits = analysis::compute_time_splits(*trace);
   REQUIRE(splits.size() == p.splits.size());
   for (std::size_t i = 0; i < splits.size(); ++i) {
     const auto& t = splits[i];

@@ -4,7 +4,7 @@
 
 #include <speedlab/config.hpp>
 
-#include "core/analysis/occupancy.hpp"
+#include "analysis/occupancy.hpp"
 
 #if SPEEDLAB_HAS_CUDA && __has_include(<cuda_occupancy.h>)
 #include <cuda_occupancy.h>

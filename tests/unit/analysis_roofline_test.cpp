@@ -2,7 +2,7 @@
 #include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
-#include "core/analysis/roofline.hpp"
+#include "analysis/roofline.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis_test;

@@ -2,8 +2,8 @@
 #include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
-#include "core/analysis/analysis_stats.hpp"
-#include "core/analysis/comparisons.hpp"
+#include "analysis/analysis_stats.hpp"
+#include "analysis/comparisons.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis_test;

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "core/analysis/analysis.hpp"
-#include "core/analysis/analyze.hpp"
-#include "core/analysis/device_keys.hpp"
-#include "core/model/results.hpp"
-#include "core/model/statistics.hpp"
-#include "profilers/trace.hpp"
+#include "analysis/analysis.hpp"
+#include "analysis/analyze.hpp"
+#include "model/device_keys.hpp"
+#include "model/results.hpp"
+#include "model/statistics.hpp"
+#include "model/trace.hpp"
 
 namespace speedlab::analysis_test {
 
@@ -114,7 +114,7 @@ inline analysis::ceiling c(double v, const char* unit, bool measured) {
 
 // An H100-like model: 132 SMs, sm_90 limits, ceilings measured or estimated.
 inline analysis::device_model h100(bool measured = true) {
-  namespace k = analysis::keys;
+  namespace k = keys;
   analysis::device_model d;
   d.gpu_name = "Test H100";
   d.gpu[k::dram_bw] = c(3000, "GB/s", measured);

@@ -1,6 +1,6 @@
 // The variants' own timings set beside the profiler's: the verdict follows the median
 // difference, repetitions line up by index, and names without a counterpart are kept.
-#include "core/analysis/timing_check.hpp"
+#include "analysis/timing_check.hpp"
 #include "speedlab_catch.hpp"
 
 using namespace speedlab;

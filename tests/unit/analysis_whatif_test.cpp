@@ -2,8 +2,8 @@
 #include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
-#include "core/analysis/trace_summary.hpp"
-#include "core/analysis/what_if.hpp"
+#include "analysis/trace_summary.hpp"
+#include "analysis/what_if.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis_test;

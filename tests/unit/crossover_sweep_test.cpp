@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis_test_support.hpp"
-#include "core/analysis/crossover.hpp"
+#include "analysis/crossover.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis_test;

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profilers/time_split.hpp"
+#include "analysis/time_split.hpp"
 
 using namespace speedlab;
 
@@ -62,7 +62,7 @@ TEST_CASE("recorded CUPTI traces: correlation, clock order and time split", "[cu
       CHECK(it->second->start <= m.start);
     }
 
-    const std::uint32_t thread = profiling::phase_thread(t);
+    const std::uint32_t thread = analysis::phase_thread(t);
     CHECK(thread != 0);
     std::set<std::string> phases;
     for (const auto& r : t.ranges)
@@ -72,7 +72,7 @@ TEST_CASE("recorded CUPTI traces: correlation, clock order and time split", "[cu
       }
     CHECK_FALSE(phases.empty());
 
-    const auto splits = profiling::compute_time_splits(t);
+    const auto splits = analysis::compute_time_splits(t);
     REQUIRE(splits.size() == t.repetitions.size());
     for (const auto& s : splits) {
       CHECK(s.gpu_busy() + s.gpu_idle() == s.wall_ns);

@@ -11,7 +11,7 @@
 
 #include "profilers/cupti/cupti_records.hpp"
 #include "profilers/profiler.hpp"
-#include "profilers/time_split.hpp"
+#include "analysis/time_split.hpp"
 
 using namespace speedlab;
 namespace cp = speedlab::profiling::cupti;
@@ -231,7 +231,7 @@ TEST_CASE("cupti replay: records become trace records on the shifted clock", "[c
   // The replayed trace feeds the time split: launch is api, the synchronize waits for the kernel.
   t.process = 500;
   t.repetitions.push_back({3900, 9500, 0, 0});
-  const auto splits = profiling::compute_time_splits(t);
+  const auto splits = analysis::compute_time_splits(t);
   REQUIRE(splits.size() == 1);
   CHECK(splits[0].kernel == 3000);
   // The pageable cudaMemcpy 8200-8800 is H2D time throughout: 400 copying + 200 staging.

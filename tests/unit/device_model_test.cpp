@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/analysis/device_keys.hpp"
-#include "core/device/calibrate.hpp"
-#include "core/device/device_probe.hpp"
+#include "model/device_keys.hpp"
+#include "device/calibrate.hpp"
+#include "device/device_probe.hpp"
 
 namespace dev = speedlab::device;
-namespace keys = speedlab::analysis::keys;
+namespace keys = speedlab::keys;
 
 namespace {
 // Points $SPEEDLAB_CACHE_DIR at a fresh folder for the test's lifetime.
@@ -54,7 +54,7 @@ TEST_CASE("FP32 lanes and FP64 ratio by compute capability", "[device]") {
 
 TEST_CASE("probe_model always describes the host; GPU only when usable", "[device]") {
   const auto m = dev::probe_model();
-  REQUIRE(speedlab::analysis::find_ceiling(m.host, keys::cores));
+  REQUIRE(speedlab::find_ceiling(m.host, keys::cores));
   CHECK(m.host.at(keys::cores).value >= 1);
   CHECK_FALSE(m.host.at(keys::cores).measured);
   CHECK(m.properties.count("cpu_model"));
@@ -62,7 +62,7 @@ TEST_CASE("probe_model always describes the host; GPU only when usable", "[devic
   const std::string why = dev::gpu_unavailable_reason();
   if (why.empty()) {
     CHECK(!m.gpu_name.empty());
-    REQUIRE(speedlab::analysis::find_ceiling(m.gpu, keys::dram_bw));
+    REQUIRE(speedlab::find_ceiling(m.gpu, keys::dram_bw));
     CHECK_FALSE(m.gpu.at(keys::dram_bw).measured);
     CHECK(m.properties.at("cache_key").rfind("gpu-", 0) == 0);
   } else {
@@ -116,7 +116,7 @@ TEST_CASE("host calibration measures memory bandwidth and cores, and is cached",
   std::vector<std::string> lines;
   o.log = [&](const std::string& s) { lines.push_back(s); };
   const auto m = dev::calibrate(o);
-  REQUIRE(speedlab::analysis::find_ceiling(m.host, keys::memory_bw));
+  REQUIRE(speedlab::find_ceiling(m.host, keys::memory_bw));
   CHECK(m.host.at(keys::memory_bw).measured);
   CHECK(m.host.at(keys::memory_bw).value > 0.1);
   CHECK(m.host.at(keys::memory_bw_1thread).value > 0.1);

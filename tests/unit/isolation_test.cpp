@@ -1,7 +1,7 @@
 #include "speedlab_catch.hpp"
 
-#include "core/app/isolation.hpp"
-#include "core/app/plugin_loader.hpp"
+#include "app/isolation.hpp"
+#include "app/plugin_loader.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;

@@ -1,6 +1,6 @@
 #include "speedlab_catch.hpp"
 
-#include "core/app/plugin_loader.hpp"
+#include "app/plugin_loader.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab::app;

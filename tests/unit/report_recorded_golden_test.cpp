@@ -2,8 +2,8 @@
 // machine (tests/fixtures/gpu/suite): the reports of a recorded run never change silently.
 #include "speedlab_catch.hpp"
 
-#include "core/analysis/analyze.hpp"
-#include "core/app/output_folder.hpp"
+#include "analysis/analyze.hpp"
+#include "app/output_folder.hpp"
 #include "tests/golden/golden.hpp"
 
 using namespace speedlab;

@@ -3,7 +3,7 @@
 #include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
-#include "core/analysis/rules.hpp"
+#include "analysis/rules.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis_test;

@@ -85,8 +85,8 @@ TEST_CASE("pageable-memory projects the gain from measured pinned vs pageable ba
 
   // Without the bandwidths at all: still reported, no gain claimed.
   auto none = h100();
-  none.gpu.erase(analysis::keys::h2d_pageable_bw);
-  none.gpu.erase(analysis::keys::d2h_pageable_bw);
+  none.gpu.erase(keys::h2d_pageable_bw);
+  none.gpu.erase(keys::d2h_pageable_bw);
   const auto fn = findings_of(run({p}, none, {{p.id, lesson_trace(trace::mem_pageable)}}), "pageable-memory");
   REQUIRE(fn.size() == 1);
   CHECK(fn[0].estimated_gain == 1.0);

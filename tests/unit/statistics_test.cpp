@@ -1,7 +1,7 @@
 #include "speedlab_catch.hpp"
 
-#include "core/app/runner.hpp"
-#include "core/model/statistics.hpp"
+#include "app/runner.hpp"
+#include "model/statistics.hpp"
 
 using namespace speedlab;
 

@@ -1,7 +1,7 @@
 #include "speedlab_catch.hpp"
 
-#include "core/app/plugin_loader.hpp"
-#include "core/app/suite_config.hpp"
+#include "app/plugin_loader.hpp"
+#include "app/suite_config.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab::app;

@@ -1,6 +1,6 @@
 #include "speedlab_catch.hpp"
 
-#include "core/app/sweep.hpp"
+#include "app/sweep.hpp"
 
 using speedlab::app::expand_sweep;
 using speedlab::app::sweep_error;

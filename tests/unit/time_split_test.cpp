@@ -3,10 +3,11 @@
 #include <chrono>
 #include <random>
 
-#include "profilers/time_split.hpp"
+#include "analysis/time_split.hpp"
+#include "model/cuda_api.hpp"
 
 using namespace speedlab;
-using profiling::compute_time_splits;
+using analysis::compute_time_splits;
 
 namespace {
 
@@ -172,34 +173,17 @@ TEST_CASE("time split: sync records count for the phase thread, never for stream
 TEST_CASE("time split: the phase thread", "[time_split]") {
   trace::device_trace t;
   t.process = 100;
-  CHECK(profiling::phase_thread(t) == 0);
+  CHECK(analysis::phase_thread(t) == 0);
   t.api_calls.push_back(api(0, 1, "a", 101));
   t.api_calls.push_back(api(0, 1, "a", 101));
   t.api_calls.push_back(api(0, 1, "a", 102));
-  CHECK(profiling::phase_thread(t) == 101); // most calls
+  CHECK(analysis::phase_thread(t) == 101); // most calls
   t.api_calls.push_back(api(0, 1, "a", 100));
-  CHECK(profiling::phase_thread(t) == 100); // the main thread (tid == pid)
+  CHECK(analysis::phase_thread(t) == 100); // the main thread (tid == pid)
   t.ranges.push_back({0, 1, 100, 102, "plugin", "p"});
-  CHECK(profiling::phase_thread(t) == 100); // other domains do not count
+  CHECK(analysis::phase_thread(t) == 100); // other domains do not count
   t.ranges.push_back({0, 1, 100, 102, "speedlab", "x: compute"});
-  CHECK(profiling::phase_thread(t) == 102);
-}
-
-TEST_CASE("time split: synchronizing CUDA calls", "[time_split]") {
-  using profiling::is_synchronizing_api;
-  CHECK(is_synchronizing_api("cudaDeviceSynchronize_v3020"));
-  CHECK(is_synchronizing_api("cudaStreamSynchronize_v3020"));
-  CHECK(is_synchronizing_api("cudaEventSynchronize"));
-  CHECK(is_synchronizing_api("cudaMemcpy_v3020"));
-  CHECK(is_synchronizing_api("cudaMemcpy2D_v3020"));
-  CHECK(is_synchronizing_api("cuCtxSynchronize"));
-  CHECK(is_synchronizing_api("cuMemcpyHtoD_v2"));
-  CHECK_FALSE(is_synchronizing_api("cudaMemcpyAsync_v3020"));
-  CHECK_FALSE(is_synchronizing_api("cudaMemcpy2DAsync_v3020"));
-  CHECK_FALSE(is_synchronizing_api("cuMemcpyHtoDAsync_v2"));
-  CHECK_FALSE(is_synchronizing_api("cudaLaunchKernel_v7000"));
-  CHECK_FALSE(is_synchronizing_api("cudaStreamWaitEvent_v3020"));
-  CHECK_FALSE(is_synchronizing_api("cudaMemset_v3020"));
+  CHECK(analysis::phase_thread(t) == 102);
 }
 
 TEST_CASE("time split: degenerate windows and records", "[time_split]") {
@@ -271,7 +255,7 @@ TEST_CASE("time split: agrees with a per-nanosecond reference on random traces",
         for (const auto& r : t.memsets) ms |= in(r);
         for (const auto& r : t.api_calls) {
           if (r.thread != 7 || !in(r)) continue;
-          if (!profiling::is_synchronizing_api(r.name)) {
+          if (!trace::blocks_host(trace::classify_api(r.name))) {
             apic = true;
             continue;
           }
@@ -352,12 +336,12 @@ TEST_CASE("time split summary: component-wise median and quartiles", "[time_spli
     v[i].host = 4.0 - i;          // 4 3 2 1
     v[i].wall_ns = v[i].kernel + v[i].host;
   }
-  const auto s = profiling::summarize_time_splits(v);
+  const auto s = analysis::summarize_time_splits(v);
   CHECK(s.count == 4);
   CHECK(s.median.kernel == Approx(25));
   CHECK(s.q1.kernel == Approx(17.5));
   CHECK(s.q3.kernel == Approx(32.5));
   CHECK(s.median.host == Approx(2.5));
   CHECK(s.median.sync == 0);
-  CHECK(profiling::summarize_time_splits({}).count == 0);
+  CHECK(analysis::summarize_time_splits({}).count == 0);
 }

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "profilers/trace.hpp"
+#include "model/trace.hpp"
 
 using namespace speedlab;
 

@@ -1,0 +1,107 @@
+#include "analysis/analyze.hpp"
+
+#include <unordered_map>
+
+#include "analysis/comparisons.hpp"
+#include "analysis/crossover.hpp"
+#include "model/device_keys.hpp"
+#include "analysis/roofline.hpp"
+#include "analysis/rules.hpp"
+#include "analysis/timing_check.hpp"
+#include "analysis/trace_summary.hpp"
+#include "analysis/what_if.hpp"
+
+namespace speedlab::analysis {
+
+namespace {
+
+void device_notes(const std::vector<point_result>& points, const device_model& d, std::vector<std::string>& notes) {
+  bool gpu_points = false, cpu_points = false;
+  for (const auto& p : points) {
+    gpu_points = gpu_points || p.kind == "cuda";
+    cpu_points = cpu_points || p.kind == "serial" || p.kind == "threads";
+  }
+  if (gpu_points) {
+    if (d.gpu_name.empty() || !find_ceiling(d.gpu, keys::dram_bw))
+      notes.push_back("no GPU ceilings in the device model: GPU points are placed without roofs");
+    else if (!d.gpu.at(keys::dram_bw).measured)
+      notes.push_back("GPU ceilings are datasheet-style estimates (no calibration): percent-of-bound figures are "
+                      "approximate; run `speedlab calibrate`");
+    if (!find_ceiling(d.gpu, keys::launch_latency) || !d.gpu.at(keys::launch_latency).measured)
+      notes.push_back("launch latency not measured: launch-bound uses an assumed 5 us unless calibrated");
+  }
+  if (cpu_points && !find_ceiling(d.host, keys::memory_bw))
+    notes.push_back("host memory bandwidth unknown (no calibration): CPU points have no memory roof");
+}
+
+} // namespace
+
+analysis_result analyze(const std::vector<point_result>& points, const device_model& device,
+                        const trace_loader& load_trace) {
+  return analyze(points, device, load_trace, analysis_options{});
+}
+
+analysis_result analyze(const std::vector<point_result>& points, const device_model& device,
+                        const trace_loader& load_trace, const analysis_options& options) {
+  analysis_result r;
+  r.device = device;
+  device_notes(points, device, r.notes);
+
+  const baseline_index index(points);
+  r.speedups = all_speedups(points, index, options);
+  std::unordered_map<std::string, std::size_t> speedup_at; // "point id \x1f baseline id"
+  for (std::size_t i = 0; i < r.speedups.size(); ++i)
+    speedup_at.emplace(r.speedups[i].point_id + '\x1f' + r.speedups[i].baseline_point_id, i);
+  auto find_speedup = [&](const point_result& p, const point_result* base) -> const speedup* {
+    if (!base) return nullptr;
+    auto it = speedup_at.find(p.id + '\x1f' + base->id);
+    return it == speedup_at.end() ? nullptr : &r.speedups[it->second];
+  };
+
+  std::vector<const rule*> rules;
+  for (const auto& [name, rule] : rule_registry())
+    if (!options.disabled_rules.count(name)) rules.push_back(rule.get());
+
+  for (const auto& p : points) {
+    if (!p.valid()) continue;
+    // One trace in memory at a time: summarize, then drop it.
+    std::optional<trace_summary> summary;
+    if (load_trace) {
+      try {
+        if (auto t = load_trace(p)) summary = summarize_trace(*t);
+      } catch (const std::exception& e) {
+        r.notes.push_back("trace of " + p.id + " could not be read: " + e.what());
+      }
+    }
+    const trace_summary* ts = summary ? &*summary : nullptr;
+    std::vector<roofline_point> rows;
+    if (options.roofline) rows = roofline_for_point(p, ts, device);
+    if (options.what_ifs)
+      for (auto& w : what_ifs_for_point(p, ts, device)) r.what_ifs.push_back(std::move(w));
+
+    const baselines b = index.at(p);
+    rule_context ctx{p, device, options, ts, b.serial == &p ? nullptr : b.serial,
+                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}};
+    ctx.vs_serial = find_speedup(p, ctx.serial);
+    ctx.vs_threads = find_speedup(p, ctx.threads);
+    for (const auto& row : rows) ctx.roofline.push_back(&row);
+    for (const rule* rule : rules) {
+      try {
+        for (auto& f : rule->evaluate(ctx)) r.findings.push_back(std::move(f));
+      } catch (const std::exception& e) {
+        r.notes.push_back("rule " + rule->name() + " failed on " + p.id + ": " + e.what());
+      }
+    }
+    for (auto& row : rows) r.roofline.push_back(std::move(row));
+  }
+
+  if (options.fits || options.crossovers) {
+    sweep_analysis s = analyze_sweeps(points);
+    if (options.fits) r.fits = std::move(s.fits);
+    if (options.crossovers) r.crossovers = std::move(s.crossovers);
+  }
+  r.timing_checks = timing_checks(points);
+  return r;
+}
+
+} // namespace speedlab::analysis

@@ -1,0 +1,298 @@
+#include "analysis/crossover.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/comparisons.hpp"
+#include "analysis/text.hpp"
+
+namespace speedlab::analysis {
+
+namespace {
+
+constexpr double relative_floor = 0.01; // sigma never below 1% of the cost (model error)
+
+bool same_size(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+std::string size_text(double s) { return fmt::format("{:.4g}", s); }
+
+struct series {
+  std::string workload, variant, kind, size_param, params_key, base_key;
+  int threads = 1;
+  std::vector<const point_result*> points; // sorted by size
+};
+
+double sigma_of(const point_result& p, double y, double total) {
+  const double half = (p.wall.ci_high - p.wall.ci_low) / 2;
+  double s = half > 0 ? half / 1.96 : 0;
+  if (total > 0) s *= y / total; // parts of the total: the same relative error
+  return std::max({s, relative_floor * y, 1.0});
+}
+
+enum class basis { total, kernel, transfers, without_transfers };
+
+bool has_basis(const point_result& p, basis b) {
+  return b == basis::total || (p.split_median && p.split_median->wall_ns > 0);
+}
+
+double value_of(const point_result& p, basis b) {
+  if (b == basis::total) return p.wall.median;
+  const time_split& s = *p.split_median;
+  // The split's parts add up to its wall time; scale them to the wall median so that
+  // "without transfers" stays comparable to the baselines' totals.
+  const double scale = s.wall_ns > 0 ? p.wall.median / s.wall_ns : 1;
+  switch (b) {
+  case basis::kernel: return s.kernel * scale;
+  case basis::transfers: return (s.h2d + s.d2h) * scale;
+  case basis::without_transfers: return (s.wall_ns - s.h2d - s.d2h) * scale;
+  default: return p.wall.median;
+  }
+}
+
+const char* basis_name(basis b) {
+  switch (b) {
+  case basis::kernel: return "kernel";
+  case basis::transfers: return "transfers";
+  case basis::without_transfers: return "without_transfers";
+  default: return "total";
+  }
+}
+
+std::optional<cost_curve> curve_of(const series& s, basis b) {
+  cost_curve c;
+  for (const auto* p : s.points) {
+    if (!has_basis(*p, b)) return std::nullopt; // a basis needs every point
+    const double y = value_of(*p, b);
+    c.size.push_back(p->size_value());
+    c.cost.push_back(y);
+    c.sigma.push_back(sigma_of(*p, y, b == basis::total ? 0 : p->wall.median));
+  }
+  std::size_t distinct = 0;
+  for (std::size_t i = 0; i < c.size.size(); ++i) distinct += i == 0 || !same_size(c.size[i], c.size[i - 1]);
+  // A cost line through two close sizes says nothing about a third: fit only sweeps of at
+  // least three sizes spanning a factor of four.
+  const auto [smallest, largest] = std::minmax_element(c.size.begin(), c.size.end());
+  if (distinct < 3 || *largest < 4 * *smallest) return std::nullopt;
+  c.refit();
+  return c;
+}
+
+cost_fit to_fit(const series& s, const cost_curve& c, basis b) {
+  cost_fit f;
+  f.workload = s.workload;
+  f.variant = s.variant;
+  f.size_param = s.size_param;
+  f.basis = basis_name(b);
+  f.params_key = s.params_key;
+  f.fixed_ns = text::finite(c.fit.a);
+  f.per_unit_ns = text::finite(c.fit.b);
+  f.r2 = text::finite(c.fit.r2);
+  f.points = c.size.size();
+  f.fixed_se = text::finite(std::sqrt(std::max(0.0, c.fit.var_a)));
+  f.per_unit_se = text::finite(std::sqrt(std::max(0.0, c.fit.var_b)));
+  f.covariance = text::finite(c.fit.cov_ab);
+  f.size_min = c.size.front();
+  f.size_max = c.size.back();
+  return f;
+}
+
+} // namespace
+
+std::optional<stats::interval> fieller_interval(const stats::linear_fit& v, const stats::linear_fit& b, double z) {
+  if (!v.ok || !b.ok) return std::nullopt;
+  const double da = v.a - b.a, db = v.b - b.b;
+  const double va = v.var_a + b.var_a, vb = v.var_b + b.var_b, cab = v.cov_ab + b.cov_ab;
+  const double z2 = z * z;
+  const double A = db * db - z2 * vb, B = 2 * (da * db - z2 * cab), C = da * da - z2 * va;
+  if (!(A > 0)) return std::nullopt; // the slopes are not distinguishable: unbounded
+  const double disc = B * B - 4 * A * C;
+  if (disc < 0) return std::nullopt;
+  const double r = std::sqrt(disc);
+  stats::interval out{(-B - r) / (2 * A), (-B + r) / (2 * A)};
+  out.low = std::max(out.low, 0.0);
+  if (out.high < out.low) return std::nullopt;
+  return out;
+}
+
+void locate_crossover(const cost_curve& v, const cost_curve& b, crossover& c) {
+  c.size.reset();
+  c.size_low = c.size_high = 0;
+  c.in_range = c.extrapolated = false;
+  c.method = "none";
+  c.note.clear();
+
+  // Measured differences at the sizes both curves have.
+  std::vector<double> s, d;
+  for (std::size_t i = 0; i < v.size.size(); ++i)
+    for (std::size_t j = 0; j < b.size.size(); ++j)
+      if (same_size(v.size[i], b.size[j]) && (s.empty() || !same_size(s.back(), v.size[i]))) {
+        if (v.cost[i] != b.cost[j]) { // an exact tie carries no sign: bracket across it
+          s.push_back(v.size[i]);
+          d.push_back(v.cost[i] - b.cost[j]);
+        }
+        break;
+      }
+  const double lo = s.empty() ? std::max(v.size.front(), b.size.front()) : s.front();
+  const double hi = s.empty() ? std::min(v.size.back(), b.size.back()) : s.back();
+  const bool fits_ok = v.fit.ok && b.fit.ok && (v.fit.b - b.fit.b) != 0;
+  const double root = fits_ok ? -(v.fit.a - b.fit.a) / (v.fit.b - b.fit.b) : 0;
+  const auto fieller = fieller_interval(v.fit, b.fit);
+
+  std::vector<std::size_t> changes;
+  for (std::size_t i = 0; i + 1 < d.size(); ++i)
+    if ((d[i] > 0 && d[i + 1] < 0) || (d[i] < 0 && d[i + 1] > 0)) changes.push_back(i);
+
+  if (!changes.empty()) {
+    const std::size_t k = changes.back();
+    const double s0 = s[k], s1 = s[k + 1];
+    c.faster_above = d[k] > 0;
+    if (fits_ok && root >= s0 && root <= s1) {
+      c.size = root;
+      c.method = "bracket+fit";
+    } else {
+      c.size = s0 + (s1 - s0) * d[k] / (d[k] - d[k + 1]); // the cost model is linear in size
+      c.method = "bracket-interpolation";
+    }
+    c.size_low = s0;
+    c.size_high = s1;
+    if (fieller && fieller->high >= s0 && fieller->low <= s1) {
+      c.size_low = std::max(s0, fieller->low);
+      c.size_high = std::min(s1, fieller->high);
+      if (*c.size < c.size_low || *c.size > c.size_high) { // keep the estimate inside its interval
+        c.size_low = std::min(c.size_low, *c.size);
+        c.size_high = std::max(c.size_high, *c.size);
+      }
+    }
+    c.in_range = true;
+    c.note = fmt::format("between the measured sizes {} and {}", size_text(s0), size_text(s1));
+    if (!c.faster_above) c.note += "; the variant is faster below this size and slower above";
+    if (changes.size() > 1)
+      c.note += fmt::format("; the measured difference changes sign {} times (noise or a cost that is not "
+                            "linear in size): the change at the largest size is reported",
+                            changes.size());
+    return;
+  }
+
+  // No sign change among common sizes: what do the data say, and what do the fits predict?
+  std::string measured;
+  if (d.size() >= 2) measured = d.front() < 0 ? "faster at every swept size" : "slower at every swept size";
+  else measured = "no common sizes to compare";
+  const std::string range = fmt::format("[{}, {}]", size_text(lo), size_text(hi));
+  if (!fits_ok || root <= 0) {
+    c.note = fmt::format("no crossover in the swept range {}: {}; the fitted costs do not cross at a positive size",
+                         range, measured);
+    return;
+  }
+  c.faster_above = v.fit.b < b.fit.b;
+  if (root >= lo && root <= hi) {
+    if (d.size() >= 2) {
+      c.note = fmt::format("no crossover in the swept range {}: {} (the fits cross near {}, but the measurements "
+                           "do not change sign)",
+                           range, measured, size_text(root));
+      return;
+    }
+    c.size = root; // only the fits to go by
+    c.in_range = true;
+    c.method = "fit";
+  } else {
+    c.size = root;
+    c.extrapolated = true;
+    c.method = "fit-extrapolation";
+  }
+  if (fieller) {
+    c.size_low = fieller->low;
+    c.size_high = fieller->high;
+  }
+  if (c.extrapolated)
+    c.note = fmt::format("no crossover in the swept range {}: {}; the fits predict the variant {} about {} "
+                         "(extrapolated, not measured){}",
+                         range, measured, c.faster_above ? "wins above" : "wins below", size_text(root),
+                         fieller ? "" : "; interval unbounded (size_low = size_high = 0)");
+  else
+    c.note = fmt::format("{}; crossover from the fits only{}", measured,
+                         fieller ? "" : "; interval unbounded (size_low = size_high = 0)");
+}
+
+sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
+  sweep_analysis out;
+  // Series: workload + variant + every parameter but the size.
+  std::map<std::string, series> by_key;
+  for (const auto& p : points) {
+    if (!p.valid() || !(p.wall.median > 0) || p.size_param().empty() || !(p.size_value() > 0)) continue;
+    series& s = by_key[p.workload + '\x1f' + p.variant + '\x1f' + p.params_key(true)];
+    if (s.points.empty()) {
+      s.workload = p.workload;
+      s.variant = p.variant;
+      s.kind = p.kind;
+      s.size_param = p.size_param();
+      s.params_key = p.params_key(true);
+      s.base_key = match_key(p, true);
+      s.threads = p.threads;
+    }
+    s.points.push_back(&p);
+  }
+  struct fitted {
+    series* s;
+    std::optional<cost_curve> total, kernel, transfers, without;
+  };
+  std::vector<fitted> all;
+  for (auto& [key, s] : by_key) {
+    std::stable_sort(s.points.begin(), s.points.end(),
+                     [](const point_result* a, const point_result* b) { return a->size_value() < b->size_value(); });
+    fitted f{&s, curve_of(s, basis::total), std::nullopt, std::nullopt, std::nullopt};
+    if (!f.total) continue;
+    out.fits.push_back(to_fit(s, *f.total, basis::total));
+    bool transfers = false;
+    for (const auto* p : s.points)
+      transfers = transfers || (p->split_median && p->split_median->h2d + p->split_median->d2h > 0);
+    if (transfers) {
+      f.kernel = curve_of(s, basis::kernel);
+      f.transfers = curve_of(s, basis::transfers);
+      f.without = curve_of(s, basis::without_transfers);
+      if (f.kernel) out.fits.push_back(to_fit(s, *f.kernel, basis::kernel));
+      if (f.transfers) out.fits.push_back(to_fit(s, *f.transfers, basis::transfers));
+      if (f.without) out.fits.push_back(to_fit(s, *f.without, basis::without_transfers));
+    }
+    all.push_back(std::move(f));
+  }
+
+  // Baseline series at each base key: serial (variant "serial" preferred), threads (most threads).
+  std::map<std::string, const fitted*> serial, threads;
+  for (const auto& f : all) {
+    const series& s = *f.s;
+    if (s.kind == "serial") {
+      auto& cur = serial[s.base_key];
+      if (!cur || (s.variant == "serial" && cur->s->variant != "serial")) cur = &f;
+    } else if (s.kind == "threads") {
+      auto& cur = threads[s.base_key];
+      if (!cur || s.threads > cur->s->threads) cur = &f;
+    }
+  }
+  for (const auto& f : all) {
+    const series& s = *f.s;
+    auto emit = [&](const fitted* base, const cost_curve& curve, bool with_transfers) {
+      crossover c;
+      c.workload = s.workload;
+      c.variant = s.variant;
+      c.baseline = base->s->variant;
+      c.size_param = s.size_param;
+      c.params_key = s.params_key;
+      c.with_transfers = with_transfers;
+      locate_crossover(curve, *base->total, c);
+      if (c.size) c.size = text::finite(*c.size);
+      out.crossovers.push_back(std::move(c));
+    };
+    for (const auto* table : {&serial, &threads}) {
+      auto it = table->find(s.base_key);
+      if (it == table->end() || it->second == &f) continue;
+      if (s.kind == "serial" && table == &threads) continue;  // the inverse of threads vs serial
+      if (s.kind == "threads" && table == &threads) continue; // thread counts are not a crossover
+      emit(it->second, *f.total, true);
+      if (f.without) emit(it->second, *f.without, false);
+    }
+  }
+  return out;
+}
+
+} // namespace speedlab::analysis

@@ -1,0 +1,140 @@
+#include "analysis/roofline.hpp"
+
+#include <algorithm>
+
+#include "model/device_keys.hpp"
+#include "analysis/text.hpp"
+
+namespace speedlab::analysis {
+
+void place(roofline_point& r, double bytes, double flops, double time_ns, const ceiling* bw,
+           const ceiling* fl, double flop_scale) {
+  r.time_ns = time_ns;
+  r.achieved_gbps = time_ns > 0 ? bytes / time_ns : 0; // bytes per ns = GB/s
+  r.achieved_gflops = time_ns > 0 ? flops / time_ns : 0;
+  r.intensity = bytes > 0 ? flops / bytes : 0;
+  r.roof_gbps = bw ? bw->value : 0;
+  r.roof_gflops = fl ? fl->value * flop_scale : 0;
+  // The bound is the lower of the two roofs at this intensity.
+  bool memory = false, known = false;
+  if (bytes > 0 && flops > 0 && r.roof_gbps > 0 && r.roof_gflops > 0) {
+    memory = r.intensity < r.roof_gflops / r.roof_gbps;
+    known = true;
+  } else if (bytes > 0 && r.roof_gbps > 0 && (flops <= 0 || r.roof_gflops <= 0)) {
+    memory = known = true;      // no flops declared (copies, transposes) or no flop roof
+  } else if (flops > 0 && r.roof_gflops > 0) {
+    memory = false;
+    known = true;
+  }
+  if (!known) {
+    r.bound = "unknown";
+    r.percent_of_bound = 0;
+    return;
+  }
+  r.bound = memory ? "memory" : "compute";
+  const ceiling* roof = memory ? bw : fl;
+  r.percent_of_bound = memory ? 100 * r.achieved_gbps / r.roof_gbps : 100 * r.achieved_gflops / r.roof_gflops;
+  r.roof_measured = roof->measured;
+  r.roof_source = roof->source;
+  r.percent_of_bound = text::finite(r.percent_of_bound);
+}
+
+namespace {
+
+roofline_point base(const point_result& p, const char* processor) {
+  roofline_point r;
+  r.point_id = p.id;
+  r.workload = p.workload;
+  r.variant = p.variant;
+  r.processor = processor;
+  return r;
+}
+
+double phase(const point_result& p, const char* name) {
+  auto it = p.phase_median_ns.find(name);
+  return it == p.phase_median_ns.end() ? 0 : it->second;
+}
+
+} // namespace
+
+std::vector<roofline_point> roofline_for_point(const point_result& p, const trace_summary* t,
+                                               const device_model& d) {
+  std::vector<roofline_point> out;
+  const double bytes = p.work.bytes(), flops = p.work.flops;
+  if (!(bytes > 0) && !(flops > 0)) return out;
+  const char* flop_key = p.work.fp64 ? keys::fp64_peak : keys::fp32_peak;
+
+  if (p.kind == "cuda") {
+    const ceiling* bw = find_ceiling(d.gpu, keys::dram_bw);
+    const ceiling* fl = find_ceiling(d.gpu, flop_key);
+    double kernel_ns = p.split_median ? p.split_median->kernel : 0;
+    roofline_point r = base(p, "gpu");
+    if (kernel_ns > 0) {
+      r.note = "kernel time of one repetition";
+    } else {
+      kernel_ns = phase(p, "compute");
+      r.note = "compute phase wall time (no kernel timing)";
+    }
+    if (!(kernel_ns > 0)) return out;
+    place(r, bytes, flops, kernel_ns, bw, fl);
+    out.push_back(r);
+
+    // Kernels of the compute phase share its work model in proportion to their time.
+    if (t && !t->kernels.empty()) {
+      double phase_ns = 0;
+      bool by_phase = false;
+      for (const auto& k : t->kernels) phase_ns += k.compute_phase_ns;
+      if (phase_ns > 0) by_phase = true;
+      else
+        for (const auto& k : t->kernels) phase_ns += k.total_ns;
+      std::size_t n = 0;
+      for (const auto& k : t->kernels) n += (by_phase ? k.compute_phase_ns : k.total_ns) > 0;
+      if (phase_ns > 0) {
+        for (const auto& k : t->kernels) {
+          const double k_ns = by_phase ? k.compute_phase_ns : k.total_ns;
+          if (!(k_ns > 0)) continue;
+          const double share = k_ns / phase_ns;
+          roofline_point kr = base(p, "gpu");
+          kr.kernel = k.name;
+          place(kr, bytes * share, flops * share, t->per_rep(k_ns), bw, fl);
+          kr.note = n > 1 ? "the compute phase's work shared among " + std::to_string(n) +
+                                " kernels in proportion to their time"
+                          : "all of the compute phase's work";
+          out.push_back(std::move(kr));
+        }
+      }
+    }
+    return out;
+  }
+
+  // CPU variants: the compute phase's time, else the repetition's wall time.
+  double ns = phase(p, "compute");
+  roofline_point r = base(p, "cpu");
+  if (!(ns > 0)) {
+    ns = p.wall.median;
+    r.note = "repetition wall time (no compute phase timing)";
+  }
+  if (!(ns > 0)) return out;
+  const ceiling* cores = find_ceiling(d.host, keys::physical_cores);
+  if (!cores) cores = find_ceiling(d.host, keys::cores);
+  const ceiling* bw = nullptr;
+  double flop_scale = 1;
+  const int threads = std::max(1, p.threads);
+  const ceiling* fl = find_ceiling(d.host, flop_key);
+  if (p.kind == "serial" || threads == 1) {
+    bw = find_ceiling(d.host, keys::memory_bw_1thread);
+    if (!bw) {
+      bw = find_ceiling(d.host, keys::memory_bw);
+      r.note += (r.note.empty() ? "" : "; ") + std::string("one thread against all-core memory bandwidth");
+    }
+    if (cores) flop_scale = 1.0 / cores->value; // the peak of one core
+  } else {
+    bw = find_ceiling(d.host, keys::memory_bw);
+    if (cores) flop_scale = std::min(1.0, threads / cores->value);
+  }
+  place(r, bytes, flops, ns, bw, fl, flop_scale);
+  out.push_back(r);
+  return out;
+}
+
+} // namespace speedlab::analysis

@@ -1,0 +1,27 @@
+// Roofline placement: achieved GB/s and GFLOP/s from the declared work and the measured
+// time, against the ceilings of the processor that did the work. GPU variants are placed
+// with their kernel time (the compute phase's time when no kernel timing exists) against
+// DRAM bandwidth and the FP32/FP64 peak; each kernel of the compute phase is placed with
+// its share of the phase's work; CPU variants against host memory bandwidth (one thread
+// for serial) and the host's peak estimate.
+#pragma once
+
+#include <vector>
+
+#include "analysis/analysis.hpp"
+#include "analysis/trace_summary.hpp"
+#include "model/results.hpp"
+
+namespace speedlab::analysis {
+
+// Fills intensity, achieved rates, roofs, bound and percent from work and time.
+// roof_gbps / roof_gflops of 0 mean "unknown".
+void place(roofline_point& r, double bytes, double flops, double time_ns, const ceiling* bw_roof,
+           const ceiling* flop_roof, double flop_scale = 1.0);
+
+// The phase placement first, then one per kernel of the compute phase. Empty when the
+// point declares no work or has no usable time.
+std::vector<roofline_point> roofline_for_point(const point_result& p, const trace_summary* t,
+                                               const device_model& d);
+
+} // namespace speedlab::analysis

@@ -1,0 +1,60 @@
+#include "analysis/rules.hpp"
+
+#include "analysis/text.hpp"
+
+namespace speedlab::analysis {
+
+double rule_context::wall_ns() const {
+  if (point.split_median && point.split_median->wall_ns > 0) return point.split_median->wall_ns;
+  return point.wall.median;
+}
+
+const roofline_point* rule_context::kernel_roofline(const std::string& kernel) const {
+  for (const auto* r : roofline)
+    if (r->kernel == kernel) return r;
+  return nullptr;
+}
+
+finding rule::start(const rule_context& ctx, std::string title, double gain) const {
+  finding f;
+  f.rule = name();
+  f.title = std::move(title);
+  f.threshold = threshold();
+  f.point_id = ctx.point.id;
+  f.workload = ctx.point.workload;
+  f.variant = ctx.point.variant;
+  f.estimated_gain = text::finite(gain > 0 ? gain : 1);
+  f.severity = severity_for_gain(f.estimated_gain);
+  return f;
+}
+
+std::string severity_for_gain(double gain) {
+  if (gain >= 2) return "critical";
+  if (gain >= 1.1) return "warning";
+  return "info";
+}
+
+const rule_map& rule_registry() {
+  static const rule_map registry = [] {
+    rule_map m;
+    add_transfer_rules(m);
+    add_gpu_rules(m);
+    add_host_rules(m);
+    return m;
+  }();
+  return registry;
+}
+
+const rule* find_rule(const std::string& name) {
+  const auto& r = rule_registry();
+  auto it = r.find(name);
+  return it == r.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> rule_names() {
+  std::vector<std::string> names;
+  for (const auto& [n, r] : rule_registry()) names.push_back(n);
+  return names;
+}
+
+} // namespace speedlab::analysis

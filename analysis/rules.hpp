@@ -1,0 +1,68 @@
+// Rules turn measurements into findings. Each rule is a small class with a name, its
+// threshold in words and evaluate(context); the registry holds one instance of each,
+// keyed by name. A rule sees one point at a time with everything analysis knows about it
+// (its trace summary, baselines at the same parameters, speedups, roofline placements).
+//
+// Adding a rule: derive from rule in one of the rules_*.cpp files and add it to that
+// file's add_*_rules() function (explicit registration: static registration objects in
+// a static library would be dropped by the linker).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.hpp"
+#include "analysis/analyze.hpp"
+#include "analysis/trace_summary.hpp"
+#include "model/results.hpp"
+
+namespace speedlab::analysis {
+
+struct rule_context {
+  const point_result& point;
+  const device_model& device;
+  const analysis_options& options;
+  const trace_summary* trace = nullptr;        // null: the point has no device trace
+  const point_result* serial = nullptr;        // serial baseline at the same parameters
+  const point_result* threads = nullptr;       // threads baseline at the same parameters
+  const speedup* vs_serial = nullptr;          // this point over the serial baseline
+  const speedup* vs_threads = nullptr;
+  std::vector<const roofline_point*> roofline; // this point's placements: phase first, then kernels
+
+  // Per-repetition wall time: the split's when present, else the wall median.
+  double wall_ns() const;
+  // The placement of one kernel (nullptr when none).
+  const roofline_point* kernel_roofline(const std::string& kernel) const;
+};
+
+class rule {
+public:
+  virtual ~rule() = default;
+  virtual std::string name() const = 0;
+  virtual std::string threshold() const = 0;   // in words, as the docs and findings show it
+  virtual std::string summary() const = 0;     // what the rule looks for, one line
+  virtual std::vector<finding> evaluate(const rule_context& ctx) const = 0;
+
+protected:
+  // A finding with the rule's name, threshold and the point's identity filled in.
+  finding start(const rule_context& ctx, std::string title, double gain) const;
+};
+
+using rule_map = std::map<std::string, std::unique_ptr<rule>>;
+
+// Every built-in rule, keyed by name.
+const rule_map& rule_registry();
+const rule* find_rule(const std::string& name);
+std::vector<std::string> rule_names();
+
+// Severity from the estimated gain: >= 2x critical, >= 1.1x warning, else info.
+std::string severity_for_gain(double gain);
+
+// Filled by the rule files.
+void add_transfer_rules(rule_map& m);
+void add_gpu_rules(rule_map& m);
+void add_host_rules(rule_map& m);
+
+} // namespace speedlab::analysis

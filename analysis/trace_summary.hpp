@@ -1,0 +1,57 @@
+// What the rules need from one point's device trace, computed in one pass and kept small:
+// per-kernel statistics, copies by direction and host memory kind, synchronizations,
+// launches, and how much copy time overlapped kernel time. Only records inside the
+// measured repetition windows count (when the trace has windows); totals are over all
+// repetitions and per_rep() divides by their number.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/trace.hpp"
+
+namespace speedlab::analysis {
+
+struct kernel_stats {
+  std::string name;
+  std::size_t launches = 0;
+  std::size_t compute_phase_launches = 0; // started inside the compute phase of a repetition
+  double total_ns = 0, compute_phase_ns = 0;
+  double median_ns = 0, min_ns = 0, max_ns = 0;
+  std::array<std::int32_t, 3> grid{1, 1, 1}, block{1, 1, 1}; // of the longest launch
+  std::int32_t registers_per_thread = 0, shared_bytes = 0;    // static + dynamic
+  double blocks() const { return double(grid[0]) * grid[1] * grid[2]; }
+  int threads_per_block() const { return block[0] * block[1] * block[2]; }
+};
+
+struct copy_stats {
+  std::size_t count = 0, async_count = 0, pageable_count = 0;
+  double bytes = 0, ns = 0;
+  double pageable_bytes = 0, pageable_ns = 0; // host side pageable
+  double pinned_bytes = 0, pinned_ns = 0;     // host side pinned
+  double gbps() const { return ns > 0 ? bytes / ns : 0; }
+};
+
+struct trace_summary {
+  std::size_t repetitions = 1;     // number of repetition windows (at least 1)
+  bool has_windows = false;
+  std::uint64_t dropped_records = 0;
+  std::vector<kernel_stats> kernels; // by total time, longest first
+  std::size_t kernel_launches = 0;
+  double kernel_ns = 0;             // sum of kernel durations
+  std::vector<double> kernel_durations; // every launch, for launch-bound statistics
+  copy_stats h2d, d2h, other_copies;
+  double copy_kernel_overlap_ns = 0; // time when a copy and a kernel ran at once
+  std::size_t sync_count = 0;        // synchronization records + synchronizing API calls
+  double sync_ns = 0;
+  std::size_t launch_calls = 0;      // launch calls (model/cuda_api.hpp)
+  double launch_call_ns = 0;
+
+  double per_rep(double total) const { return total / static_cast<double>(repetitions ? repetitions : 1); }
+};
+
+trace_summary summarize_trace(const trace::device_trace& t);
+
+} // namespace speedlab::analysis

@@ -1,0 +1,49 @@
+// The subcommands of the speedlab program; main.cpp only parses the command line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/suite_config.hpp"
+
+namespace speedlab::app {
+
+// Exit codes: 0 every point valid (or skipped with a reason, or wrong on purpose and
+// flagged), 1 some run failed or was invalid, 2 usage or configuration error.
+enum exit_code : int { exit_ok = 0, exit_failures = 1, exit_usage = 2 };
+
+struct list_options {
+  std::vector<std::string> plugin_paths;
+  bool json = false;
+};
+int command_list(const list_options& options);
+
+struct run_options {
+  std::optional<std::string> suite_file;
+  cli_overrides overrides;
+  std::vector<std::string> plugin_paths;
+  std::string command_line;
+};
+int command_run(const run_options& options);
+
+struct report_options {
+  std::string dir;
+  std::vector<std::string> formats; // empty: every format
+};
+int command_report(const report_options& options);
+
+struct analyze_options {
+  std::string dir;
+  bool json = false;
+};
+int command_analyze(const analyze_options& options);
+
+struct calibrate_options_cli {
+  bool full = false;
+  bool json = false;
+  bool no_cache = false;
+};
+int command_calibrate(const calibrate_options_cli& options);
+
+} // namespace speedlab::app

@@ -1,0 +1,59 @@
+#include "app/isolation.hpp"
+
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/child_process.hpp"
+
+namespace speedlab::app {
+
+point_result failed_point(const run_request& req, point_status status, std::string reason) {
+  point_result r;
+  r.workload = req.workload->info.name;
+  r.variant = req.variant->name;
+  r.kind = to_string(req.variant->kind);
+  r.params = req.point.params;
+  r.id = point_id(r.workload, r.variant, r.params);
+  r.expected_invalid = req.variant->expected_invalid;
+  r.threads = req.variant->kind == variant_kind::threads ? req.threads : 1;
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+point_result run_isolated(const run_request& request, double timeout_s) {
+  const child_outcome out = run_in_child(
+      [&request](const heartbeat_function& heartbeat) {
+        run_request child = request;
+        child.progress = heartbeat; // each phase renews the per-run timeout
+        point_result r;
+        try {
+          r = measure_point(child);
+        } catch (...) {
+          r = failed_point(request, point_status::failed, "the runner failed outside the plugin");
+        }
+        return nlohmann::json(r).dump();
+      },
+      timeout_s);
+
+  if (!out.error.empty()) return failed_point(request, point_status::failed, out.error);
+  const std::string& phase = out.last_heartbeat;
+  if (out.timed_out)
+    return failed_point(request, point_status::timeout,
+                        fmt::format("timed out: no progress for {} s (during {}); the run was killed", timeout_s, phase));
+  if (out.result) {
+    try {
+      return nlohmann::json::parse(*out.result).get<point_result>();
+    } catch (const std::exception& e) {
+      return failed_point(request, point_status::failed, std::string("unreadable result from the child: ") + e.what());
+    }
+  }
+  if (WIFSIGNALED(out.wait_status))
+    return failed_point(request, point_status::crashed, fmt::format("crashed during {}: {}", phase, describe_end(out.wait_status)));
+  return failed_point(request, point_status::crashed,
+                      fmt::format("{} during {} without a result", describe_end(out.wait_status), phase));
+}
+
+} // namespace speedlab::app

@@ -1,0 +1,47 @@
+// Measures one point: creates the variant, runs setup, warm-up and measured repetitions
+// under the stopping rule, validates the first and last, profiles, and fills a
+// point_result. Exceptions from the plugin become a failed result; a crash or hang is the
+// isolation layer's business (isolation.hpp).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app/plugin_loader.hpp"
+#include "app/suite_config.hpp"
+#include "model/results.hpp"
+#include "profilers/profiler.hpp"
+
+namespace speedlab::app {
+
+struct run_request {
+  const loaded_workload* workload = nullptr;
+  const variant_spec* variant = nullptr;
+  planned_point point;
+  int threads = 1;
+  std::vector<std::string> profilers;      // backend names, e.g. host, cupti
+  bool self_timing = false;                // ask variants for their own timings (run_context)
+  profiling::profiler_options profiler_options; // for every session of the point
+  std::filesystem::path output_dir;        // traces/ is written under it
+  // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
+  std::function<void(const std::string& phase)> progress;
+};
+
+// The stopping rule, apart so it can be tested: returns the reason to stop, or empty.
+std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s);
+
+point_result measure_point(const run_request& request);
+
+// The context handed to variants: thread count, the hooks of speedlab::scoped_range and
+// of speedlab::report_timing.
+run_context make_run_context(int threads, bool self_timing = false);
+
+// "vector/serial/n=1024,op=add": stable, human-readable id of a point.
+std::string point_id(const std::string& workload, const std::string& variant,
+                     const std::map<std::string, std::string>& params);
+// A file name made from an id (only [A-Za-z0-9._-]).
+std::string safe_file_name(const std::string& id);
+
+} // namespace speedlab::app

@@ -1,0 +1,67 @@
+#include "app/terminal_summary.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "app/progress.hpp"
+
+namespace speedlab::app {
+namespace {
+
+std::string throughput(const point_result& p) {
+  if (!p.valid() || p.wall.median <= 0) return "-";
+  const double s = p.wall.median * 1e-9;
+  if (p.work.bytes() > 0) return fmt::format("{:.2f} GB/s", p.work.bytes() / s / 1e9);
+  if (p.work.flops > 0) return fmt::format("{:.2f} GFLOP/s", p.work.flops / s / 1e9);
+  if (p.work.items > 0) return fmt::format("{:.3g} items/s", p.work.items / s);
+  return "-";
+}
+
+} // namespace
+
+std::string terminal_summary(const std::vector<point_result>& points, const analysis::analysis_result& analysis) {
+  // Group by workload and the non-size parameters, so each table is one sweep.
+  std::map<std::string, std::vector<const point_result*>> groups;
+  for (const auto& p : points) groups[p.workload + "  " + p.params_key(true)].push_back(&p);
+  std::string out;
+  for (auto& [title, members] : groups) {
+    std::stable_sort(members.begin(), members.end(), [](const point_result* a, const point_result* b) {
+      if (a->variant != b->variant) return a->variant < b->variant;
+      return a->size_value() < b->size_value();
+    });
+    const std::string size_name = members.front()->size_param();
+    out += fmt::format("\n{}\n", title);
+    out += fmt::format("  {:<16} {:>12} {:>12} {:>16} {:>22}\n", "variant", size_name.empty() ? "size" : size_name,
+                       "median", "throughput", "vs serial");
+    // A variant skipped at every size (no GPU here, say) takes one line with the reason.
+    std::map<std::string, std::pair<std::size_t, std::size_t>> skipped; // variant -> (skipped, total)
+    for (const auto* p : members) {
+      auto& [n_skipped, n_total] = skipped[p->variant];
+      n_skipped += p->status == point_status::skipped ? 1 : 0;
+      ++n_total;
+    }
+    std::set<std::string> reported;
+    for (const auto* p : members) {
+      const auto& [n_skipped, n_total] = skipped[p->variant];
+      if (n_skipped == n_total) {
+        if (reported.insert(p->variant).second)
+          out += fmt::format("  {:<16} skipped at every size: {}\n", p->variant, p->reason);
+        continue;
+      }
+      std::string speed = "-";
+      for (const auto& s : analysis.speedups)
+        if (s.baseline == "serial" && s.variant == p->variant && s.workload == p->workload && s.params_key == p->params_key())
+          speed = fmt::format("{:.2f}x {}", s.ratio, s.verdict);
+      if (p->variant == "serial" && p->valid()) speed = "1.00x (baseline)";
+      const std::string median = p->valid() ? format_duration_ns(p->wall.median) : std::string(to_string(p->status));
+      out += fmt::format("  {:<16} {:>12} {:>12} {:>16} {:>22}\n", p->variant,
+                         size_name.empty() ? "-" : p->params.at(size_name), median, throughput(*p), speed);
+    }
+  }
+  return out;
+}
+
+} // namespace speedlab::app

@@ -1,0 +1,212 @@
+// GPU calibration: measured ceilings for the device model. Each figure is the best of a
+// few repetitions after a warm-up, timed with CUDA events (host clock for launches).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "model/device_keys.hpp"
+#include "device/calibrate.hpp"
+
+namespace speedlab::device::detail {
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(fmt::format("{}: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)));
+  }
+}
+
+// RAII for the few CUDA resources calibration needs.
+struct device_mem {
+  void* p = nullptr;
+  explicit device_mem(std::size_t bytes) { check(cudaMalloc(&p, bytes), "cudaMalloc"); }
+  ~device_mem() { cudaFree(p); }
+  device_mem(const device_mem&) = delete;
+  device_mem& operator=(const device_mem&) = delete;
+};
+struct pinned_mem {
+  void* p = nullptr;
+  explicit pinned_mem(std::size_t bytes) { check(cudaMallocHost(&p, bytes), "cudaMallocHost"); }
+  ~pinned_mem() { cudaFreeHost(p); }
+  pinned_mem(const pinned_mem&) = delete;
+  pinned_mem& operator=(const pinned_mem&) = delete;
+};
+struct event_pair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  event_pair() {
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+  ~event_pair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+  template <class F>
+  double time_s(F&& f) {
+    check(cudaEventRecord(start), "cudaEventRecord");
+    f();
+    check(cudaEventRecord(stop), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return ms / 1e3;
+  }
+};
+
+__global__ void empty_kernel() {}
+
+// Independent FMA chains: enough in flight per warp to hide the FMA latency, nothing
+// the compiler can fold (a and b arrive at run time), one unlikely store to keep it alive.
+template <class T>
+__global__ void fma_chains(T* out, int iters, T a, T b) {
+  constexpr int chains = 8;
+  T x[chains];
+#pragma unroll
+  for (int j = 0; j < chains; ++j) x[j] = T(threadIdx.x + j) * T(1e-3);
+#pragma unroll 8
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int j = 0; j < chains; ++j) x[j] = fma(x[j], a, b);
+  }
+  T s = 0;
+#pragma unroll
+  for (int j = 0; j < chains; ++j) s += x[j];
+  if (s == T(-1.2345)) out[blockIdx.x] = s;
+}
+
+template <class F>
+double best_of(int reps, F&& measure) {
+  measure(); // warm-up
+  double best = 0;
+  for (int r = 0; r < reps; ++r) best = std::max(best, measure());
+  return best;
+}
+
+template <class T>
+double fma_gflops(int sms, int threads_per_sm, int iters, int reps) {
+  const int block = 256;
+  const int blocks = sms * std::max(1, threads_per_sm / block);
+  device_mem out(sizeof(T) * static_cast<std::size_t>(blocks));
+  event_pair ev;
+  const double flops = 2.0 * 8 * static_cast<double>(iters) * blocks * block;
+  return best_of(reps, [&] {
+    const double s = ev.time_s([&] { fma_chains<T><<<blocks, block>>>(static_cast<T*>(out.p), iters, T(0.9999), T(1e-4)); });
+    check(cudaGetLastError(), "fma_chains launch");
+    return s > 0 ? flops / s / 1e9 : 0.0;
+  });
+}
+
+} // namespace
+
+void calibrate_gpu(const calibrate_options& o, speedlab::device_model& m) {
+  namespace keys = keys;
+  check(cudaSetDevice(o.device), "cudaSetDevice");
+  check(cudaFree(nullptr), "context creation");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, o.device), "cudaGetDeviceProperties");
+  const std::string mode = o.quick ? "quick" : "full";
+  const int reps = o.quick ? 5 : 20;
+  auto log = [&](const std::string& s) {
+    if (o.log) o.log(s);
+  };
+
+  // Device-to-device copy: every byte is read once and written once.
+  {
+    const std::size_t bytes = std::size_t(o.quick ? 256 : 1024) << 20;
+    device_mem a(bytes), b(bytes);
+    check(cudaMemset(a.p, 1, bytes), "cudaMemset");
+    event_pair ev;
+    const double gbps = best_of(reps, [&] {
+      return 2.0 * bytes / ev.time_s([&] { check(cudaMemcpy(b.p, a.p, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpy D2D"); }) / 1e9;
+    });
+    set_measured(m.gpu, keys::dram_bw,
+                           {gbps, "GB/s", true,
+                            fmt::format("calibrate ({}): cudaMemcpy D2D of {} MiB, read + write bytes, best of {}", mode,
+                                        bytes >> 20, reps)});
+    log(fmt::format("device memory bandwidth (D2D copy, read+write): {:.0f} GB/s", gbps));
+  }
+
+  // Host <-> device, pinned and pageable.
+  {
+    const std::size_t bytes = std::size_t(o.quick ? 64 : 256) << 20;
+    device_mem d(bytes);
+    pinned_mem pinned(bytes);
+    std::vector<unsigned char> pageable(bytes, 1); // touched: the pages exist
+    std::memset(pinned.p, 1, bytes);
+    event_pair ev;
+    auto measure = [&](void* dst, const void* src, cudaMemcpyKind kind, const char* key, const char* label) {
+      const double gbps = best_of(reps, [&] {
+        return bytes / ev.time_s([&] { check(cudaMemcpy(dst, src, bytes, kind), label); }) / 1e9;
+      });
+      set_measured(m.gpu, key,
+                             {gbps, "GB/s", true,
+                              fmt::format("calibrate ({}): cudaMemcpy {} of {} MiB, best of {}", mode, label, bytes >> 20, reps)});
+      log(fmt::format("{:<28} {:.1f} GB/s", std::string(label) + ":", gbps));
+    };
+    measure(d.p, pinned.p, cudaMemcpyHostToDevice, keys::h2d_pinned_bw, "H2D pinned");
+    measure(d.p, pageable.data(), cudaMemcpyHostToDevice, keys::h2d_pageable_bw, "H2D pageable");
+    measure(pinned.p, d.p, cudaMemcpyDeviceToHost, keys::d2h_pinned_bw, "D2H pinned");
+    measure(pageable.data(), d.p, cudaMemcpyDeviceToHost, keys::d2h_pageable_bw, "D2H pageable");
+  }
+
+  // FMA throughput, FP32 and FP64, with the GPU full of resident threads.
+  {
+    const int iters32 = o.quick ? 16384 : 65536, iters64 = o.quick ? 4096 : 16384;
+    const double fp32 = fma_gflops<float>(p.multiProcessorCount, p.maxThreadsPerMultiProcessor, iters32, reps);
+    const double fp64 = fma_gflops<double>(p.multiProcessorCount, p.maxThreadsPerMultiProcessor, iters64, reps);
+    set_measured(m.gpu, keys::fp32_peak,
+                           {fp32, "GFLOP/s", true,
+                            fmt::format("calibrate ({}): independent FP32 FMA chains, best of {}", mode, reps)});
+    set_measured(m.gpu, keys::fp64_peak,
+                           {fp64, "GFLOP/s", true,
+                            fmt::format("calibrate ({}): independent FP64 FMA chains, best of {}", mode, reps)});
+    log(fmt::format("FP32 FMA rate: {:.0f} GFLOP/s", fp32));
+    log(fmt::format("FP64 FMA rate: {:.0f} GFLOP/s", fp64));
+  }
+
+  // Launch latency: empty kernels back to back (host launch cost per launch), and one
+  // launch followed by a synchronization (the round trip).
+  {
+    using clk = std::chrono::steady_clock;
+    const int n = o.quick ? 2000 : 20000;
+    for (int i = 0; i < 100; ++i) empty_kernel<<<1, 1>>>();
+    check(cudaDeviceSynchronize(), "warm-up launches");
+    double best_us = 1e30;
+    for (int r = 0; r < 3; ++r) {
+      const auto t0 = clk::now();
+      for (int i = 0; i < n; ++i) empty_kernel<<<1, 1>>>();
+      check(cudaDeviceSynchronize(), "launches");
+      best_us = std::min(best_us, std::chrono::duration<double, std::micro>(clk::now() - t0).count() / n);
+    }
+    check(cudaGetLastError(), "empty_kernel launch");
+    std::vector<double> round_trips;
+    const int m_sync = o.quick ? 200 : 2000;
+    for (int i = 0; i < m_sync; ++i) {
+      const auto t0 = clk::now();
+      empty_kernel<<<1, 1>>>();
+      check(cudaDeviceSynchronize(), "launch + sync");
+      round_trips.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+    }
+    std::nth_element(round_trips.begin(), round_trips.begin() + m_sync / 2, round_trips.end());
+    set_measured(m.gpu, keys::launch_latency,
+                           {best_us, "us", true,
+                            fmt::format("calibrate ({}): {} empty kernels back to back, per launch, best of 3", mode, n)});
+    set_measured(m.gpu, keys::launch_sync_latency,
+                           {round_trips[m_sync / 2], "us", true,
+                            fmt::format("calibrate ({}): empty kernel + cudaDeviceSynchronize, median of {}", mode, m_sync)});
+    log(fmt::format("launch latency (back to back): {:.2f} us per launch", best_us));
+    log(fmt::format("launch + synchronize:          {:.2f} us", round_trips[m_sync / 2]));
+  }
+}
+
+} // namespace speedlab::device::detail

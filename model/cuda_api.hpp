@@ -1,0 +1,36 @@
+// The one classifier of CUDA API calls (runtime and driver, by the name CUPTI gives them).
+// The time split, the trace summary, the rules and the program-level analysis all ask it,
+// so "what synchronizes" or "what launches" means the same thing everywhere.
+//
+//   trace::api_kind k = trace::classify_api("cudaMemcpy_v3020");   // api_kind::copy_sync
+//   if (trace::blocks_host(k)) ...                                  // true
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace speedlab::trace {
+
+enum class api_kind : std::uint8_t {
+  launch,      // a kernel or graph launch (cudaLaunchKernel*, cuLaunch*, cudaGraphLaunch, <<<>>>)
+  synchronize, // waits for the device, a stream or an event (*Synchronize*)
+  copy_sync,   // a memcpy without Async: returns once the copy is done (pageable: after staging)
+  copy_async,  // a memcpy*Async
+  memset,      // cudaMemset*, cuMemsetD*
+  alloc,       // device, host-pinned, managed or pool allocation
+  free,        // the matching frees
+  other,       // everything else (attribute queries, stream/event creation, ...)
+};
+
+// "cudaMemcpy_v3020" -> "cudaMemcpy": CUPTI's version suffix (a numeric "_vNNNN") removed.
+std::string_view strip_api_version(std::string_view name);
+
+api_kind classify_api(std::string_view name);
+
+// True where the calling thread waits for device work to finish: explicit synchronizations
+// and synchronous copies.
+constexpr bool blocks_host(api_kind k) { return k == api_kind::synchronize || k == api_kind::copy_sync; }
+
+std::string_view to_string(api_kind k);
+
+} // namespace speedlab::trace

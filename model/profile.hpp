@@ -1,0 +1,39 @@
+// What `speedlab profile -- PROGRAM` records: one stream per process of the program (the
+// injection library writes it while the process runs), decoded into the neutral trace
+// model plus the facts about the process. The program-level analysis and the reports read
+// this; the injection library writes it without the host program.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/trace.hpp"
+
+namespace speedlab::profile {
+
+struct process_info {
+  std::uint32_t pid = 0, parent_pid = 0;
+  std::string host;                       // hostname: clocks align per host
+  std::vector<std::string> command_line;  // argv of the process
+  std::uint64_t start_ns = 0, end_ns = 0; // steady clock of that host; end: last record or exit
+  std::optional<int> exit_code;           // as seen by whoever waited for it (absent: unknown)
+  std::optional<int> signal;              // killed by this signal
+  bool used_cuda = false;                 // the injection library was initialized by CUDA
+  bool truncated = false;                 // the stream ends without its closing record
+  std::uint64_t last_flush_ns = 0;        // where a truncated stream's data ends
+  std::uint64_t dropped_records = 0;
+  // Launcher facts (RANK, LOCAL_RANK, WORLD_SIZE, OMPI_COMM_WORLD_RANK, SLURM_PROCID, ...),
+  // the GPU (index, UUID) and anything else a stream tags itself with.
+  std::map<std::string, std::string> tags;
+  std::vector<std::string> notes;         // another CUPTI client present, buffers dropped, ...
+};
+
+struct process_profile {
+  process_info process;
+  trace::device_trace trace; // repetitions: one window over the process's lifetime
+};
+
+} // namespace speedlab::profile

@@ -1,0 +1,135 @@
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "model/json_support.hpp"
+#include "model/results.hpp"
+
+namespace speedlab {
+
+const char* to_string(point_status s) {
+  switch (s) {
+  case point_status::ok: return "ok";
+  case point_status::invalid: return "invalid";
+  case point_status::failed: return "failed";
+  case point_status::crashed: return "crashed";
+  case point_status::timeout: return "timeout";
+  case point_status::skipped: return "skipped";
+  }
+  return "failed";
+}
+
+point_status point_status_from_string(const std::string& s) {
+  for (auto st : {point_status::ok, point_status::invalid, point_status::failed, point_status::crashed,
+                  point_status::timeout, point_status::skipped})
+    if (s == to_string(st)) return st;
+  throw std::invalid_argument("unknown point status '" + s + "'");
+}
+
+namespace {
+// Parameters that size a problem, in order of preference, for sweeps and crossovers.
+constexpr const char* size_params[] = {"n", "size", "M", "samples", "elements"};
+} // namespace
+
+std::string point_result::size_param() const {
+  for (const char* name : size_params)
+    if (params.count(name)) return name;
+  return {};
+}
+
+double point_result::size_value() const {
+  const std::string p = size_param();
+  return p.empty() ? 0.0 : std::strtod(params.at(p).c_str(), nullptr);
+}
+
+std::string point_result::params_key(bool without_size) const {
+  const std::string skip = without_size ? size_param() : std::string();
+  std::string key;
+  for (const auto& [k, v] : params) {
+    if (k == skip) continue;
+    if (!key.empty()) key += ',';
+    key += k + '=' + v;
+  }
+  return key;
+}
+
+SPEEDLAB_JSON_FIELDS(summary_stats, count, median, mean, stddev, min, max, q1, q3, ci_low,
+                                                ci_high)
+SPEEDLAB_JSON_FIELDS(time_split, kernel, h2d, d2h, copy_other, memset, sync, api, host,
+                                                wall_ns)
+SPEEDLAB_JSON_FIELDS(validation_record, checked, ok, message, max_error)
+SPEEDLAB_JSON_FIELDS(work_figures, bytes_read, bytes_written, flops, items,
+                                                host_to_device_bytes, device_to_host_bytes, fp64)
+SPEEDLAB_JSON_FIELDS(run_info, speedlab_version, started_at, hostname, cpu_model, cpu_cores,
+                                                gpu_name, command_line, suite, wall_s, profilers, notes)
+
+void to_json(nlohmann::json& j, const point_result& p) {
+  j = nlohmann::json{{"id", p.id},
+                     {"workload", p.workload},
+                     {"variant", p.variant},
+                     {"kind", p.kind},
+                     {"params", p.params},
+                     {"status", to_string(p.status)},
+                     {"reason", p.reason},
+                     {"expected_invalid", p.expected_invalid},
+                     {"threads", p.threads},
+                     {"samples_ns", p.samples_ns},
+                     {"wall", p.wall},
+                     {"phase_median_ns", p.phase_median_ns},
+                     {"warmup_runs", p.warmup_runs},
+                     {"stop_reason", p.stop_reason},
+                     {"first_validation", p.first_validation},
+                     {"last_validation", p.last_validation},
+                     {"work", p.work},
+                     {"cpu_utilization", p.cpu_utilization},
+                     {"splits", p.splits},
+                     {"split_median", p.split_median},
+                     {"split_q1", p.split_q1},
+                     {"split_q3", p.split_q3},
+                     {"dropped_records", p.dropped_records},
+                     {"profiler", p.profiler},
+                     {"profiler_messages", p.profiler_messages},
+                     {"trace_file", p.trace_file},
+                     {"started_unix_s", p.started_unix_s},
+                     {"duration_s", p.duration_s}};
+  if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
+}
+
+void from_json(const nlohmann::json& j, point_result& p) {
+  auto get = [&j](const char* key, auto& field) {
+    if (auto it = j.find(key); it != j.end() && !it->is_null()) it->get_to(field);
+  };
+  get("id", p.id);
+  get("workload", p.workload);
+  get("variant", p.variant);
+  get("kind", p.kind);
+  get("params", p.params);
+  std::string status = "ok";
+  get("status", status);
+  p.status = point_status_from_string(status);
+  get("reason", p.reason);
+  get("expected_invalid", p.expected_invalid);
+  get("threads", p.threads);
+  get("samples_ns", p.samples_ns);
+  get("wall", p.wall);
+  get("phase_median_ns", p.phase_median_ns);
+  get("warmup_runs", p.warmup_runs);
+  get("stop_reason", p.stop_reason);
+  get("first_validation", p.first_validation);
+  get("last_validation", p.last_validation);
+  get("work", p.work);
+  get("cpu_utilization", p.cpu_utilization);
+  get("splits", p.splits);
+  get("split_median", p.split_median);
+  get("split_q1", p.split_q1);
+  get("split_q3", p.split_q3);
+  get("dropped_records", p.dropped_records);
+  get("profiler", p.profiler);
+  get("profiler_messages", p.profiler_messages);
+  get("trace_file", p.trace_file);
+  get("started_unix_s", p.started_unix_s);
+  get("duration_s", p.duration_s);
+  get("self_timed_ns", p.self_timed_ns);
+}
+
+} // namespace speedlab
