@@ -74,21 +74,21 @@ TEST_CASE("probe_model always describes the host; GPU only when usable", "[devic
 }
 
 TEST_CASE("cache keys prefer the UUID, then name and bus id", "[device]") {
-  speedlab::analysis::device_model m;
+  speedlab::device_model m;
   m.gpu_name = "NVIDIA H100 80GB HBM3";
   m.properties["uuid"] = "GPU-0a1b2c3d-0000-1111-2222-333344445555";
   CHECK(dev::cache_key(m) == "gpu-GPU-0a1b2c3d-0000-1111-2222-333344445555");
   m.properties.erase("uuid");
   m.properties["pci_bus_id"] = "0000:1a:00.0";
   CHECK(dev::cache_key(m) == "gpu-NVIDIA_H100_80GB_HBM3-0000_1a_00.0");
-  speedlab::analysis::device_model h;
+  speedlab::device_model h;
   h.properties["hostname"] = "box";
   CHECK(dev::cache_key(h) == "host-box");
 }
 
 TEST_CASE("cached models are saved, found by key and checked for version", "[device]") {
   temp_cache tc;
-  speedlab::analysis::device_model m;
+  speedlab::device_model m;
   m.properties["cache_key"] = "host-unit-test";
   m.host[keys::memory_bw] = {42, "GB/s", true, "test"};
   const auto path = dev::save_cached_model(m);
