@@ -2,7 +2,9 @@
 // under "columns"), and every name is an index into one "strings" table, so a trace of
 // 100000 launches of one kernel stores the kernel's name once. Round trip is exact: all
 // integers are kept as JSON integers, no times are rescaled.
+#include <concepts>
 #include <stdexcept>
+#include <type_traits>
 #include <string_view>
 #include <unordered_map>
 
@@ -18,20 +20,79 @@ using nlohmann::json;
 
 constexpr int trace_format_version = 1;
 
+// Each record's fields, listed once: the column names, the writer and the reader all come
+// from these. A visitor gets (column name, member); strings go through the string table.
+template <class R, class V>
+void fields(R& k, V&& v) requires std::same_as<std::remove_const_t<R>, kernel_record> {
+  v("start", k.start), v("end", k.end), v("device", k.device), v("context", k.context), v("stream", k.stream);
+  v("correlation", k.correlation), v("name", k.name), v("mangled_name", k.mangled_name);
+  v("grid_x", k.grid[0]), v("grid_y", k.grid[1]), v("grid_z", k.grid[2]);
+  v("block_x", k.block[0]), v("block_y", k.block[1]), v("block_z", k.block[2]);
+  v("registers_per_thread", k.registers_per_thread), v("static_shared_bytes", k.static_shared_bytes);
+  v("dynamic_shared_bytes", k.dynamic_shared_bytes), v("local_bytes_per_thread", k.local_bytes_per_thread);
+}
+template <class R, class V>
+void fields(R& m, V&& v) requires std::same_as<std::remove_const_t<R>, memcpy_record> {
+  v("start", m.start), v("end", m.end), v("device", m.device), v("context", m.context), v("stream", m.stream);
+  v("correlation", m.correlation), v("bytes", m.bytes), v("copy_kind", m.copy_kind), v("src_kind", m.src_kind);
+  v("dst_kind", m.dst_kind), v("async", m.async);
+}
+template <class R, class V>
+void fields(R& m, V&& v) requires std::same_as<std::remove_const_t<R>, memset_record> {
+  v("start", m.start), v("end", m.end), v("device", m.device), v("context", m.context), v("stream", m.stream);
+  v("correlation", m.correlation), v("bytes", m.bytes), v("value", m.value), v("memory_kind", m.memory_kind);
+}
+template <class R, class V>
+void fields(R& a, V&& v) requires std::same_as<std::remove_const_t<R>, api_record> {
+  v("start", a.start), v("end", a.end), v("process", a.process), v("thread", a.thread);
+  v("correlation", a.correlation), v("callback_id", a.callback_id), v("name", a.name), v("driver", a.driver);
+  v("return_value", a.return_value);
+}
+template <class R, class V>
+void fields(R& s, V&& v) requires std::same_as<std::remove_const_t<R>, sync_record> {
+  v("start", s.start), v("end", s.end), v("context", s.context), v("stream", s.stream);
+  v("correlation", s.correlation), v("type", s.type);
+}
+template <class R, class V>
+void fields(R& r, V&& v) requires std::same_as<std::remove_const_t<R>, range_record> {
+  v("start", r.start), v("end", r.end), v("process", r.process), v("thread", r.thread), v("domain", r.domain);
+  v("name", r.name);
+}
+template <class R, class V>
+void fields(R& o, V&& v) requires std::same_as<std::remove_const_t<R>, overhead_record> {
+  v("start", o.start), v("end", o.end), v("kind", o.kind);
+}
+template <class R, class V>
+void fields(R& w, V&& v) requires std::same_as<std::remove_const_t<R>, repetition_window> {
+  v("start", w.start), v("end", w.end), v("transfer_in_end", w.transfer_in_end), v("compute_end", w.compute_end);
+}
+
+// The tables of a trace, by name, in file order.
+template <class T, class V>
+void tables(T& t, V&& v) {
+  v("kernels", t.kernels), v("memcpys", t.memcpys), v("memsets", t.memsets), v("api_calls", t.api_calls);
+  v("syncs", t.syncs), v("ranges", t.ranges), v("overheads", t.overheads), v("repetitions", t.repetitions);
+}
+
+template <class Record>
+json column_names() {
+  json names = json::array();
+  Record r;
+  fields(r, [&](const char* name, auto&) {
+    names.push_back(name);
+  });
+  return names;
+}
+
 const json& columns() {
-  static const json c = {
-      {"kernels", {"start", "end", "device", "context", "stream", "correlation", "name", "mangled_name", "grid_x",
-                   "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread", "static_shared_bytes",
-                   "dynamic_shared_bytes", "local_bytes_per_thread"}},
-      {"memcpys", {"start", "end", "device", "context", "stream", "correlation", "bytes", "copy_kind", "src_kind",
-                   "dst_kind", "async"}},
-      {"memsets", {"start", "end", "device", "context", "stream", "correlation", "bytes", "value", "memory_kind"}},
-      {"api_calls", {"start", "end", "process", "thread", "correlation", "callback_id", "name", "driver", "return_value"}},
-      {"syncs", {"start", "end", "context", "stream", "correlation", "type"}},
-      {"ranges", {"start", "end", "process", "thread", "domain", "name"}},
-      {"overheads", {"start", "end", "kind"}},
-      {"repetitions", {"start", "end", "transfer_in_end", "compute_end"}},
-  };
+  static const json c = [] {
+    json out = json::object();
+    device_trace t;
+    tables(t, [&](const char* table, auto& records) {
+      out[table] = column_names<typename std::decay_t<decltype(records)>::value_type>();
+    });
+    return out;
+  }();
   return c;
 }
 
@@ -49,77 +110,41 @@ private:
   std::vector<std::string> m_strings;
 };
 
+template <class Record>
+json write_row(const Record& r, string_table& strings) {
+  json row = json::array();
+  fields(r, [&](const char*, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) row.push_back(strings.id(value));
+    else row.push_back(value);
+  });
+  return row;
+}
+
 // Reads one record row with bounds and type checks, so a malformed file fails clearly.
-class row_reader {
-public:
-  row_reader(const json& row, const std::vector<std::string>& strings, const char* table, std::size_t columns)
-      : m_row(row), m_strings(strings), m_table(table) {
-    if (!row.is_array() || row.size() != columns)
-      throw std::runtime_error(fmt::format("device trace: a '{}' record must be an array of {} values", table, columns));
-  }
-  template <class T>
-  T num() {
-    return m_row.at(m_index++).get<T>();
-  }
-  bool flag() { return m_row.at(m_index++).get<bool>(); }
-  std::string str() {
-    const auto i = m_row.at(m_index++).get<std::size_t>();
-    if (i >= m_strings.size())
-      throw std::runtime_error(fmt::format("device trace: '{}' record names string {} of {}", m_table, i, m_strings.size()));
-    return m_strings[i];
-  }
-
-private:
-  const json& m_row;
-  const std::vector<std::string>& m_strings;
-  const char* m_table;
-  std::size_t m_index = 0;
-};
-
-template <class Record, class ReadFn>
-void read_table(const json& j, const char* table, const std::vector<std::string>& strings, std::vector<Record>& out,
-                ReadFn&& read) {
-  out.clear();
-  auto it = j.find(table);
-  if (it == j.end()) return;
-  const std::size_t width = columns().at(table).size();
-  out.reserve(it->size());
-  for (const auto& row : *it) {
-    row_reader r(row, strings, table, width);
-    out.push_back(read(r));
-  }
+template <class Record>
+Record read_row(const json& row, const std::vector<std::string>& strings, const char* table, std::size_t width) {
+  if (!row.is_array() || row.size() != width)
+    throw std::runtime_error(fmt::format("device trace: a '{}' record must be an array of {} values", table, width));
+  Record r;
+  std::size_t index = 0;
+  fields(r, [&](const char*, auto& value) {
+    const json& cell = row.at(index++);
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+      const auto i = cell.get<std::size_t>();
+      if (i >= strings.size())
+        throw std::runtime_error(fmt::format("device trace: '{}' record names string {} of {}", table, i, strings.size()));
+      value = strings[i];
+    } else {
+      value = cell.get<std::decay_t<decltype(value)>>();
+    }
+  });
+  return r;
 }
 
 } // namespace
 
 void to_json(json& j, const device_trace& t) {
   string_table strings;
-  json kernels = json::array();
-  for (const auto& k : t.kernels)
-    kernels.push_back({k.start, k.end, k.device, k.context, k.stream, k.correlation, strings.id(k.name),
-                       strings.id(k.mangled_name), k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
-                       k.registers_per_thread, k.static_shared_bytes, k.dynamic_shared_bytes, k.local_bytes_per_thread});
-  json memcpys = json::array();
-  for (const auto& m : t.memcpys)
-    memcpys.push_back({m.start, m.end, m.device, m.context, m.stream, m.correlation, m.bytes, m.copy_kind, m.src_kind,
-                       m.dst_kind, m.async});
-  json memsets = json::array();
-  for (const auto& m : t.memsets)
-    memsets.push_back({m.start, m.end, m.device, m.context, m.stream, m.correlation, m.bytes, m.value, m.memory_kind});
-  json api = json::array();
-  for (const auto& a : t.api_calls)
-    api.push_back({a.start, a.end, a.process, a.thread, a.correlation, a.callback_id, strings.id(a.name), a.driver,
-                   a.return_value});
-  json syncs = json::array();
-  for (const auto& s : t.syncs) syncs.push_back({s.start, s.end, s.context, s.stream, s.correlation, s.type});
-  json ranges = json::array();
-  for (const auto& r : t.ranges)
-    ranges.push_back({r.start, r.end, r.process, r.thread, strings.id(r.domain), strings.id(r.name)});
-  json overheads = json::array();
-  for (const auto& o : t.overheads) overheads.push_back({o.start, o.end, strings.id(o.kind)});
-  json reps = json::array();
-  for (const auto& r : t.repetitions) reps.push_back({r.start, r.end, r.transfer_in_end, r.compute_end});
-
   j = json{{"format", "speedlab-device-trace"},
            {"version", trace_format_version},
            {"backend", t.backend},
@@ -127,15 +152,12 @@ void to_json(json& j, const device_trace& t) {
            {"dropped_records", t.dropped_records},
            {"buffer_bytes", t.buffer_bytes},
            {"process", t.process},
-           {"columns", columns()},
-           {"kernels", std::move(kernels)},
-           {"memcpys", std::move(memcpys)},
-           {"memsets", std::move(memsets)},
-           {"api_calls", std::move(api)},
-           {"syncs", std::move(syncs)},
-           {"ranges", std::move(ranges)},
-           {"overheads", std::move(overheads)},
-           {"repetitions", std::move(reps)}};
+           {"columns", columns()}};
+  tables(t, [&](const char* table, const auto& records) {
+    json rows = json::array();
+    for (const auto& r : records) rows.push_back(write_row(r, strings));
+    j[table] = std::move(rows);
+  });
   j["strings"] = std::move(strings).to_json();
 }
 
@@ -150,100 +172,14 @@ void from_json(const json& j, device_trace& t) {
   t.dropped_records = j.value("dropped_records", std::uint64_t{0});
   t.buffer_bytes = j.value("buffer_bytes", std::uint64_t{0});
   t.process = j.value("process", std::uint32_t{0});
-
-  read_table(j, "kernels", strings, t.kernels, [](row_reader& r) {
-    kernel_record k;
-    k.start = r.num<std::uint64_t>();
-    k.end = r.num<std::uint64_t>();
-    k.device = r.num<std::uint32_t>();
-    k.context = r.num<std::uint32_t>();
-    k.stream = r.num<std::uint32_t>();
-    k.correlation = r.num<std::uint32_t>();
-    k.name = r.str();
-    k.mangled_name = r.str();
-    for (auto& g : k.grid) g = r.num<std::int32_t>();
-    for (auto& b : k.block) b = r.num<std::int32_t>();
-    k.registers_per_thread = r.num<std::int32_t>();
-    k.static_shared_bytes = r.num<std::int32_t>();
-    k.dynamic_shared_bytes = r.num<std::int32_t>();
-    k.local_bytes_per_thread = r.num<std::int32_t>();
-    return k;
-  });
-  read_table(j, "memcpys", strings, t.memcpys, [](row_reader& r) {
-    memcpy_record m;
-    m.start = r.num<std::uint64_t>();
-    m.end = r.num<std::uint64_t>();
-    m.device = r.num<std::uint32_t>();
-    m.context = r.num<std::uint32_t>();
-    m.stream = r.num<std::uint32_t>();
-    m.correlation = r.num<std::uint32_t>();
-    m.bytes = r.num<std::uint64_t>();
-    m.copy_kind = r.num<std::uint8_t>();
-    m.src_kind = r.num<std::uint8_t>();
-    m.dst_kind = r.num<std::uint8_t>();
-    m.async = r.flag();
-    return m;
-  });
-  read_table(j, "memsets", strings, t.memsets, [](row_reader& r) {
-    memset_record m;
-    m.start = r.num<std::uint64_t>();
-    m.end = r.num<std::uint64_t>();
-    m.device = r.num<std::uint32_t>();
-    m.context = r.num<std::uint32_t>();
-    m.stream = r.num<std::uint32_t>();
-    m.correlation = r.num<std::uint32_t>();
-    m.bytes = r.num<std::uint64_t>();
-    m.value = r.num<std::uint32_t>();
-    m.memory_kind = r.num<std::uint8_t>();
-    return m;
-  });
-  read_table(j, "api_calls", strings, t.api_calls, [](row_reader& r) {
-    api_record a;
-    a.start = r.num<std::uint64_t>();
-    a.end = r.num<std::uint64_t>();
-    a.process = r.num<std::uint32_t>();
-    a.thread = r.num<std::uint32_t>();
-    a.correlation = r.num<std::uint32_t>();
-    a.callback_id = r.num<std::uint32_t>();
-    a.name = r.str();
-    a.driver = r.flag();
-    a.return_value = r.num<std::int32_t>();
-    return a;
-  });
-  read_table(j, "syncs", strings, t.syncs, [](row_reader& r) {
-    sync_record s;
-    s.start = r.num<std::uint64_t>();
-    s.end = r.num<std::uint64_t>();
-    s.context = r.num<std::uint32_t>();
-    s.stream = r.num<std::uint32_t>();
-    s.correlation = r.num<std::uint32_t>();
-    s.type = r.num<std::uint8_t>();
-    return s;
-  });
-  read_table(j, "ranges", strings, t.ranges, [](row_reader& r) {
-    range_record x;
-    x.start = r.num<std::uint64_t>();
-    x.end = r.num<std::uint64_t>();
-    x.process = r.num<std::uint32_t>();
-    x.thread = r.num<std::uint32_t>();
-    x.domain = r.str();
-    x.name = r.str();
-    return x;
-  });
-  read_table(j, "overheads", strings, t.overheads, [](row_reader& r) {
-    overhead_record o;
-    o.start = r.num<std::uint64_t>();
-    o.end = r.num<std::uint64_t>();
-    o.kind = r.str();
-    return o;
-  });
-  read_table(j, "repetitions", strings, t.repetitions, [](row_reader& r) {
-    repetition_window w;
-    w.start = r.num<std::uint64_t>();
-    w.end = r.num<std::uint64_t>();
-    w.transfer_in_end = r.num<std::uint64_t>();
-    w.compute_end = r.num<std::uint64_t>();
-    return w;
+  tables(t, [&](const char* table, auto& records) {
+    using record = typename std::decay_t<decltype(records)>::value_type;
+    records.clear();
+    auto it = j.find(table);
+    if (it == j.end()) return;
+    const std::size_t width = columns().at(table).size();
+    records.reserve(it->size());
+    for (const auto& row : *it) records.push_back(read_row<record>(row, strings, table, width));
   });
 }
 
