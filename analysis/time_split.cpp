@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "model/cuda_api.hpp"
+#include "model/statistics.hpp"
 
 namespace speedlab::analysis {
 namespace {
@@ -77,14 +78,6 @@ std::vector<segment> build_segments(std::vector<edge>& edges) {
     prev = t;
   }
   return segments;
-}
-
-double quantile_sorted(const std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 } // namespace
@@ -188,9 +181,9 @@ time_split_summary summarize_time_splits(const std::vector<time_split>& splits) 
                      &time_split::memset, &time_split::sync, &time_split::api, &time_split::host, &time_split::wall_ns}) {
     for (std::size_t i = 0; i < splits.size(); ++i) v[i] = splits[i].*field;
     std::sort(v.begin(), v.end());
-    out.median.*field = quantile_sorted(v, 0.5);
-    out.q1.*field = quantile_sorted(v, 0.25);
-    out.q3.*field = quantile_sorted(v, 0.75);
+    out.median.*field = stats::quantile_sorted(v, 0.5);
+    out.q1.*field = stats::quantile_sorted(v, 0.25);
+    out.q3.*field = stats::quantile_sorted(v, 0.75);
   }
   return out;
 }

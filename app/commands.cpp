@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze.hpp"
+#include "device/host_info.hpp"
 #include "app/device_step.hpp"
 #include "app/isolation.hpp"
 #include "app/output_folder.hpp"
@@ -58,26 +59,6 @@ void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli
     else registry.load_directory(p);
   }
   for (const auto& e : registry.errors()) std::cerr << "speedlab: plugin " << e.file.string() << ": " << e.message << '\n';
-}
-
-std::string iso_utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown";
 }
 
 bool counts_as_failure(const point_result& p) {
@@ -204,11 +185,9 @@ int command_run(const run_options& options) {
 
   run_info info;
   info.speedlab_version = SPEEDLAB_VERSION;
-  info.started_at = iso_utc_now();
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  info.hostname = host;
-  info.cpu_model = cpu_model();
+  info.started_at = device::iso_utc_now();
+  info.hostname = device::host_name();
+  info.cpu_model = device::read_cpuinfo().model;
   info.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   info.command_line = options.command_line;
   info.suite = suite.source;

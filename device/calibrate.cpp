@@ -15,19 +15,11 @@
 #include <speedlab/config.hpp>
 
 #include "device/device_probe.hpp"
+#include "device/host_info.hpp"
 
 namespace speedlab::device {
 
 namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void append_error(speedlab::device_model& m, const std::string& what) {
   auto& e = m.properties["calibration_errors"];
@@ -110,7 +102,7 @@ speedlab::device_model calibrate(const calibrate_options& o) {
     auto it = m.properties.find("gpu_unavailable");
     o.log("GPU not measured: " + (it != m.properties.end() ? it->second : std::string("no GPU")));
   }
-  m.properties["calibrated_at"] = utc_now();
+  m.properties["calibrated_at"] = iso_utc_now();
   m.properties["calibration_mode"] = o.quick ? "quick" : "full";
   m.properties["calibration_version"] = std::to_string(calibration_version);
   m.properties["calibration_seconds"] =

@@ -15,26 +15,13 @@
 
 #include "model/device_keys.hpp"
 #include "device/calibrate.hpp"
+#include "device/host_info.hpp"
 
 namespace speedlab::device::detail {
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-std::size_t llc_bytes() {
-  std::size_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", i));
-    std::string s;
-    if (!(in >> s) || s.empty()) continue;
-    std::size_t v = std::strtoull(s.c_str(), nullptr, 10);
-    if (s.back() == 'K') v <<= 10;
-    else if (s.back() == 'M') v <<= 20;
-    best = std::max(best, v);
-  }
-  return best;
-}
 
 // A team of threads that run one triad pass together; the caller times between barriers.
 class triad_team {

@@ -7,8 +7,12 @@
 namespace speedlab::stats {
 
 double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
   if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  return quantile_sorted(v, q);
+}
+
+double quantile_sorted(const std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
   const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto hi = std::min(lo + 1, v.size() - 1);
