@@ -1,0 +1,444 @@
+#include "analysis/rank_analysis.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "analysis/rules.hpp"
+#include "analysis/text.hpp"
+#include "analysis/time_split.hpp"
+#include "model/statistics.hpp"
+
+namespace speedlab::analysis {
+namespace {
+
+using interval = std::pair<std::uint64_t, std::uint64_t>;
+
+std::vector<interval> merged(std::vector<interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+
+// Total length of sorted disjoint intervals inside [lo, hi).
+double measure(const std::vector<interval>& v, std::uint64_t lo, std::uint64_t hi) {
+  double sum = 0;
+  auto it = std::lower_bound(v.begin(), v.end(), lo, [](const interval& iv, std::uint64_t x) { return iv.second <= x; });
+  for (; it != v.end() && it->first < hi; ++it) {
+    const auto a = std::max(it->first, lo), b = std::min(it->second, hi);
+    if (b > a) sum += static_cast<double>(b - a);
+  }
+  return sum;
+}
+
+double intersection(const std::vector<interval>& a, const std::vector<interval>& b) {
+  double sum = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const auto lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) sum += static_cast<double>(hi - lo);
+    (a[i].second < b[j].second ? i : j)++;
+  }
+  return sum;
+}
+
+std::optional<int> tag_int(const profile::process_info& p, const char* key) {
+  auto it = p.tags.find(key);
+  if (it == p.tags.end() || it->second.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(it->second, &used);
+    if (used != it->second.size() || v < 0) return std::nullopt;
+    return v;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// Step starts: the program's own repeating NVTX range with the most time in it, else the
+// kernel launched once per step (the most common launch count among kernels, earliest first).
+std::pair<std::string, std::vector<std::uint64_t>> step_starts(const trace::device_trace& t) {
+  std::map<std::string, std::pair<std::size_t, double>> ranges; // name -> count, total
+  for (const auto& r : t.ranges) {
+    auto& [count, total] = ranges[r.name];
+    ++count;
+    total += r.end > r.start ? static_cast<double>(r.end - r.start) : 0;
+  }
+  const std::string* best = nullptr;
+  double best_total = 0;
+  for (const auto& [name, ct] : ranges)
+    if (ct.first >= 2 && ct.second > best_total) {
+      best = &name;
+      best_total = ct.second;
+    }
+  std::vector<std::uint64_t> starts;
+  if (best) {
+    for (const auto& r : t.ranges)
+      if (r.name == *best) starts.push_back(r.start);
+    std::sort(starts.begin(), starts.end());
+    return {"nvtx:" + *best, starts};
+  }
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>> kernels; // name -> count, first start
+  for (const auto& k : t.kernels) {
+    if (is_communication_kernel(k.name)) continue;
+    auto [it, inserted] = kernels.try_emplace(k.name, 0, k.start);
+    ++it->second.first;
+    it->second.second = std::min(it->second.second, k.start);
+  }
+  std::map<std::size_t, std::size_t> how_many_with_count;
+  for (const auto& [name, cf] : kernels)
+    if (cf.first >= 2) ++how_many_with_count[cf.first];
+  if (how_many_with_count.empty()) return {};
+  const std::size_t steps = std::max_element(how_many_with_count.begin(), how_many_with_count.end(), [](auto& a, auto& b) {
+                              return a.second < b.second || (a.second == b.second && a.first > b.first);
+                            })->first;
+  const std::string* marker = nullptr;
+  std::uint64_t first = UINT64_MAX;
+  for (const auto& [name, cf] : kernels)
+    if (cf.first == steps && cf.second < first) {
+      marker = &name;
+      first = cf.second;
+    }
+  for (const auto& k : t.kernels)
+    if (k.name == *marker) starts.push_back(k.start);
+  std::sort(starts.begin(), starts.end());
+  return {"kernel:" + *marker, starts};
+}
+
+void shift(rank_summary& r, double offset) {
+  auto move = [offset](std::uint64_t& t) {
+    const double v = static_cast<double>(t) + offset;
+    t = v > 0 ? static_cast<std::uint64_t>(std::llround(v)) : 0;
+  };
+  move(r.window_start);
+  move(r.window_end);
+  for (auto& s : r.steps) {
+    move(s.start);
+    move(s.end);
+  }
+  for (auto& e : r.comm_ends) move(e);
+}
+
+double median(std::vector<double> v) { return stats::quantile(std::move(v), 0.5); }
+
+std::vector<host_clock> align_clocks(std::vector<rank_summary>& ranks, std::vector<std::string>& notes) {
+  std::vector<host_clock> clocks;
+  if (ranks.empty()) return clocks;
+  const rank_summary& ref = ranks.front();
+  std::map<std::string, std::size_t> representative; // host -> index of its lowest rank
+  for (std::size_t i = 0; i < ranks.size(); ++i) representative.try_emplace(ranks[i].host, i);
+  for (const auto& [host, index] : representative) {
+    host_clock c;
+    c.host = host;
+    if (host == ref.host) {
+      c.method = index == 0 ? "reference" : "same host";
+      clocks.push_back(c);
+      continue;
+    }
+    // Every rank leaves a collective at nearly the same moment: the k-th collective's end
+    // on this host against the reference rank's gives the offset between the clocks.
+    const rank_summary& r = ranks[index];
+    const std::size_t n = std::min(ref.comm_ends.size(), r.comm_ends.size());
+    std::vector<double> d;
+    d.reserve(n);
+    for (std::size_t k = 0; k < n; ++k)
+      d.push_back(static_cast<double>(ref.comm_ends[k]) - static_cast<double>(r.comm_ends[k]));
+    if (d.empty()) {
+      c.method = "none";
+      notes.push_back(fmt::format("host {}: no collectives to align its clock with {}'s; its times are shown as recorded",
+                                  host, ref.host));
+    } else {
+      c.offset_ns = median(std::move(d));
+      c.matched = n;
+      c.method = "collective ends";
+    }
+    clocks.push_back(c);
+  }
+  for (auto& r : ranks)
+    for (const auto& c : clocks)
+      if (c.host == r.host && c.offset_ns != 0) shift(r, c.offset_ns);
+  return clocks;
+}
+
+finding rank_finding(const std::string& rule, const std::string& variant, std::string title, double gain) {
+  finding f;
+  f.rule = rule;
+  f.workload = "ranks";
+  f.variant = variant;
+  f.title = std::move(title);
+  f.estimated_gain = text::finite(gain > 1 ? gain : 1);
+  f.severity = severity_for_gain(f.estimated_gain);
+  return f;
+}
+
+std::string label(const rank_summary& r) {
+  return r.id.rank ? fmt::format("rank {}", *r.id.rank) : fmt::format("pid {}", r.pid);
+}
+
+void find_straggler(rank_analysis& out) {
+  const std::size_t n = out.ranks.size();
+  if (n < 2 || out.steps == 0) return;
+  std::vector<double> compute(n), step_time(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> c, s;
+    for (std::size_t k = 0; k < out.steps; ++k) {
+      c.push_back(out.ranks[i].steps[k].compute_ns);
+      s.push_back(static_cast<double>(out.ranks[i].steps[k].end - out.ranks[i].steps[k].start));
+    }
+    compute[i] = median(std::move(c));
+    step_time[i] = median(std::move(s));
+  }
+  // Waiting: in each step a rank's collectives last as long as the transfer plus the wait
+  // for the last arrival; the last to arrive waits least, so the excess over the step's
+  // shortest is the wait.
+  out.wait_per_step_ns.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> w;
+    for (std::size_t k = 0; k < out.steps; ++k) {
+      double least = out.ranks[i].steps[k].comm_ns;
+      for (const auto& r : out.ranks) least = std::min(least, r.steps[k].comm_ns);
+      w.push_back(out.ranks[i].steps[k].comm_ns - least);
+    }
+    out.wait_per_step_ns[i] = median(std::move(w));
+  }
+  const auto slowest = static_cast<std::size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
+  std::vector<double> others;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != slowest) others.push_back(compute[i]);
+  const double typical = median(others);
+  double mean = 0;
+  for (double c : compute) mean += c / static_cast<double>(n);
+  out.imbalance = mean > 0 ? compute[slowest] / mean : 1;
+  const double excess = compute[slowest] - typical;
+  // Clear only when the slowest rank's extra compute is more than noise: 5% of a step's
+  // compute and 10 us.
+  if (excess <= 0.05 * typical || excess < 10e3) return;
+  const rank_summary& s = out.ranks[slowest];
+  out.straggler = s.id.rank ? *s.id.rank : static_cast<int>(slowest);
+  out.straggler_excess_ns = excess;
+  double waited = 0;
+  std::size_t waiting = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != slowest) {
+      waited += out.wait_per_step_ns[i];
+      ++waiting;
+    }
+  waited /= static_cast<double>(std::max<std::size_t>(waiting, 1));
+  const double step = median(step_time);
+  finding f = rank_finding("straggler", label(s),
+                           fmt::format("{} is the straggler: {} more compute per step than the other ranks, who wait {} "
+                                       "per step in collectives",
+                                       label(s), text::time(excess), text::time(waited)),
+                           step > excess ? step / (step - excess) : 1);
+  f.threshold = "one rank's median compute per step more than 5% (and 10 us) above the others' median";
+  f.evidence = {{"compute per step", fmt::format("{} on {}, {} median of the others", text::time(compute[slowest]),
+                                                label(s), text::time(typical))},
+                {"steps compared", fmt::format("{} ({})", out.steps, out.step_method)},
+                {"median step", text::time(step)},
+                {"load imbalance", fmt::format("{:.2f} (max / mean compute per step)", out.imbalance)}};
+  for (std::size_t i = 0; i < n; ++i)
+    if (i != slowest)
+      f.evidence.push_back({fmt::format("{} waits in collectives", label(out.ranks[i])),
+                            fmt::format("{} per step", text::time(out.wait_per_step_ns[i]))});
+  f.explanation = "Collectives finish only when every rank has arrived, so each step runs at the pace of the slowest "
+                  "rank; the others spend the difference waiting inside the collective.";
+  f.next_experiment = fmt::format("Find what {} does that the others do not (more data, a slower GPU, extra host work "
+                                  "or I/O per step) and balance it; compare its kernels per step with a fast rank's.",
+                                  label(s));
+  out.findings.push_back(std::move(f));
+}
+
+void rank_findings(rank_analysis& out) {
+  for (const auto& r : out.ranks) {
+    const double window = static_cast<double>(r.window_end - r.window_start);
+    if (window <= 0) continue;
+    const double exposed = r.comm_ns - r.overlap_ns;
+    if (r.comm_kernels > 0 && exposed > 0.2 * window) {
+      finding f = rank_finding("exposed-communication", label(r),
+                               fmt::format("{}: {} of its time is communication that no compute hides", label(r),
+                                           text::percent(exposed / window)),
+                               window / (window - exposed));
+      f.threshold = "communication not overlapped by compute above 20% of the rank's time";
+      f.evidence = {{"communication", text::time(r.comm_ns)},
+                    {"overlapped with compute", text::time(r.overlap_ns)},
+                    {"profiled time", text::time(window)}};
+      f.explanation = "While a collective runs alone the GPU's compute units idle; overlapping it with the next "
+                      "layer's compute (bucketed all-reduce, prefetching) hides it.";
+      f.next_experiment = "Overlap communication with compute (DDP bucket size, gradient accumulation, async "
+                          "collectives), or communicate less often.";
+      out.findings.push_back(std::move(f));
+    }
+    if (r.idle_ns > 0.5 * window && r.kernels > 0) {
+      finding f = rank_finding("rank-gpu-idle", label(r),
+                               fmt::format("{}: the GPU idles {} of the profiled time", label(r),
+                                           text::percent(r.idle_ns / window)),
+                               window / std::max(window - r.idle_ns, 1.0));
+      f.threshold = "GPU without any activity for more than 50% of the rank's time";
+      f.evidence = {{"idle", text::time(r.idle_ns)}, {"profiled time", text::time(window)}};
+      if (r.first_kernel_ns) f.evidence.push_back({"time to the first kernel", text::time(*r.first_kernel_ns)});
+      f.explanation = "The host does not keep this rank's GPU fed: start-up, data loading or host work between "
+                      "steps.";
+      f.next_experiment = "Look at the host side of the gaps (data loader workers, pinned memory, CUDA graphs) and "
+                          "at the time to the first kernel.";
+      out.findings.push_back(std::move(f));
+    }
+  }
+}
+
+} // namespace
+
+rank_identity identify_rank(const profile::process_info& p) {
+  rank_identity id;
+  for (const char* key : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (auto v = tag_int(p, key)) {
+      id.rank = v;
+      id.source = key;
+      break;
+    }
+  for (const char* key : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (auto v = tag_int(p, key)) {
+      id.local_rank = v;
+      break;
+    }
+  for (const char* key : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if (auto v = tag_int(p, key)) {
+      id.world_size = v;
+      break;
+    }
+  return id;
+}
+
+bool is_communication_kernel(const std::string& name) {
+  for (std::size_t i = 0; i + 4 <= name.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(name[i])) == 'n' &&
+        std::tolower(static_cast<unsigned char>(name[i + 1])) == 'c' &&
+        std::tolower(static_cast<unsigned char>(name[i + 2])) == 'c' &&
+        std::tolower(static_cast<unsigned char>(name[i + 3])) == 'l')
+      return true;
+  return false;
+}
+
+rank_summary summarize_rank(const profile::process_profile& process) {
+  const auto& p = process.process;
+  const auto& t = process.trace;
+  rank_summary r;
+  r.pid = p.pid;
+  r.host = p.host;
+  r.id = identify_rank(p);
+  r.truncated = p.truncated;
+  for (const char* key : {"gpu_uuid", "gpu"})
+    if (auto it = p.tags.find(key); it != p.tags.end() && r.gpu.empty()) r.gpu = it->second;
+
+  std::vector<interval> compute, comm;
+  compute.reserve(t.kernels.size() + t.memcpys.size() + t.memsets.size());
+  std::uint64_t lo = UINT64_MAX, hi = 0;
+  for (const auto& k : t.kernels) {
+    ++r.kernels;
+    lo = std::min(lo, k.start);
+    hi = std::max(hi, k.end);
+    if (is_communication_kernel(k.name)) {
+      ++r.comm_kernels;
+      comm.emplace_back(k.start, k.end);
+      r.comm_ends.push_back(k.end);
+    } else {
+      compute.emplace_back(k.start, k.end);
+    }
+  }
+  for (const auto& m : t.memcpys) compute.emplace_back(m.start, m.end);
+  for (const auto& m : t.memsets) compute.emplace_back(m.start, m.end);
+  std::sort(r.comm_ends.begin(), r.comm_ends.end());
+  if (!t.kernels.empty()) {
+    const std::uint64_t origin = p.start_ns ? p.start_ns : lo;
+    r.first_kernel_ns = lo > origin ? static_cast<double>(lo - origin) : 0.0;
+  }
+
+  trace::repetition_window window;
+  if (!t.repetitions.empty()) window = t.repetitions.front();
+  else window = {p.start_ns, p.end_ns, 0, 0};
+  if (window.end <= window.start) window = {lo == UINT64_MAX ? 0 : lo, hi, 0, 0};
+  r.window_start = window.start;
+  r.window_end = window.end;
+
+  compute = merged(std::move(compute));
+  comm = merged(std::move(comm));
+  r.compute_ns = measure(compute, window.start, window.end);
+  r.comm_ns = measure(comm, window.start, window.end);
+  r.overlap_ns = intersection(compute, comm);
+  std::vector<interval> busy = compute;
+  busy.insert(busy.end(), comm.begin(), comm.end());
+  busy = merged(std::move(busy));
+  r.idle_ns = std::max(0.0, static_cast<double>(window.end - window.start) - measure(busy, window.start, window.end));
+
+  if (t.repetitions.size() == 1) {
+    auto splits = compute_time_splits(t);
+    if (!splits.empty()) r.split = splits.front();
+  } else {
+    trace::device_trace one = t; // the split needs exactly this one window
+    one.repetitions = {window};
+    auto splits = compute_time_splits(one);
+    if (!splits.empty()) r.split = splits.front();
+  }
+
+  auto [method, starts] = step_starts(t);
+  r.step_method = std::move(method);
+  const std::uint64_t last = std::max(hi, starts.empty() ? 0 : starts.back());
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    step_figures s;
+    s.start = starts[i];
+    s.end = i + 1 < starts.size() ? starts[i + 1] : last;
+    if (s.end <= s.start) continue;
+    s.compute_ns = measure(compute, s.start, s.end);
+    s.comm_ns = measure(comm, s.start, s.end);
+    r.steps.push_back(s);
+  }
+  return r;
+}
+
+rank_analysis analyze_ranks(std::vector<rank_summary> ranks) {
+  rank_analysis out;
+  std::stable_sort(ranks.begin(), ranks.end(), [](const rank_summary& a, const rank_summary& b) {
+    if (a.id.rank.has_value() != b.id.rank.has_value()) return a.id.rank.has_value();
+    return a.id.rank && b.id.rank ? *a.id.rank < *b.id.rank : a.pid < b.pid;
+  });
+  std::size_t unranked = 0;
+  for (const auto& r : ranks) unranked += r.id.rank ? 0 : 1;
+  if (unranked && unranked < ranks.size())
+    out.notes.push_back(fmt::format("{} process(es) carry no rank variable (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, "
+                                    "SLURM_PROCID); they are listed by pid after the ranks",
+                                    unranked));
+  for (const auto& r : ranks)
+    if (r.truncated)
+      out.notes.push_back(fmt::format("{}: its stream is truncated; its figures end at its last flush", label(r)));
+  out.clocks = align_clocks(ranks, out.notes);
+  out.ranks = std::move(ranks);
+
+  std::size_t steps = SIZE_MAX;
+  std::map<std::string, std::size_t> methods;
+  for (const auto& r : out.ranks) {
+    if (r.kernels == 0) continue;
+    steps = std::min(steps, r.steps.size());
+    ++methods[r.step_method];
+  }
+  out.steps = steps == SIZE_MAX ? 0 : steps;
+  if (!methods.empty()) {
+    out.step_method = std::max_element(methods.begin(), methods.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    if (methods.size() > 1)
+      out.notes.push_back("the ranks' steps were found by different markers; steps are compared by their order");
+  }
+  if (out.ranks.size() >= 2 && out.steps == 0)
+    out.notes.push_back("no repeating NVTX range or per-step kernel found: no straggler analysis by step");
+  find_straggler(out);
+  rank_findings(out);
+  return out;
+}
+
+} // namespace speedlab::analysis

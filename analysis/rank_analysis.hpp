@@ -1,0 +1,82 @@
+// Ranks of a multi-process job (torchrun, mpirun, srun) side by side: each rank's time split,
+// its communication (NCCL kernels) apart from its compute and how much the two overlap, its
+// steps, and across ranks the straggler, the time the others wait for it and the imbalance.
+//
+//   std::vector<analysis::rank_summary> ranks;
+//   for (each process stream) ranks.push_back(analysis::summarize_rank(process)); // one at a time
+//   analysis::rank_analysis r = analysis::analyze_ranks(std::move(ranks));
+//
+// summarize_rank keeps only what the cross-rank step needs (per-step figures and the end
+// times of collectives), so any number of large streams merges in bounded memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.hpp"
+#include "model/profile.hpp"
+#include "model/results.hpp"
+
+namespace speedlab::analysis {
+
+// Where a rank's identity comes from: the launcher's variables in the stream's tags.
+struct rank_identity {
+  std::optional<int> rank, local_rank, world_size;
+  std::string source; // the variable the rank came from: "RANK", "OMPI_COMM_WORLD_RANK", ...
+};
+rank_identity identify_rank(const profile::process_info& p);
+
+// True for a collective-communication kernel (NCCL's ncclKernel_*, ncclDevKernel_*, ...).
+bool is_communication_kernel(const std::string& name);
+
+struct step_figures {
+  std::uint64_t start = 0, end = 0; // on the rank's own clock
+  double compute_ns = 0;            // GPU busy with non-communication kernels, copies, memsets
+  double comm_ns = 0;               // GPU busy with communication kernels
+};
+
+struct rank_summary {
+  std::uint32_t pid = 0;
+  std::string host, gpu;            // gpu: the stream's "gpu_uuid" or "gpu" tag
+  rank_identity id;
+  std::uint64_t window_start = 0, window_end = 0;
+  time_split split;                 // over the window
+  double compute_ns = 0, comm_ns = 0;
+  double overlap_ns = 0;            // communication hidden under compute
+  double idle_ns = 0;               // no GPU activity at all
+  std::optional<double> first_kernel_ns; // from the process start
+  std::size_t kernels = 0, comm_kernels = 0;
+  std::string step_method;          // "nvtx:<range name>", "kernel:<kernel name>" or "" (no steps)
+  std::vector<step_figures> steps;
+  std::vector<std::uint64_t> comm_ends; // end of each communication kernel, in order (clock alignment)
+  bool truncated = false;
+};
+
+rank_summary summarize_rank(const profile::process_profile& process);
+
+struct host_clock {
+  std::string host;
+  double offset_ns = 0;   // added to this host's times to put them on the reference host's clock
+  std::size_t matched = 0; // collectives used to estimate it
+  std::string method;     // "reference", "same host", "collective ends", "none"
+};
+
+struct rank_analysis {
+  std::vector<rank_summary> ranks; // by rank
+  std::vector<host_clock> clocks;
+  std::string step_method;         // what the ranks agree on
+  std::size_t steps = 0;           // steps compared (the fewest any rank has)
+  std::optional<int> straggler;    // rank whose compute per step runs longest, when clear
+  double straggler_excess_ns = 0;  // its median compute per step above the others' median
+  // Per rank: median time per step spent waiting in collectives for the slowest arrival.
+  std::vector<double> wait_per_step_ns;
+  double imbalance = 1;            // max / mean of the ranks' median compute per step
+  std::vector<finding> findings;
+  std::vector<std::string> notes;
+};
+
+rank_analysis analyze_ranks(std::vector<rank_summary> ranks);
+
+} // namespace speedlab::analysis

@@ -1,0 +1,155 @@
+#include "analysis/rank_analysis.hpp"
+
+#include <string>
+
+#include "speedlab_catch.hpp"
+
+using namespace speedlab;
+using analysis::analyze_ranks;
+using analysis::summarize_rank;
+
+namespace {
+
+constexpr std::uint64_t us = 1000;
+constexpr std::uint64_t ms = 1000 * us;
+
+trace::kernel_record kernel(std::uint64_t start, std::uint64_t end, std::string name) {
+  trace::kernel_record k;
+  k.start = start;
+  k.end = end;
+  k.name = std::move(name);
+  return k;
+}
+
+// A data-parallel step: compute, then an all-reduce that ends when the slowest rank arrives.
+// `extra` is work added on this rank only; `slowest_extra` the largest extra of any rank.
+profile::process_profile ddp_rank(int rank, std::uint64_t clock_offset, std::uint64_t extra, std::uint64_t slowest_extra,
+                                  int steps = 20, bool nvtx = false) {
+  profile::process_profile p;
+  p.process.pid = 1000 + static_cast<std::uint32_t>(rank);
+  p.process.host = "node";
+  p.process.tags = {{"RANK", std::to_string(rank)}, {"LOCAL_RANK", std::to_string(rank)}, {"WORLD_SIZE", "2"}};
+  const std::uint64_t origin = 10 * ms + clock_offset;
+  p.process.start_ns = origin - 2 * ms;
+  const std::uint64_t step = 3 * ms;
+  for (int s = 0; s < steps; ++s) {
+    const std::uint64_t t0 = origin + static_cast<std::uint64_t>(s) * step;
+    p.trace.kernels.push_back(kernel(t0, t0 + 1 * ms + extra, "sm90_gemm_fwd"));
+    const std::uint64_t arrive = t0 + 1 * ms + extra;
+    const std::uint64_t done = t0 + 1 * ms + slowest_extra + 200 * us;
+    p.trace.kernels.push_back(kernel(arrive, done, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+    if (nvtx) p.trace.ranges.push_back({t0, t0 + 2 * ms, p.process.pid, p.process.pid, "", "train_step"});
+  }
+  p.process.end_ns = origin + static_cast<std::uint64_t>(steps) * step;
+  p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("ranks: identity from the launchers' variables", "[ranks]") {
+  profile::process_info p;
+  p.tags = {{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "8"}};
+  auto id = analysis::identify_rank(p);
+  REQUIRE(id.rank);
+  CHECK(*id.rank == 3);
+  CHECK(*id.local_rank == 1);
+  CHECK(*id.world_size == 8);
+  CHECK(id.source == "OMPI_COMM_WORLD_RANK");
+  p.tags = {{"SLURM_PROCID", "12"}, {"RANK", "x"}};
+  id = analysis::identify_rank(p);
+  CHECK(*id.rank == 12); // a non-number is not a rank
+  p.tags = {};
+  CHECK_FALSE(analysis::identify_rank(p).rank);
+}
+
+TEST_CASE("ranks: NCCL kernels are communication", "[ranks]") {
+  CHECK(analysis::is_communication_kernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
+  CHECK(analysis::is_communication_kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  CHECK(analysis::is_communication_kernel("void NCCL_kernel()"));
+  CHECK_FALSE(analysis::is_communication_kernel("sm90_xmma_gemm_f32f32"));
+  CHECK_FALSE(analysis::is_communication_kernel("nc"));
+}
+
+TEST_CASE("ranks: one rank slowed on purpose is named, with the others' wait", "[ranks]") {
+  const std::uint64_t injected = 500 * us;
+  std::vector<analysis::rank_summary> ranks;
+  ranks.push_back(summarize_rank(ddp_rank(1, 0, injected, injected)));
+  ranks.push_back(summarize_rank(ddp_rank(0, 0, 0, injected)));
+  const auto r = analyze_ranks(std::move(ranks));
+  REQUIRE(r.ranks.size() == 2);
+  CHECK(*r.ranks[0].id.rank == 0); // sorted by rank
+  CHECK(r.steps == 20);
+  CHECK(r.step_method.starts_with("kernel:sm90_gemm_fwd"));
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  CHECK(r.straggler_excess_ns == Approx(double(injected)).epsilon(0.01));
+  REQUIRE(r.wait_per_step_ns.size() == 2);
+  CHECK(r.wait_per_step_ns[0] == Approx(double(injected)).epsilon(0.01)); // rank 0 waits for rank 1
+  CHECK(r.wait_per_step_ns[1] == Approx(0).margin(1));
+  CHECK(r.imbalance > 1.1);
+  bool named = false;
+  for (const auto& f : r.findings)
+    if (f.rule == "straggler") {
+      named = true;
+      CHECK(f.variant == "rank 1");
+      CHECK(f.title.find("rank 1 is the straggler") != std::string::npos);
+    }
+  CHECK(named);
+  // Communication and compute split per rank; rank 0's collective holds its wait.
+  CHECK(r.ranks[0].comm_kernels == 20);
+  CHECK(r.ranks[0].comm_ns == Approx(20.0 * (injected + 200 * us)).epsilon(0.001));
+  CHECK(r.ranks[1].compute_ns == Approx(20.0 * (1 * ms + injected)).epsilon(0.001));
+  REQUIRE(r.ranks[0].first_kernel_ns);
+  CHECK(*r.ranks[0].first_kernel_ns == Approx(2.0 * ms));
+}
+
+TEST_CASE("ranks: balanced ranks have no straggler", "[ranks]") {
+  std::vector<analysis::rank_summary> ranks;
+  ranks.push_back(summarize_rank(ddp_rank(0, 0, 0, 0)));
+  ranks.push_back(summarize_rank(ddp_rank(1, 0, 10 * us, 10 * us))); // 1% more: noise
+  const auto r = analyze_ranks(std::move(ranks));
+  CHECK_FALSE(r.straggler);
+  for (const auto& f : r.findings) CHECK(f.rule != "straggler");
+}
+
+TEST_CASE("ranks: steps from the program's NVTX ranges", "[ranks]") {
+  std::vector<analysis::rank_summary> ranks;
+  ranks.push_back(summarize_rank(ddp_rank(0, 0, 0, 300 * us, 12, true)));
+  ranks.push_back(summarize_rank(ddp_rank(1, 0, 300 * us, 300 * us, 12, true)));
+  const auto r = analyze_ranks(std::move(ranks));
+  CHECK(r.step_method == "nvtx:train_step");
+  CHECK(r.steps == 12);
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+}
+
+TEST_CASE("ranks: clocks of another host aligned by the ends of collectives", "[ranks]") {
+  const std::uint64_t injected = 400 * us;
+  auto a = ddp_rank(0, 0, 0, injected);
+  auto b = ddp_rank(1, 7000 * ms, injected, injected); // another host, clock 7 s ahead
+  b.process.host = "other-node";
+  std::vector<analysis::rank_summary> ranks{summarize_rank(a), summarize_rank(b)};
+  const auto r = analyze_ranks(std::move(ranks));
+  REQUIRE(r.clocks.size() == 2);
+  const auto& other = r.clocks[0].host == "other-node" ? r.clocks[0] : r.clocks[1];
+  CHECK(other.method == "collective ends");
+  CHECK(other.matched == 20);
+  CHECK(other.offset_ns == Approx(-7000.0 * ms));
+  CHECK(r.ranks[1].window_start == r.ranks[0].window_start); // on one clock now
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  CHECK(r.wait_per_step_ns[0] == Approx(double(injected)).epsilon(0.01));
+}
+
+TEST_CASE("ranks: communication no compute hides is a finding", "[ranks]") {
+  // 1 ms compute, then 2 ms of all-reduce alone, per step.
+  profile::process_profile p = ddp_rank(0, 0, 0, 1800 * us);
+  std::vector<analysis::rank_summary> ranks{summarize_rank(p)};
+  const auto r = analyze_ranks(std::move(ranks));
+  bool exposed = false;
+  for (const auto& f : r.findings) exposed |= f.rule == "exposed-communication";
+  CHECK(exposed);
+  CHECK(r.ranks[0].overlap_ns == 0);
+  CHECK(r.ranks[0].idle_ns > 0);
+}
