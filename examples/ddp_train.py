@@ -1,0 +1,125 @@
+"""A small data-parallel training loop (PyTorch DDP over NCCL) to profile ranks with.
+
+    torchrun --nproc_per_node 2 examples/ddp_train.py [--steps 30]
+    torchrun --nproc_per_node 2 examples/ddp_train.py --slow-rank 1 --slow-ms 5
+    speedlab profile --out prof -- torchrun --nproc_per_node 2 examples/ddp_train.py
+    torchrun --nproc_per_node 2 speedlab profile --out prof -- python3 examples/ddp_train.py
+
+Each step is an NVTX range "train_step". --slow-rank R --slow-ms T gives rank R about T ms
+of extra GPU work in every step's forward pass (a spin kernel), so R becomes the straggler
+and the other ranks wait for it in the gradient all-reduce; the rank prints what the extra
+kernel measured (CUDA events) so a report's figure can be checked against it.
+--torch-profile FILE has each rank write its own torch.profiler totals (kernels, NCCL) for
+the same steps to FILE.rank<N>.json, for comparison (run it without speedlab: two CUPTI
+clients in one process collide).
+With two ranks and one GPU, both ranks share it (NCCL allows that for a test).
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5, help="steps before the measured ones (not profiled by --torch-profile)")
+    p.add_argument("--width", type=int, default=2048)
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--slow-rank", type=int, default=-1)
+    p.add_argument("--slow-ms", type=float, default=0.0)
+    p.add_argument("--torch-profile", default="")
+    return p.parse_args()
+
+
+def spin_cycles_for(ms, device):
+    """Cycles of torch.cuda._sleep that take about `ms` milliseconds on this GPU."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    cycles = 1_000_000
+    start.record()
+    torch.cuda._sleep(cycles)
+    end.record()
+    torch.cuda.synchronize(device)
+    per_ms = cycles / start.elapsed_time(end)
+    return int(per_ms * ms)
+
+
+def main():
+    args = parse()
+    dist.init_process_group("nccl")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    device = torch.device("cuda", local % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    torch.manual_seed(rank)
+
+    model = torch.nn.Sequential(
+        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
+        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
+        torch.nn.Linear(args.width, 10)).to(device)
+    ddp = DistributedDataParallel(model, device_ids=[device.index])
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+    x = torch.randn(args.batch, args.width, device=device)
+    y = torch.randint(0, 10, (args.batch,), device=device)
+    slow = rank == args.slow_rank and args.slow_ms > 0
+    cycles = spin_cycles_for(args.slow_ms, device) if slow else 0
+
+    def step():
+        with torch.cuda.nvtx.range("train_step"):
+            opt.zero_grad(set_to_none=True)
+            if slow:
+                torch.cuda._sleep(cycles)
+            loss = torch.nn.functional.cross_entropy(ddp(x), y)
+            loss.backward()
+            opt.step()
+        return loss
+
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize(device)
+
+    extra_ms = 0.0
+    if slow:  # what the injected kernel itself takes, for checking the report's figure
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        torch.cuda._sleep(cycles)
+        b.record()
+        torch.cuda.synchronize(device)
+        extra_ms = a.elapsed_time(b)
+
+    profiler = None
+    if args.torch_profile:
+        from torch.profiler import ProfilerActivity, profile
+        profiler = profile(activities=[ProfilerActivity.CUDA])
+        profiler.__enter__()
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        loss = step()
+    torch.cuda.synchronize(device)
+    wall = time.perf_counter() - t0
+    if profiler is not None:
+        profiler.__exit__(None, None, None)
+        kernels_us = nccl_us = 0.0
+        count = 0
+        for e in profiler.events():
+            if e.device_type == torch.autograd.DeviceType.CUDA and e.device_time_total > 0:
+                if "Memcpy" in e.name or "Memset" in e.name:
+                    continue
+                count += 1
+                kernels_us += e.device_time_total
+                if "nccl" in e.name.lower():
+                    nccl_us += e.device_time_total
+        with open(f"{args.torch_profile}.rank{rank}.json", "w") as f:
+            json.dump({"rank": rank, "steps": args.steps, "kernels": count, "kernel_us": kernels_us,
+                       "nccl_us": nccl_us}, f)
+    print(json.dumps({"rank": rank, "world": world, "steps": args.steps, "wall_s": round(wall, 4),
+                      "loss": round(float(loss), 4), "extra_ms_per_step": round(extra_ms, 4)}), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
