@@ -307,10 +307,10 @@ int command_run(const run_options& options) {
   for (const auto& f : written.files) std::cout << ", " << f.filename().string();
   std::cout << '\n';
 
-  if (stopped_by) {
-    std::cerr << fmt::format("speedlab: interrupted by SIG{}; {} finished points are in {}\n", signal_name(stopped_by),
+  if (const int sig = stop_signal()) { // during the points, or later (device model, reports)
+    std::cerr << fmt::format("speedlab: interrupted by SIG{}; {} finished points are in {}\n", signal_name(sig),
                              saved.points.size(), (out / layout::results).string());
-    return 128 + stopped_by;
+    return 128 + sig;
   }
   std::size_t failures = 0;
   for (const auto& r : saved.points) failures += counts_as_failure(r) ? 1 : 0;
