@@ -5,14 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
-#include <iterator>
-#include <memory>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <memory>
 #include <set>
 #include <thread>
 
