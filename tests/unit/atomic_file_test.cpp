@@ -18,10 +18,6 @@ using namespace speedlab;
 namespace t = speedlab::testing;
 
 namespace {
-std::string slurp(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 std::size_t entries(const std::filesystem::path& dir) {
   return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()));
 }
@@ -32,7 +28,7 @@ TEST_CASE("atomic_file: replaces the file whole and leaves no temporary file", "
   const auto file = dir.path() / "report.md";
   write_file_atomically(file, "old content\n");
   write_file_atomically(file, "new content\n");
-  CHECK(slurp(file) == "new content\n");
+  CHECK(t::read_text(file) == "new content\n");
   CHECK(entries(dir.path()) == 1);
 }
 
@@ -46,7 +42,7 @@ TEST_CASE("atomic_file: a writer that fails before commit leaves the old file", 
     throw std::runtime_error("the writer failed half-way");
   } catch (const std::runtime_error&) {
   }
-  CHECK(slurp(file) == "{\"old\": true}\n");
+  CHECK(t::read_text(file) == "{\"old\": true}\n");
   CHECK(entries(dir.path()) == 1);
 }
 
@@ -73,7 +69,7 @@ TEST_CASE("atomic_file: a write that fails (file size limit) throws and keeps th
   ::waitpid(pid, &status, 0);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  CHECK(slurp(file) == old_content);
+  CHECK(t::read_text(file) == old_content);
   CHECK(entries(dir.path()) == 1);
 }
 

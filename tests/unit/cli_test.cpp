@@ -174,27 +174,20 @@ TEST_CASE("cli: cupti options that differ from the defaults are noted in run.jso
   CHECK(points[0].at("self_timed_ns").at("summing").size() == points[0].at("samples_ns").size());
 }
 
-namespace {
-std::string slurp(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-} // namespace
-
 TEST_CASE("cli: a folder holding an earlier run is refused; --force replaces it and says so", "[cli][output_folder]") {
   t::temp_dir dir;
   const std::string run = speedlab_exe() + " run --workload faulty --variant ok --out " + dir.path().string() + quick + faulty_path();
   REQUIRE(t::run_command(run).exit_code == 0);
-  const std::string before = slurp(dir.path() / "results.jsonl");
+  const std::string before = t::read_text(dir.path() / "results.jsonl");
   auto r = t::run_command(run);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains(dir.path().string() + " holds an earlier run (results.jsonl, run.json") && Contains("--resume"));
-  CHECK(slurp(dir.path() / "results.jsonl") == before);
+  CHECK(t::read_text(dir.path() / "results.jsonl") == before);
   r = t::run_command(run + " --force");
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("WARNING: --force: replaced the earlier run in " + dir.path().string()));
   CHECK(read_jsonl(dir.path() / "results.jsonl").size() == 1);
-  CHECK_THAT(slurp(dir.path() / "run.json"), Contains("--force: replaced the earlier run"));
+  CHECK_THAT(t::read_text(dir.path() / "run.json"), Contains("--force: replaced the earlier run"));
   CHECK(t::run_command(run + " --force --resume").exit_code == 2);
 }
 
@@ -202,18 +195,18 @@ TEST_CASE("cli: --resume measures only the missing points and keeps the old line
   t::temp_dir dir;
   const std::string run = speedlab_exe() + " run --workload faulty --variant ok --out " + dir.path().string() + quick + faulty_path();
   REQUIRE(t::run_command(run + " --param n=1000,2000").exit_code == 0);
-  const std::string before = slurp(dir.path() / "results.jsonl");
+  const std::string before = t::read_text(dir.path() / "results.jsonl");
   const auto r = t::run_command(run + " --param n=1000,2000,3000 --resume");
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("--resume: 2 points already in") && Contains("measuring the 1 others"));
-  const std::string after = slurp(dir.path() / "results.jsonl");
+  const std::string after = t::read_text(dir.path() / "results.jsonl");
   CHECK(after.substr(0, before.size()) == before);
   const auto points = read_jsonl(dir.path() / "results.jsonl");
   REQUIRE(points.size() == 3);
   CHECK(points[2]["params"]["n"] == "3000");
   // The reports cover every point, the kept ones included.
-  const auto results = nlohmann::json::parse(slurp(dir.path() / "results.json"));
+  const auto results = nlohmann::json::parse(t::read_text(dir.path() / "results.json"));
   CHECK(results["points"].size() == 3);
 }
 
@@ -284,11 +277,11 @@ TEST_CASE("cli: a newer schema version is refused and results.json is not rewrit
   auto line = read_jsonl(run_dir / "results.jsonl").at(0);
   line["schema_version"] = 2;
   std::ofstream(run_dir / "results.jsonl", std::ios::app) << line.dump() << "\n";
-  const std::string json_before = slurp(run_dir / "results.json");
+  const std::string json_before = t::read_text(run_dir / "results.json");
   const auto r = t::run_command(speedlab_exe() + " report " + run_dir.string());
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("results.jsonl:2: written by a newer speedlab (schema version 2"));
-  CHECK(slurp(run_dir / "results.json") == json_before);
+  CHECK(t::read_text(run_dir / "results.json") == json_before);
 }
 
 TEST_CASE("cli: --threads above the cap, a folder or an empty file as the suite are usage errors", "[cli]") {

@@ -36,8 +36,7 @@ std::vector<pid_t> processes_naming(const std::string& marker) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmdline = t::read_text(entry.path() / "cmdline");
     std::ifstream stat_in(entry.path() / "stat");
     std::string stat_line;
     std::getline(stat_in, stat_line);
@@ -95,11 +94,6 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
 }
 
-std::string slurp(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 } // namespace
 
 TEST_CASE("interrupt: SIGINT and SIGTERM keep finished points, write the reports, exit 128+signal, leave no child",
@@ -109,7 +103,7 @@ TEST_CASE("interrupt: SIGINT and SIGTERM keep finished points, write the reports
     const pid_t pid = start_run(dir.path());
     REQUIRE(pid > 0);
     const bool hanging = wait_for_hang(dir.path());
-    INFO(slurp(dir.path() / "log.txt"));
+    INFO(t::read_text(dir.path() / "log.txt"));
     REQUIRE(hanging);
     ::kill(pid, sig); // speedlab alone, not its child
     CHECK(wait_exit(pid) == code);
@@ -117,10 +111,10 @@ TEST_CASE("interrupt: SIGINT and SIGTERM keep finished points, write the reports
     const auto out = dir.path() / "out";
     CHECK(result_lines(out / "results.jsonl") == 3); // the abandoned point is not recorded
     CHECK(std::filesystem::exists(out / "report.md"));
-    const auto results = nlohmann::json::parse(slurp(out / "results.json"));
+    const auto results = nlohmann::json::parse(t::read_text(out / "results.json"));
     CHECK(results["points"].size() == 3);
-    CHECK_THAT(slurp(out / "run.json"), Contains(std::string("interrupted by ") + name));
-    CHECK_THAT(slurp(dir.path() / "log.txt"), Contains("--resume"));
+    CHECK_THAT(t::read_text(out / "run.json"), Contains(std::string("interrupted by ") + name));
+    CHECK_THAT(t::read_text(dir.path() / "log.txt"), Contains("--resume"));
   }
 }
 

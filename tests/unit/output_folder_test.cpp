@@ -18,10 +18,6 @@ using Catch::Contains;
 namespace t = speedlab::testing;
 
 namespace {
-std::string slurp(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 point_result measured(const std::string& n) {
   point_result p;
   p.workload = "faulty";
@@ -44,7 +40,7 @@ TEST_CASE("output folder: an earlier run is refused, naming the folder and its f
   CHECK_THROWS_WITH(output_folder(dir.path(), earlier_run::refuse),
                     Contains(dir.path().string() + " holds an earlier run (results.jsonl, report.md)") &&
                         Contains("--resume") && Contains("--force"));
-  CHECK(slurp(dir.path() / "report.md") == "# old\n"); // nothing touched
+  CHECK(t::read_text(dir.path() / "report.md") == "# old\n"); // nothing touched
 }
 
 TEST_CASE("output folder: --force removes the earlier run's files and nothing else", "[output_folder]") {
@@ -56,8 +52,8 @@ TEST_CASE("output folder: --force removes the earlier run's files and nothing el
   output_folder folder(dir.path(), earlier_run::replace);
   CHECK(folder.replaced() == std::vector<std::string>{"results.jsonl", "traces"});
   CHECK(!std::filesystem::exists(dir.path() / "traces"));
-  CHECK(slurp(dir.path() / "results.jsonl").empty());
-  CHECK(slurp(dir.path() / "notes.txt") == "mine");
+  CHECK(t::read_text(dir.path() / "results.jsonl").empty());
+  CHECK(t::read_text(dir.path() / "notes.txt") == "mine");
 }
 
 TEST_CASE("output folder: --resume keeps every earlier byte and knows the measured points", "[output_folder]") {
@@ -68,7 +64,7 @@ TEST_CASE("output folder: --resume keeps every earlier byte and knows the measur
     first.append(measured("2"));
   }
   std::ofstream(dir.path() / "results.jsonl", std::ios::app) << "{\"id\": \"torn"; // a crash mid-line
-  const std::string before = slurp(dir.path() / "results.jsonl");
+  const std::string before = t::read_text(dir.path() / "results.jsonl");
   {
     output_folder again(dir.path(), earlier_run::resume);
     CHECK(again.kept_points().size() == 2);
@@ -78,7 +74,7 @@ TEST_CASE("output folder: --resume keeps every earlier byte and knows the measur
     CHECK_THAT(again.warnings()[0], Contains("results.jsonl:3: skipped"));
     again.append(measured("3"));
   }
-  const std::string after = slurp(dir.path() / "results.jsonl");
+  const std::string after = t::read_text(dir.path() / "results.jsonl");
   CHECK(after.substr(0, before.size()) == before);
   const auto saved = load_run(dir.path());
   CHECK(saved.points.size() == 3); // the torn line ended, the new point on its own line
