@@ -12,6 +12,7 @@ namespace speedlab::app {
 struct child_outcome {
   std::optional<std::string> result; // what the child's function returned
   bool timed_out = false;            // no heartbeat or result within the timeout: killed
+  int interrupted_by = 0;            // a stop signal arrived (interrupt.hpp): killed, result dropped
   std::string last_heartbeat = "start";
   int wait_status = 0;               // from waitpid
   std::string error;                 // pipe()/fork() failed: nothing ran

@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -19,6 +22,7 @@
 #include "analysis/analyze.hpp"
 #include "device/host_info.hpp"
 #include "app/device_step.hpp"
+#include "app/interrupt.hpp"
 #include "app/isolation.hpp"
 #include "app/output_folder.hpp"
 #include "app/plugin_loader.hpp"
@@ -67,26 +71,33 @@ bool counts_as_failure(const point_result& p) {
   return true;
 }
 
-// Analysis plus every requested reporter; returns the files written.
-std::vector<std::filesystem::path> write_reports(const saved_run& saved, const analysis::analysis_result& result,
-                                                 const std::vector<std::string>& formats) {
+struct written_reports {
+  std::vector<std::filesystem::path> files;
+  std::size_t failed = 0; // formats that could not be written (each said on stderr)
+};
+
+// Every requested reporter; a failing one is reported and the others still run.
+written_reports write_reports(const saved_run& saved, const analysis::analysis_result& result,
+                              const std::vector<std::string>& formats) {
   reports::report_input input{saved.run, saved.points, result,
                               [&saved](const point_result& p) { return load_point_trace(saved.dir, p); }};
-  std::vector<std::filesystem::path> written;
+  written_reports out;
   for (const auto& name : formats) {
     auto reporter = reports::make_reporter(name);
     if (!reporter) {
       std::cerr << fmt::format("speedlab: unknown report format '{}'; valid formats: {}\n", name,
                                fmt::join(reports::reporter_names(), ", "));
+      ++out.failed;
       continue;
     }
     try {
-      for (auto& f : reporter->write(input, saved.dir)) written.push_back(std::move(f));
+      for (auto& f : reporter->write(input, saved.dir)) out.files.push_back(std::move(f));
     } catch (const std::exception& e) {
-      std::cerr << fmt::format("speedlab: report '{}' failed: {}\n", name, e.what());
+      std::cerr << fmt::format("speedlab: error: report '{}' could not be written: {}\n", name, e.what());
+      ++out.failed;
     }
   }
-  return written;
+  return out;
 }
 
 analysis::analysis_result analyze_saved(const saved_run& saved) {
@@ -150,7 +161,10 @@ int command_list(const list_options& options) {
   return registry.errors().empty() ? exit_ok : exit_failures;
 }
 
-int command_run(const run_options& options) {
+namespace {
+
+// The suite with the command line applied, its profilers and report formats checked.
+suite_config prepare_suite(const run_options& options) {
   suite_config suite = options.suite_file ? load_suite_file(*options.suite_file)
                                           : parse_suite(default_suite_yaml(), "<built-in default suite>");
   apply_overrides(suite, options.overrides);
@@ -164,9 +178,10 @@ int command_run(const run_options& options) {
   });
   check_names(suite.profilers, profiling::profiler_names(), "profiler");
   check_names(suite.reports, reports::reporter_names(), "report format");
+  return suite;
+}
 
-  plugin_registry registry;
-  load_plugins(registry, options.plugin_paths);
+std::vector<planned_point> plan_run(suite_config& suite, const run_options& options, const plugin_registry& registry) {
   if (!options.suite_file && options.overrides.workloads.empty()) {
     // The built-in suite names every lesson; a plugin that is not built here is left out.
     std::erase_if(suite.workloads, [&](const workload_request& w) {
@@ -175,14 +190,29 @@ int command_run(const run_options& options) {
       return true;
     });
   }
-  const std::vector<planned_point> points = plan_points(suite, registry);
+  std::vector<planned_point> points = plan_points(suite, registry);
   if (points.empty()) throw config_error("the suite has no points to run");
+  return points;
+}
 
-  const std::filesystem::path out = suite.output;
-  std::filesystem::create_directories(out);
-  std::filesystem::remove_all(out / "traces");
-  results_writer writer(out);
+// Opens the output folder under the lock and says loudly what happened to an earlier run.
+std::unique_ptr<output_folder> open_output(const suite_config& suite, const run_options& options,
+                                           std::set<std::string>& notes) {
+  const earlier_run policy = options.force ? earlier_run::replace : options.resume ? earlier_run::resume : earlier_run::refuse;
+  auto folder = std::make_unique<output_folder>(suite.output, policy);
+  if (!folder->replaced().empty()) {
+    const std::string what = fmt::format("--force: replaced the earlier run in {} (removed {})", folder->dir().string(),
+                                         fmt::join(folder->replaced(), ", "));
+    std::cerr << "speedlab: WARNING: " << what << '\n';
+    notes.insert(what);
+  }
+  for (const auto& w : folder->warnings()) std::cerr << "speedlab: warning: " << w << '\n';
+  if (options.resume)
+    notes.insert(fmt::format("--resume: {} points kept from an earlier run in this folder", folder->kept_points().size()));
+  return folder;
+}
 
+run_info new_run_info(const run_options& options, const suite_config& suite) {
   run_info info;
   info.speedlab_version = SPEEDLAB_VERSION;
   info.started_at = device::iso_utc_now();
@@ -192,28 +222,70 @@ int command_run(const run_options& options) {
   info.command_line = options.command_line;
   info.suite = suite.source;
   info.profilers = suite.profilers;
-  const int threads = suite.threads > 0 ? suite.threads : info.cpu_cores;
+  return info;
+}
 
-  std::cerr << fmt::format("speedlab: {} points from {} (output: {}, {})\n", points.size(), suite.source, out.string(),
-                           suite.isolate ? "each point in its own process" : "in-process");
-  const auto started = std::chrono::steady_clock::now();
+// Measures each point not yet in the folder, appending each result as it comes. Stops
+// early on a stop signal (interrupt.hpp): the point in a child is abandoned, one measured
+// in-process is finished and kept.
+std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,
+                                         const plugin_registry& registry, output_folder& folder, int threads,
+                                         std::set<std::string>& notes) {
   progress_display progress(points.size(), stderr_is_terminal());
   std::vector<point_result> results;
-  std::set<std::string> notes;
-  if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  for (std::size_t i = 0; i < points.size() && !stop_signal(); ++i) {
     const auto& pp = points[i];
     const loaded_workload* w = registry.find(pp.workload);
     run_request req{w, w->find_variant(pp.variant), pp, threads, suite.profilers, suite.self_timing,
-                    suite.profiler_options, out, {}};
+                    suite.profiler_options, folder.dir(), {}};
     progress.starting(i, point_id(pp.workload, pp.variant, pp.params));
-    point_result r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
-    writer.append(r);
-    for (const auto& m : r.profiler_messages) notes.insert(m);
-    progress.finished(i, r);
-    results.push_back(std::move(r));
+    std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
+    if (!r) break; // abandoned by a stop signal
+    folder.append(*r);
+    for (const auto& m : r->profiler_messages) notes.insert(m);
+    progress.finished(i, *r);
+    results.push_back(std::move(*r));
   }
   progress.done();
+  return results;
+}
+
+const char* signal_name(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? name : "?";
+}
+
+} // namespace
+
+int command_run(const run_options& options) {
+  suite_config suite = prepare_suite(options);
+  plugin_registry registry;
+  load_plugins(registry, options.plugin_paths);
+  const std::vector<planned_point> planned = plan_run(suite, options, registry);
+
+  std::set<std::string> notes;
+  const auto folder = open_output(suite, options, notes);
+  std::vector<planned_point> points;
+  std::copy_if(planned.begin(), planned.end(), std::back_inserter(points), [&](const planned_point& p) {
+    return !folder->already_measured(point_id(p.workload, p.variant, p.params));
+  });
+  run_info info = new_run_info(options, suite);
+  const int threads = suite.threads > 0 ? suite.threads : info.cpu_cores;
+  const std::filesystem::path& out = folder->dir();
+  std::cerr << fmt::format("speedlab: {} points from {} (output: {}, {})\n", planned.size(), suite.source, out.string(),
+                           suite.isolate ? "each point in its own process" : "in-process");
+  if (options.resume)
+    std::cerr << fmt::format("speedlab: --resume: {} points already in {} are kept; measuring the {} others\n",
+                             planned.size() - points.size(), (out / layout::results).string(), points.size());
+
+  const auto started = std::chrono::steady_clock::now();
+  const stop_on_signals stop_guard;
+  if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
+  std::vector<point_result> results = measure_points(points, suite, registry, *folder, threads, notes);
+  const int stopped_by = stop_signal();
+  if (stopped_by)
+    notes.insert(fmt::format("interrupted by SIG{}: {} of {} points measured; `speedlab run --resume` measures the rest",
+                             signal_name(stopped_by), results.size(), points.size()));
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   info.notes.assign(notes.begin(), notes.end());
   for (const auto& n : info.notes) std::cerr << "speedlab: note: " << n << '\n';
@@ -221,39 +293,63 @@ int command_run(const run_options& options) {
   // Device and host ceilings for the analysis, measured in a child (CUDA stays out of this process).
   saved_run saved;
   saved.dir = out;
-  saved.points = results;
-  saved.device = obtain_device_model(suite.calibrate, out, suite.timeout_s);
+  saved.points = folder->kept_points();
+  saved.points.insert(saved.points.end(), results.begin(), results.end());
+  if (!stopped_by) saved.device = obtain_device_model(suite.calibrate, out, suite.timeout_s);
   if (saved.device) info.gpu_name = saved.device->gpu_name;
   saved.run = info;
-  write_json_file(out / "run.json", nlohmann::json(info));
+  folder->write_run_info(info);
 
   const analysis::analysis_result result = analyze_saved(saved);
-  std::cout << terminal_summary(results, result);
-  const auto files = write_reports(saved, result, suite.reports);
-  std::cout << "\nwritten to " << out.string() << ": results.jsonl, run.json";
-  for (const auto& f : files) std::cout << ", " << f.filename().string();
+  std::cout << terminal_summary(saved.points, result);
+  const auto written = write_reports(saved, result, suite.reports);
+  std::cout << "\nwritten to " << out.string() << ": " << layout::results << ", " << layout::run;
+  for (const auto& f : written.files) std::cout << ", " << f.filename().string();
   std::cout << '\n';
 
+  if (const int sig = stop_signal()) { // during the points, or later (device model, reports)
+    std::cerr << fmt::format("speedlab: interrupted by SIG{}; {} finished points are in {}\n", signal_name(sig),
+                             saved.points.size(), (out / layout::results).string());
+    return 128 + sig;
+  }
   std::size_t failures = 0;
-  for (const auto& r : results) failures += counts_as_failure(r) ? 1 : 0;
-  if (failures) std::cerr << fmt::format("speedlab: {} of {} points failed or were invalid\n", failures, results.size());
-  return failures ? exit_failures : exit_ok;
+  for (const auto& r : saved.points) failures += counts_as_failure(r) ? 1 : 0;
+  if (failures) std::cerr << fmt::format("speedlab: {} of {} points failed or were invalid\n", failures, saved.points.size());
+  return failures || written.failed ? exit_failures : exit_ok;
 }
 
-int command_report(const report_options& options) {
-  saved_run saved = load_run(options.dir);
+namespace {
+
+// A saved run with at least one valid point, its warnings said; nothing valid is exit 2.
+std::optional<saved_run> load_for_reading(const std::string& dir) {
+  saved_run saved = load_run(dir);
   for (const auto& w : saved.warnings) std::cerr << "speedlab: warning: " << w << '\n';
+  if (!saved.points.empty()) return saved;
+  std::cerr << fmt::format("speedlab: error: {}: no valid point to read ({} lines skipped)\n",
+                           (saved.dir / layout::results).string(), saved.skipped);
+  return std::nullopt;
+}
+
+} // namespace
+
+int command_report(const report_options& options) {
   std::vector<std::string> formats = options.formats.empty() ? reports::reporter_names() : options.formats;
   check_names(formats, reports::reporter_names(), "report format");
-  const auto result = analyze_saved(saved);
-  const auto files = write_reports(saved, result, formats);
-  for (const auto& f : files) std::cout << f.string() << '\n';
-  return exit_ok;
+  // A run writing into the folder owns it; the lock goes first so that its message shows.
+  std::optional<folder_lock> lock;
+  if (std::filesystem::is_directory(options.dir)) lock.emplace(options.dir);
+  const auto saved = load_for_reading(options.dir);
+  if (!saved) return exit_usage;
+  const auto result = analyze_saved(*saved);
+  const auto written = write_reports(*saved, result, formats);
+  for (const auto& f : written.files) std::cout << f.string() << '\n';
+  return written.failed ? exit_failures : exit_ok;
 }
 
 int command_analyze(const analyze_options& options) {
-  saved_run saved = load_run(options.dir);
-  for (const auto& w : saved.warnings) std::cerr << "speedlab: warning: " << w << '\n';
+  const auto loaded = load_for_reading(options.dir);
+  if (!loaded) return exit_usage;
+  const saved_run& saved = *loaded;
   const auto result = analyze_saved(saved);
   if (options.json) {
     std::cout << nlohmann::json(result).dump(2) << '\n';

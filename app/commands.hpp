@@ -10,7 +10,9 @@
 namespace speedlab::app {
 
 // Exit codes: 0 every point valid (or skipped with a reason, or wrong on purpose and
-// flagged), 1 some run failed or was invalid, 2 usage or configuration error.
+// flagged), 1 some run failed or was invalid or a report could not be written, 2 usage or
+// configuration error (an output folder in use or holding an earlier run included; nothing
+// valid to read), 128 + signal when SIGINT/SIGTERM/SIGHUP stopped a run (130, 143, 129).
 enum exit_code : int { exit_ok = 0, exit_failures = 1, exit_usage = 2 };
 
 struct list_options {
@@ -24,6 +26,8 @@ struct run_options {
   cli_overrides overrides;
   std::vector<std::string> plugin_paths;
   std::string command_line;
+  bool force = false;  // replace an earlier run in the output folder (said loudly)
+  bool resume = false; // keep an earlier run's points and measure only the others
 };
 int command_run(const run_options& options);
 

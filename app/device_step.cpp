@@ -44,7 +44,8 @@ std::optional<analysis::device_model> obtain_device_model(const std::string& mod
       std::max(timeout_s, 60.0));
   if (!out.result) {
     std::cerr << "speedlab: warning: the device model could not be measured ("
-              << (out.timed_out ? std::string("timed out")
+              << (out.interrupted_by ? std::string("interrupted")
+                  : out.timed_out  ? std::string("timed out")
                                 : !out.error.empty() ? out.error
                                                      : "the calibration process ended with " + describe_end(out.wait_status))
               << "); analysis goes on without device ceilings\n";

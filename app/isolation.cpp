@@ -10,20 +10,13 @@
 namespace speedlab::app {
 
 point_result failed_point(const run_request& req, point_status status, std::string reason) {
-  point_result r;
-  r.workload = req.workload->info.name;
-  r.variant = req.variant->name;
-  r.kind = to_string(req.variant->kind);
-  r.params = req.point.params;
-  r.id = point_id(r.workload, r.variant, r.params);
-  r.expected_invalid = req.variant->expected_invalid;
-  r.threads = req.variant->kind == variant_kind::threads ? req.threads : 1;
+  point_result r = new_point_result(req);
   r.status = status;
   r.reason = std::move(reason);
   return r;
 }
 
-point_result run_isolated(const run_request& request, double timeout_s) {
+std::optional<point_result> run_isolated(const run_request& request, double timeout_s) {
   const child_outcome out = run_in_child(
       [&request](const heartbeat_function& heartbeat) {
         run_request child = request;
@@ -38,6 +31,7 @@ point_result run_isolated(const run_request& request, double timeout_s) {
       },
       timeout_s);
 
+  if (out.interrupted_by && !out.result) return std::nullopt; // abandoned: nothing true to record
   if (!out.error.empty()) return failed_point(request, point_status::failed, out.error);
   const std::string& phase = out.last_heartbeat;
   if (out.timed_out)

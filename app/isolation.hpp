@@ -4,11 +4,14 @@
 // timeout and the child is killed.
 #pragma once
 
+#include <optional>
+
 #include "app/runner.hpp"
 
 namespace speedlab::app {
 
-point_result run_isolated(const run_request& request, double timeout_s);
+// nullopt when a stop signal (interrupt.hpp) abandoned the point before it finished.
+std::optional<point_result> run_isolated(const run_request& request, double timeout_s);
 
 // A result for a point that never produced one (crash, timeout), so nothing is lost silently.
 point_result failed_point(const run_request& request, point_status status, std::string reason);

@@ -31,6 +31,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--variant,-v", run.overrides.variants, "Variant to run; repeatable");
   run_cmd->add_option("--param,-p", run.overrides.params, "name=value or name=sweep (2^10..2^20, 1e3:1e6:10, a,b)");
   run_cmd->add_option("--out,-o", run.overrides.output, "Output folder");
+  auto* force_flag = run_cmd->add_flag("--force", run.force,
+                                       "Replace an earlier run in the output folder (otherwise refused)");
+  run_cmd->add_flag("--resume", run.resume,
+                    "Keep the points already in the output folder and measure only the others (after a crash or Ctrl-C)")
+      ->excludes(force_flag);
   run_cmd->add_option("--plugin-path", run.plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
   run_cmd->add_flag("--no-isolate", no_isolate, "Run every point in this process (a crash ends the suite)");
   run_cmd->add_option("--timeout", run.overrides.timeout_s, "Seconds one run may take before it is killed")->check(CLI::PositiveNumber);
@@ -39,7 +44,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--min-samples", run.overrides.min_samples, "Least repetitions per point")->check(CLI::PositiveNumber);
   run_cmd->add_option("--max-samples", run.overrides.max_samples, "Most repetitions per point")->check(CLI::PositiveNumber);
   run_cmd->add_option("--warmup", run.overrides.warmup_runs, "Warm-up repetitions per point");
-  run_cmd->add_option("--threads", run.overrides.threads, "Threads for 'threads' variants (0: all cores)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--threads", run.overrides.threads, "Threads for 'threads' variants (0: all cores)")
+      ->check(CLI::Range(0, max_threads));
   run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, none)")->delimiter(',');
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")

@@ -1,91 +1,216 @@
 #include "app/output_folder.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <stdexcept>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "app/runner.hpp"
+#include "model/atomic_file.hpp"
+#include "model/saved_records.hpp"
+
 namespace speedlab::app {
+namespace {
 
-results_writer::results_writer(const std::filesystem::path& dir) {
-  std::filesystem::create_directories(dir);
-  const auto file = dir / "results.jsonl";
-  m_file = std::fopen(file.c_str(), "w");
-  if (!m_file) throw std::runtime_error(fmt::format("{}: cannot write: {}", file.string(), std::strerror(errno)));
+namespace fs = std::filesystem;
+
+// What an earlier run may have left: its data, then each reporter's file (reports/*/).
+constexpr const char* run_entries[] = {layout::results, layout::run,   layout::device, layout::traces,
+                                       "results.json",  "results.csv", "report.md",    "report.html",
+                                       "trace.json",    "trace.sqlite"};
+
+std::string read_small_file(const fs::path& file) {
+  std::ifstream in(file);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return s.substr(0, 64);
 }
 
-results_writer::~results_writer() {
-  if (m_file) std::fclose(m_file);
-}
-
-void results_writer::append(const point_result& p) {
-  const std::string line = nlohmann::json(p).dump() + "\n";
-  std::fwrite(line.data(), 1, line.size(), m_file);
-  std::fflush(m_file);
-  ::fsync(::fileno(m_file));
-}
-
-void write_json_file(const std::filesystem::path& file, const nlohmann::json& j) {
-  const auto tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(2) << '\n';
-    if (!out) throw std::runtime_error(fmt::format("{}: cannot write", tmp));
+// A folder's results.jsonl, checked line by line: valid points in order; every skipped line
+// as "file:line: why". A line of a newer schema throws: nothing of that folder is read.
+std::vector<point_result> read_results_file(const fs::path& file, std::vector<std::string>& warnings, std::size_t& skipped) {
+  std::error_code ec;
+  if (!fs::exists(file, ec)) throw folder_refused(fmt::format("{}: not found; is {} a speedlab output folder?", file.string(),
+                                                              file.parent_path().string()));
+  if (!fs::is_regular_file(file, ec)) throw folder_refused(fmt::format("{}: not a file", file.string()));
+  std::ifstream in(file);
+  if (!in) throw folder_refused(fmt::format("{}: cannot read: {}", file.string(), std::strerror(errno)));
+  std::vector<point_result> points;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      points.push_back(read_point_record(nlohmann::json::parse(line)));
+    } catch (const newer_schema_error& e) {
+      throw folder_refused(fmt::format("{}:{}: {}; nothing in {} is read or rewritten", file.string(), number, e.what(),
+                                       file.parent_path().string()));
+    } catch (const std::exception& e) {
+      // A suite killed mid-write leaves at most one torn last line; anything else is not ours.
+      ++skipped;
+      warnings.push_back(fmt::format("{}:{}: skipped: {}", file.string(), number, e.what()));
+    }
   }
-  std::filesystem::rename(tmp, file); // readers never see half a file
+  return points;
 }
 
-saved_run load_run(const std::filesystem::path& dir) {
+// results.json is written by the json reporter and never read back, but one of a newer
+// schema must not be replaced by this speedlab's reports.
+void refuse_newer_results_json(const fs::path& dir) {
+  const auto file = dir / "results.json";
+  std::ifstream in(file);
+  if (!in) return;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    if (j.is_object()) check_schema_version(j, results_schema_version);
+  } catch (const newer_schema_error& e) {
+    throw folder_refused(fmt::format("{}: {}; it is not rewritten", file.string(), e.what()));
+  } catch (const std::exception&) {
+    // Unreadable: the reporter replaces it (atomically).
+  }
+}
+
+template <class T, class Reader>
+std::optional<T> read_optional_record(const fs::path& file, Reader reader, std::vector<std::string>& warnings) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  try {
+    return reader(nlohmann::json::parse(in));
+  } catch (const newer_schema_error& e) {
+    throw folder_refused(fmt::format("{}: {}; nothing in {} is read or rewritten", file.string(), e.what(),
+                                     file.parent_path().string()));
+  } catch (const std::exception& e) {
+    warnings.push_back(fmt::format("{}: unreadable, not used: {}", file.string(), e.what()));
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+folder_lock::folder_lock(const fs::path& dir) {
+  const auto file = dir / layout::lock;
+  m_fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (m_fd < 0) throw folder_refused(fmt::format("{}: cannot create the lock file: {}", file.string(), std::strerror(errno)));
+  if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(m_fd);
+    m_fd = -1;
+    if (error != EWOULDBLOCK)
+      throw folder_refused(fmt::format("{}: cannot lock: {}", file.string(), std::strerror(error)));
+    std::string pid = read_small_file(file);
+    pid.erase(std::remove_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }), pid.end());
+    throw folder_refused(fmt::format("{} is in use by another speedlab ({}); wait for it to end or choose another --out",
+                                     dir.string(), pid.empty() ? "pid unknown" : "pid " + pid));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(m_fd, 0) == 0) {
+    [[maybe_unused]] const auto n = ::pwrite(m_fd, pid.data(), pid.size(), 0); // only for the message above
+  }
+}
+
+folder_lock::~folder_lock() {
+  if (m_fd >= 0) ::close(m_fd); // releases the flock
+}
+
+std::vector<std::string> earlier_run_files(const fs::path& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const char* name : run_entries)
+    if (fs::exists(dir / name, ec)) found.emplace_back(name);
+  return found;
+}
+
+output_folder::output_folder(const fs::path& dir, earlier_run policy)
+    : m_dir((fs::create_directories(dir), dir)), m_lock(dir) {
+  const auto earlier = earlier_run_files(m_dir);
+  if (!earlier.empty() && policy == earlier_run::refuse)
+    throw folder_refused(fmt::format("{} holds an earlier run ({}); use --resume to measure only the points not yet in "
+                                     "it, --force to replace it, or another --out",
+                                     m_dir.string(), fmt::join(earlier, ", ")));
+  const auto results = m_dir / layout::results;
+  if (policy == earlier_run::replace) {
+    for (const auto& name : earlier) fs::remove_all(m_dir / name);
+    m_replaced = earlier;
+  }
+  if (policy == earlier_run::resume && fs::exists(results)) {
+    std::size_t skipped = 0;
+    m_kept = read_results_file(results, m_warnings, skipped);
+    for (const auto& p : m_kept) m_kept_ids.insert(p.id);
+  }
+  m_results = std::fopen(results.c_str(), "a");
+  if (!m_results) throw folder_refused(fmt::format("{}: cannot write: {}", results.string(), std::strerror(errno)));
+  // A line torn by a crash stays as it was (a reader skips it); the next one starts fresh.
+  if (std::fseek(m_results, 0, SEEK_END) == 0 && std::ftell(m_results) > 0) {
+    std::ifstream in(results, std::ios::binary);
+    in.seekg(-1, std::ios::end);
+    if (in.get() != '\n') std::fputc('\n', m_results);
+  }
+}
+
+output_folder::~output_folder() {
+  if (m_results) std::fclose(m_results);
+}
+
+void output_folder::append(const point_result& p) {
+  nlohmann::json j = p;
+  j["schema_version"] = results_schema_version;
+  const std::string line = j.dump() + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), m_results) != line.size() || std::fflush(m_results) != 0 ||
+      ::fsync(::fileno(m_results)) != 0)
+    throw std::runtime_error(fmt::format("{}: cannot append the result of {}: {}", (m_dir / layout::results).string(), p.id,
+                                         std::strerror(errno)));
+}
+
+void output_folder::write_run_info(const run_info& info) {
+  nlohmann::json j = info;
+  j["schema_version"] = run_info_schema_version;
+  write_json_file(m_dir / layout::run, j);
+}
+
+std::string write_point_trace(const fs::path& dir, const std::string& point_id, const trace::device_trace& trace) {
+  const auto folder = dir / layout::traces;
+  fs::create_directories(folder);
+  const std::string relative = std::string(layout::traces) + "/" + safe_file_name(point_id) + ".json";
+  write_file_atomically(dir / relative, nlohmann::json(trace).dump());
+  return relative;
+}
+
+void write_json_file(const fs::path& file, const nlohmann::json& j) { write_file_atomically(file, j.dump(2) + "\n"); }
+
+saved_run load_run(const fs::path& dir) {
   saved_run s;
   s.dir = dir;
-  if (!std::filesystem::is_directory(dir)) throw std::runtime_error(fmt::format("{}: no such folder", dir.string()));
-  const auto results = dir / "results.jsonl";
-  std::ifstream in(results);
-  if (!in) throw std::runtime_error(fmt::format("{}: not found; is {} a speedlab output folder?", results.string(), dir.string()));
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    try {
-      s.points.push_back(nlohmann::json::parse(line).get<point_result>());
-    } catch (const std::exception& e) {
-      // A suite killed mid-write leaves at most one torn last line; say so and go on.
-      s.warnings.push_back(fmt::format("{}:{}: skipped an unreadable line: {}", results.string(), number, e.what()));
-    }
-  }
-  if (std::ifstream rin(dir / "run.json"); rin) {
-    try {
-      s.run = nlohmann::json::parse(rin).get<run_info>();
-    } catch (const std::exception& e) {
-      s.warnings.push_back(fmt::format("{}: unreadable: {}", (dir / "run.json").string(), e.what()));
-    }
-  } else {
-    s.warnings.push_back(fmt::format("{}: missing (the run did not finish); reporting the points found", (dir / "run.json").string()));
-  }
-  if (std::ifstream din(dir / "device.json"); din) {
-    try {
-      s.device = nlohmann::json::parse(din).get<analysis::device_model>();
-    } catch (const std::exception& e) {
-      s.warnings.push_back(fmt::format("{}: unreadable: {}", (dir / "device.json").string(), e.what()));
-    }
-  }
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw folder_refused(fmt::format("{}: no such folder", dir.string()));
+  if (!fs::is_directory(dir, ec))
+    throw folder_refused(fmt::format("{}: not a folder; give the output folder of a run (the one holding results.jsonl)",
+                                     dir.string()));
+  s.points = read_results_file(dir / layout::results, s.warnings, s.skipped);
+  refuse_newer_results_json(dir);
+  if (auto run = read_optional_record<run_info>(dir / layout::run, read_run_record, s.warnings)) s.run = *run;
+  else if (!fs::exists(dir / layout::run, ec))
+    s.warnings.push_back(fmt::format("{}: missing (the run did not finish); reporting the points found",
+                                     (dir / layout::run).string()));
+  s.device = read_optional_record<analysis::device_model>(dir / layout::device, read_device_record, s.warnings);
   return s;
 }
 
-std::optional<trace::device_trace> load_point_trace(const std::filesystem::path& dir, const point_result& p) {
+std::optional<trace::device_trace> load_point_trace(const fs::path& dir, const point_result& p) {
   if (p.trace_file.empty()) return std::nullopt;
-  std::ifstream in(dir / p.trace_file);
-  if (!in) return std::nullopt;
+  // The name comes from a file anyone may edit: it stays inside the folder's traces/.
+  if (std::string why = trace_path_problem(p.trace_file); !why.empty()) throw bad_record(why);
+  const auto file = dir / p.trace_file;
+  std::ifstream in(file);
+  if (!in) throw bad_record(fmt::format("{}: cannot read: {}", file.string(), std::strerror(errno)));
   try {
-    return nlohmann::json::parse(in).get<trace::device_trace>();
-  } catch (const std::exception&) {
-    return std::nullopt;
+    return read_trace_record(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    throw bad_record(fmt::format("{}: {}", file.string(), e.what()));
   }
 }
 

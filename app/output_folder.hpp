@@ -1,11 +1,16 @@
-// The output folder of a run: results.jsonl streamed point by point (flushed and synced,
-// so a killed suite keeps every finished point), run.json, device.json, traces/.
-// `speedlab report DIR` and `analyze DIR` read it back.
+// The output folder of a run, owned here alone: its layout (file names), the lock that
+// keeps a second run out, what an earlier run left there (refused, replaced with --force,
+// continued with --resume), results.jsonl streamed point by point (appended, flushed and
+// fsync'ed, so a killed suite keeps every finished point), run.json, device.json and
+// traces/ written atomically (model/atomic_file.hpp), and the readers behind
+// `speedlab report DIR` / `analyze DIR`, which check every record (model/saved_records.hpp).
 #pragma once
 
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,30 +20,92 @@
 
 namespace speedlab::app {
 
-class results_writer {
+namespace layout {
+inline constexpr const char* results = "results.jsonl";
+inline constexpr const char* run = "run.json";
+inline constexpr const char* device = "device.json";
+inline constexpr const char* traces = "traces";
+inline constexpr const char* lock = ".speedlab.lock";
+} // namespace layout
+
+// A folder speedlab will not write into: in use, or holding an earlier run's results.
+// Commands turn it into exit 2 with the message.
+class folder_refused : public std::runtime_error {
 public:
-  explicit results_writer(const std::filesystem::path& dir);
-  ~results_writer();
-  results_writer(const results_writer&) = delete;
-  results_writer& operator=(const results_writer&) = delete;
-  void append(const point_result& p); // one JSON line, flushed and fsync'ed
+  using std::runtime_error::runtime_error;
+};
+
+// flock() on DIR/.speedlab.lock for as long as the object lives; the holder's pid is in
+// the file so that the refusal can name it. Throws folder_refused when another process
+// holds it. Forked children inherit the lock and die with speedlab (child_process.hpp).
+class folder_lock {
+public:
+  explicit folder_lock(const std::filesystem::path& dir);
+  ~folder_lock();
+  folder_lock(const folder_lock&) = delete;
+  folder_lock& operator=(const folder_lock&) = delete;
 
 private:
-  std::FILE* m_file = nullptr;
+  int m_fd = -1;
 };
+
+// What to do with an earlier run's files in the folder.
+enum class earlier_run { refuse, replace, resume };
+
+class output_folder {
+public:
+  // Creates the folder and takes its lock, then applies `policy` to an earlier run's files:
+  // refuse throws folder_refused naming them; replace removes them (replaced() lists them);
+  // resume keeps results.jsonl as it is, reads its valid points (kept_points()) and appends.
+  output_folder(const std::filesystem::path& dir, earlier_run policy);
+  ~output_folder();
+  output_folder(const output_folder&) = delete;
+  output_folder& operator=(const output_folder&) = delete;
+
+  const std::filesystem::path& dir() const { return m_dir; }
+  const std::vector<std::string>& replaced() const { return m_replaced; }
+  const std::vector<point_result>& kept_points() const { return m_kept; }
+  const std::vector<std::string>& warnings() const { return m_warnings; } // skipped lines when resuming
+  bool already_measured(const std::string& point_id) const { return m_kept_ids.count(point_id) > 0; }
+
+  void append(const point_result& p); // one JSON line, flushed and fsync'ed
+  void write_run_info(const run_info& info);
+
+private:
+  std::filesystem::path m_dir;
+  folder_lock m_lock;
+  std::FILE* m_results = nullptr;
+  std::vector<std::string> m_replaced, m_warnings;
+  std::vector<point_result> m_kept;
+  std::set<std::string> m_kept_ids;
+};
+
+// The entries of `dir` that an earlier run wrote (results, reports, traces); empty when none.
+std::vector<std::string> earlier_run_files(const std::filesystem::path& dir);
+
+// traces/<id>.json for one point, written atomically; returns the path relative to `dir`
+// (for point_result::trace_file). Runs in the child that measured the point.
+std::string write_point_trace(const std::filesystem::path& dir, const std::string& point_id,
+                              const trace::device_trace& trace);
 
 struct saved_run {
   std::filesystem::path dir;
   run_info run;
   std::vector<point_result> points;
   std::optional<analysis::device_model> device;
-  std::vector<std::string> warnings; // unreadable lines, missing files
+  std::vector<std::string> warnings; // skipped records (file:line and why), missing files
+  std::size_t skipped = 0;           // results.jsonl lines that were not valid points
 };
 
-// Throws std::runtime_error naming the file (and line) when the folder is not a speedlab run.
+// Throws folder_refused when there is nothing to read (no folder, no results.jsonl or not
+// a file) or when a record of a newer schema version is found (nothing is then rewritten);
+// otherwise reads every valid record and lists what it skipped in warnings.
 saved_run load_run(const std::filesystem::path& dir);
+// The point's trace; nullopt when it has none. Throws naming the file when the trace is
+// missing or not a valid trace (reporters show that per point).
 std::optional<trace::device_trace> load_point_trace(const std::filesystem::path& dir, const point_result& p);
 
+// Written atomically (temporary file + fsync + rename).
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& j);
 
 } // namespace speedlab::app

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/nvtx_phase.hpp"
+#include "app/output_folder.hpp"
 #include "model/statistics.hpp"
 #include "profilers/profiler.hpp"
 #include "analysis/time_split.hpp"
@@ -91,26 +91,214 @@ std::string stop_reason(const measure_options& m, const std::vector<double>& sam
   return {};
 }
 
-point_result measure_point(const run_request& req) {
-  const auto& w = *req.workload;
+namespace {
+
+// The profiler sessions of one point; an unavailable backend is noted once and the run goes on.
+class profiler_sessions {
+public:
+  profiler_sessions(const run_request& req, std::vector<std::string>& messages) {
+    for (const auto& name : req.profilers) {
+      auto prof = profiling::make_profiler(name);
+      if (!prof) {
+        messages.push_back(fmt::format("profiler '{}' is not built into this speedlab", name));
+        continue;
+      }
+      if (std::string why = prof->unavailable_reason(); !why.empty()) {
+        messages.push_back(fmt::format("{}: {}", name, why));
+        continue;
+      }
+      try {
+        m_sessions.push_back(prof->create_session(req.profiler_options));
+        m_names.push_back(name);
+      } catch (const std::exception& e) {
+        messages.push_back(fmt::format("{}: could not start: {}", name, e.what()));
+      }
+    }
+  }
+  template <class Fn>
+  void each(Fn&& fn) {
+    for (auto& s : m_sessions) fn(*s);
+  }
+  // What the sessions saw; a failing collect is a message, not the end of the point.
+  profiling::profile_data collect() {
+    profiling::profile_data data;
+    for (std::size_t i = 0; i < m_sessions.size(); ++i) {
+      try {
+        m_sessions[i]->collect(data);
+      } catch (const std::exception& e) {
+        data.messages.push_back(fmt::format("{}: collect failed: {}", m_names[i], e.what()));
+      }
+    }
+    m_sessions.clear();
+    return data;
+  }
+
+private:
+  std::vector<std::unique_ptr<profiling::session>> m_sessions;
+  std::vector<std::string> m_names;
+};
+
+// One point's variant from setup to teardown: warm-up, the measured repetitions under the
+// stopping rule, validation of the first and last; the phases' times and the repetition
+// windows for the time split.
+class point_run {
+public:
+  point_run(const run_request& req, point_result& r)
+      : m_req(req), m_r(r), m_point(r.params), m_label(fmt::format("{}/{} {}", r.workload, r.variant, params_label(r.params))) {}
+
+  void setup() {
+    progress("setup");
+    const run_context ctx = make_run_context(m_r.threads, m_req.self_timing);
+    phase("setup", [&] { m_run = m_req.variant->create(m_point, ctx); m_run->setup(); });
+  }
+
+  // Warm-up: module loading, first-touch and caches stay out of the numbers.
+  void warm_up() {
+    const auto& m = m_req.point.measure;
+    const auto start = clock_type::now();
+    for (std::size_t i = 0;; ++i) {
+      const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+      if (i >= m.warmup_runs && elapsed >= m.warmup_min_time_s) break;
+      if (elapsed >= m.max_time_s && i >= 1) break;
+      progress("warmup");
+      repetition(false);
+      ++m_r.warmup_runs;
+    }
+  }
+
+  void measure(profiler_sessions& sessions) {
+    sessions.each([](profiling::session& s) { s.start(); });
+    const auto start = clock_type::now();
+    for (;;) {
+      progress("measure");
+      sessions.each([](profiling::session& s) { s.repetition_begin(); });
+      repetition(true);
+      sessions.each([](profiling::session& s) { s.repetition_end(); });
+      if (m_r.samples_ns.size() == 1) {
+        // Validation runs inside the session but outside every repetition window, so the
+        // time split never counts it.
+        m_r.first_validation = validate();
+        if (!m_r.first_validation.ok) {
+          m_r.stop_reason = "first validation failed";
+          break;
+        }
+      }
+      const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+      m_r.stop_reason = stop_reason(m_req.point.measure, m_r.samples_ns, elapsed);
+      if (!m_r.stop_reason.empty()) break;
+    }
+    if (m_r.first_validation.ok) m_r.last_validation = m_r.samples_ns.size() > 1 ? validate() : m_r.first_validation;
+    sessions.each([](profiling::session& s) { s.stop(); });
+    for (auto& [name, series] : m_r.self_timed_ns) series.resize(m_r.samples_ns.size(), 0.0);
+  }
+
+  void teardown() {
+    progress("teardown");
+    phase("teardown", [&] { m_run->teardown(); m_run.reset(); });
+    for (const auto& [name, values] : m_phase_ns) m_r.phase_median_ns[name] = stats::quantile(values, 0.5);
+  }
+
+  std::vector<trace::repetition_window> take_windows() { return std::move(m_windows); }
+
+private:
+  void progress(const char* phase_name) const {
+    if (m_req.progress) m_req.progress(phase_name);
+  }
+
+  template <class Fn>
+  void phase(const char* name, Fn&& fn) {
+    auto [s, e] = timed_phase(m_label, name, std::forward<Fn>(fn));
+    m_phase_ns[name].push_back(static_cast<double>(e - s));
+  }
+
+  void repetition(bool measured) {
+    std::map<std::string, double> timings;
+    const timing_scope scope(measured ? &timings : nullptr);
+    const std::uint64_t start = now_ns();
+    auto [s1, e1] = timed_phase(m_label, "transfer_in", [&] { m_run->transfer_in(); });
+    auto [s2, e2] = timed_phase(m_label, "compute", [&] { m_run->compute(); });
+    auto [s3, e3] = timed_phase(m_label, "transfer_out", [&] { m_run->transfer_out(); });
+    const std::uint64_t end = now_ns();
+    if (!measured) return;
+    for (const auto& [name, ns] : timings) {
+      auto& series = m_r.self_timed_ns[name];
+      series.resize(m_r.samples_ns.size(), 0.0); // repetitions that reported none
+      series.push_back(ns);
+    }
+    m_phase_ns["transfer_in"].push_back(static_cast<double>(e1 - s1));
+    m_phase_ns["compute"].push_back(static_cast<double>(e2 - s2));
+    m_phase_ns["transfer_out"].push_back(static_cast<double>(e3 - s3));
+    m_windows.push_back({start, end, e1, e2});
+    m_r.samples_ns.push_back(static_cast<double>(end - start));
+  }
+
+  validation_record validate() {
+    progress("validate");
+    validation result;
+    phase("validate", [&] { result = m_run->validate(); });
+    return to_record(result);
+  }
+
+  const run_request& m_req;
+  point_result& m_r;
+  const point m_point;
+  const std::string m_label;
+  std::unique_ptr<variant_run> m_run;
+  std::map<std::string, std::vector<double>> m_phase_ns;
+  std::vector<trace::repetition_window> m_windows; // the runner's own timers, for the time split
+};
+
+// What the profilers saw: CPU utilization, the time split per repetition and its summary,
+// and the device trace written to traces/ (output_folder.hpp).
+void add_profile(point_result& r, profiling::profile_data data, std::vector<trace::repetition_window> windows,
+                 const std::filesystem::path& output_dir) {
+  for (auto& msg : data.messages) r.profiler_messages.push_back(std::move(msg));
+  if (!data.host.empty()) {
+    std::vector<double> util;
+    for (const auto& h : data.host)
+      if (h.wall_ns > 0) util.push_back(static_cast<double>(h.process_cpu_ns) / static_cast<double>(h.wall_ns));
+    r.cpu_utilization = stats::quantile(std::move(util), 0.5);
+  }
+  data.device.repetitions = std::move(windows);
+  r.dropped_records = data.device.dropped_records;
+  if (!data.device.has_gpu_activity()) return;
+  r.profiler = data.device.backend;
+  r.splits = analysis::compute_time_splits(data.device);
+  if (!r.splits.empty()) {
+    const auto summary = analysis::summarize_time_splits(r.splits);
+    r.split_median = summary.median;
+    r.split_q1 = summary.q1;
+    r.split_q3 = summary.q3;
+  }
+  if (output_dir.empty()) return;
+  try {
+    r.trace_file = write_point_trace(output_dir, r.id, data.device);
+  } catch (const std::exception& e) {
+    r.profiler_messages.push_back(std::string("the device trace was not saved: ") + e.what());
+  }
+}
+
+} // namespace
+
+point_result new_point_result(const run_request& req) {
   const auto& v = *req.variant;
-  const auto& m = req.point.measure;
   point_result r;
-  r.workload = w.info.name;
+  r.workload = req.workload->info.name;
   r.variant = v.name;
   r.kind = to_string(v.kind);
   r.params = req.point.params;
   r.id = point_id(r.workload, r.variant, r.params);
   r.expected_invalid = v.expected_invalid;
   r.threads = v.kind == variant_kind::threads ? req.threads : 1;
+  return r;
+}
+
+point_result measure_point(const run_request& req) {
+  const auto& w = *req.workload;
+  const auto& v = *req.variant;
+  point_result r = new_point_result(req);
   r.started_unix_s = unix_now_s();
   const auto point_start = clock_type::now();
-  auto progress = [&](const std::string& phase) {
-    if (req.progress) req.progress(phase);
-  };
-  const point p(r.params);
-  const std::string label = fmt::format("{}/{} {}", r.workload, r.variant, params_label(r.params));
-
   auto finish = [&](point_status status, std::string reason) {
     r.status = status;
     r.reason = std::move(reason);
@@ -122,154 +310,21 @@ point_result measure_point(const run_request& req) {
     if (v.unavailable_reason) {
       if (std::string why = v.unavailable_reason(); !why.empty()) return finish(point_status::skipped, why);
     }
+    const point p(r.params);
     const work_model wm = v.work ? v.work(p) : (w.info.work ? w.info.work(p) : work_model{});
     r.work = {wm.bytes_read, wm.bytes_written, wm.flops, wm.items, wm.host_to_device_bytes, wm.device_to_host_bytes,
               wm.fp64};
 
-    // Profiler sessions: an unavailable backend is noted once and the run goes on.
-    std::vector<std::unique_ptr<profiling::session>> sessions;
-    std::vector<std::string> session_names;
-    for (const auto& name : req.profilers) {
-      auto prof = profiling::make_profiler(name);
-      if (!prof) {
-        r.profiler_messages.push_back(fmt::format("profiler '{}' is not built into this speedlab", name));
-        continue;
-      }
-      if (std::string why = prof->unavailable_reason(); !why.empty()) {
-        r.profiler_messages.push_back(fmt::format("{}: {}", name, why));
-        continue;
-      }
-      try {
-        sessions.push_back(prof->create_session(req.profiler_options));
-        session_names.push_back(name);
-      } catch (const std::exception& e) {
-        r.profiler_messages.push_back(fmt::format("{}: could not start: {}", name, e.what()));
-      }
-    }
-
-    const run_context ctx = make_run_context(r.threads, req.self_timing);
-    std::unique_ptr<variant_run> run;
-    std::map<std::string, std::vector<double>> phase_ns;
-    progress("setup");
-    {
-      auto [s, e] = timed_phase(label, "setup", [&] { run = v.create(p, ctx); run->setup(); });
-      phase_ns["setup"].push_back(static_cast<double>(e - s));
-    }
-
-    std::vector<trace::repetition_window> windows; // the runner's own timers, for the time split
-    auto repetition = [&](bool measured) {
-      std::map<std::string, double> timings;
-      const timing_scope scope(measured ? &timings : nullptr);
-      const std::uint64_t start = now_ns();
-      auto [s1, e1] = timed_phase(label, "transfer_in", [&] { run->transfer_in(); });
-      auto [s2, e2] = timed_phase(label, "compute", [&] { run->compute(); });
-      auto [s3, e3] = timed_phase(label, "transfer_out", [&] { run->transfer_out(); });
-      const std::uint64_t end = now_ns();
-      if (measured) {
-        for (const auto& [name, ns] : timings) {
-          auto& series = r.self_timed_ns[name];
-          series.resize(r.samples_ns.size(), 0.0); // repetitions that reported none
-          series.push_back(ns);
-        }
-        phase_ns["transfer_in"].push_back(static_cast<double>(e1 - s1));
-        phase_ns["compute"].push_back(static_cast<double>(e2 - s2));
-        phase_ns["transfer_out"].push_back(static_cast<double>(e3 - s3));
-        windows.push_back({start, end, e1, e2});
-        r.samples_ns.push_back(static_cast<double>(end - start));
-      }
-    };
-    auto validate = [&]() {
-      progress("validate");
-      validation result;
-      auto [s, e] = timed_phase(label, "validate", [&] { result = run->validate(); });
-      phase_ns["validate"].push_back(static_cast<double>(e - s));
-      return to_record(result);
-    };
-
-    // Warm-up: module loading, first-touch and caches stay out of the numbers.
-    const auto warm_start = clock_type::now();
-    for (std::size_t i = 0;; ++i) {
-      const double elapsed = std::chrono::duration<double>(clock_type::now() - warm_start).count();
-      if (i >= m.warmup_runs && elapsed >= m.warmup_min_time_s) break;
-      if (elapsed >= m.max_time_s && i >= 1) break;
-      progress("warmup");
-      repetition(false);
-      ++r.warmup_runs;
-    }
-
-    for (auto& s : sessions) s->start();
-    const auto measure_start = clock_type::now();
-    std::optional<validation_record> failed_first;
-    for (;;) {
-      progress("measure");
-      for (auto& s : sessions) s->repetition_begin();
-      repetition(true);
-      for (auto& s : sessions) s->repetition_end();
-      if (r.samples_ns.size() == 1) {
-        // Validation runs inside the session but outside every repetition window, so the
-        // time split never counts it.
-        r.first_validation = validate();
-        if (!r.first_validation.ok) {
-          r.stop_reason = "first validation failed";
-          break;
-        }
-      }
-      const double elapsed = std::chrono::duration<double>(clock_type::now() - measure_start).count();
-      r.stop_reason = stop_reason(m, r.samples_ns, elapsed);
-      if (!r.stop_reason.empty()) break;
-    }
-    if (r.first_validation.ok) r.last_validation = r.samples_ns.size() > 1 ? validate() : r.first_validation;
-    for (auto& s : sessions) s->stop();
-    for (auto& [name, series] : r.self_timed_ns) series.resize(r.samples_ns.size(), 0.0);
-
-    // Collect what the profilers saw.
-    profiling::profile_data data;
-    for (std::size_t i = 0; i < sessions.size(); ++i) {
-      try {
-        sessions[i]->collect(data);
-      } catch (const std::exception& e) {
-        data.messages.push_back(fmt::format("{}: collect failed: {}", session_names[i], e.what()));
-      }
-    }
-    sessions.clear();
-    for (auto& msg : data.messages) r.profiler_messages.push_back(std::move(msg));
-    if (!data.host.empty()) {
-      std::vector<double> util;
-      for (const auto& h : data.host)
-        if (h.wall_ns > 0) util.push_back(static_cast<double>(h.process_cpu_ns) / static_cast<double>(h.wall_ns));
-      r.cpu_utilization = stats::quantile(std::move(util), 0.5);
-    }
-    data.device.repetitions = std::move(windows);
-    r.dropped_records = data.device.dropped_records;
-    if (data.device.has_gpu_activity()) {
-      r.profiler = data.device.backend;
-      r.splits = analysis::compute_time_splits(data.device);
-      if (!r.splits.empty()) {
-        const auto summary = analysis::summarize_time_splits(r.splits);
-        r.split_median = summary.median;
-        r.split_q1 = summary.q1;
-        r.split_q3 = summary.q3;
-      }
-      if (!req.output_dir.empty()) {
-        const auto dir = req.output_dir / "traces";
-        std::filesystem::create_directories(dir);
-        const std::string file = safe_file_name(r.id) + ".json";
-        std::ofstream out(dir / file);
-        out << nlohmann::json(data.device).dump();
-        if (out) r.trace_file = "traces/" + file;
-      }
-    }
-
-    progress("teardown");
-    {
-      auto [s, e] = timed_phase(label, "teardown", [&] { run->teardown(); run.reset(); });
-      phase_ns["teardown"].push_back(static_cast<double>(e - s));
-    }
-    for (const auto& [phase, values] : phase_ns) r.phase_median_ns[phase] = stats::quantile(values, 0.5);
+    profiler_sessions sessions(req, r.profiler_messages);
+    point_run run(req, r);
+    run.setup();
+    run.warm_up();
+    run.measure(sessions);
+    add_profile(r, sessions.collect(), run.take_windows(), req.output_dir);
+    run.teardown();
     r.wall = stats::summarize(r.samples_ns);
 
-    const bool valid = r.first_validation.ok && r.last_validation.ok;
-    if (!valid) {
+    if (!r.first_validation.ok || !r.last_validation.ok) {
       const auto& bad = r.first_validation.ok ? r.last_validation : r.first_validation;
       return finish(point_status::invalid, "validation failed: " + bad.message);
     }

@@ -33,6 +33,8 @@ struct run_request {
 std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s);
 
 point_result measure_point(const run_request& request);
+// The point's identity (id, names, params, threads) before anything is measured.
+point_result new_point_result(const run_request& request);
 
 // The context handed to variants: thread count, the hooks of speedlab::scoped_range and
 // of speedlab::report_timing.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -198,7 +199,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["output"]) s.output = scalar(file, root["output"], "output (a folder)");
   if (root["isolate"]) s.isolate = boolean(file, root["isolate"], "isolate");
   if (root["timeout"]) s.timeout_s = number(file, root["timeout"], "timeout (seconds per run)", 0.01, 86400);
-  if (root["threads"]) s.threads = static_cast<int>(count(file, root["threads"], "threads", 0, 4096));
+  if (root["threads"]) s.threads = static_cast<int>(count(file, root["threads"], "threads", 0, max_threads));
   if (root["warmup"]) parse_warmup(file, root["warmup"], s.measure);
   if (root["measure"]) parse_measure(file, root["measure"], s.measure);
   if (root["profilers"]) s.profilers = string_list(file, root["profilers"], "profilers");
@@ -260,11 +261,22 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
 }
 
 suite_config load_suite_file(const std::string& path) {
+  // A folder opens as a stream that reads nothing; an empty suite would run the default one.
+  if (std::filesystem::is_directory(path)) throw config_error(fmt::format("{}: is a folder, not a suite file", path));
   std::ifstream in(path);
   if (!in) throw config_error(fmt::format("{}: cannot open the suite file", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_suite(ss.str(), path);
+  const std::string text = ss.str();
+  std::istringstream lines(text);
+  std::string line;
+  bool content = false;
+  while (!content && std::getline(lines, line)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    content = first != std::string::npos && line[first] != '#';
+  }
+  if (!content) throw config_error(fmt::format("{}: the suite file is empty", path));
+  return parse_suite(text, path);
 }
 
 void apply_overrides(suite_config& s, const cli_overrides& cli) {

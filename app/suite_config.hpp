@@ -45,6 +45,9 @@ struct workload_request {
   std::optional<measure_options> measure;
 };
 
+// The most threads a 'threads' variant may be given, from the suite file or --threads.
+inline constexpr int max_threads = 4096;
+
 struct suite_config {
   std::string source = "<built-in default suite>";
   std::string output = "speedlab-out";

@@ -16,6 +16,7 @@
 
 #include "device/device_probe.hpp"
 #include "device/host_info.hpp"
+#include "model/atomic_file.hpp"
 
 namespace speedlab::device {
 
@@ -63,16 +64,7 @@ std::filesystem::path save_cached_model(const speedlab::device_model& model) {
   std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) throw std::runtime_error("cannot create " + path.parent_path().string() + ": " + ec.message());
   const nlohmann::json j = {{"calibration_version", calibration_version}, {"key", key}, {"model", model}};
-  // Write then rename, so a concurrent reader never sees half a file.
-  const auto tmp = path.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-    out << j.dump(2) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + tmp);
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
+  write_file_atomically(path, j.dump(2) + "\n"); // a concurrent reader never sees half a file
   return path;
 }
 

@@ -106,6 +106,9 @@ struct device_trace {
   bool has_gpu_activity() const { return !kernels.empty() || !memcpys.empty() || !memsets.empty(); }
 };
 
+// The "version" key of a saved trace; a reader refuses a newer one.
+inline constexpr int trace_format_version = 1;
+
 void to_json(nlohmann::json& j, const device_trace& t);
 void from_json(const nlohmann::json& j, device_trace& t);
 

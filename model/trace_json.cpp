@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int trace_format_version = 1;
-
 // Each record's fields, listed once: the column names, the writer and the reader all come
 // from these. A visitor gets (column name, member); strings go through the string table.
 template <class R, class V>

@@ -51,12 +51,12 @@ if has calibrate; then
 fi
 
 if has suite; then
-  /usr/bin/time -v "$speedlab" run suites/gpu-lessons.yaml --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
+  /usr/bin/time -v "$speedlab" run suites/gpu-lessons.yaml --force --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
   note "lesson suite: exit $? (see suite/report.md)"
 fi
 
 if has sweep; then
-  "$speedlab" run suites/gpu-sweep.yaml --out "$work/sweep" >"$work/logs/sweep.txt" 2>"$work/logs/sweep.err"
+  "$speedlab" run suites/gpu-sweep.yaml --force --out "$work/sweep" >"$work/logs/sweep.txt" 2>"$work/logs/sweep.err"
   note "sweep suite: exit $?"
   "$speedlab" analyze "$work/sweep" >"$work/logs/sweep-analyze.txt" 2>&1
   grep '^crossover' "$work/logs/sweep-analyze.txt" | grep -v ' none' | head -40 >>"$summary"
@@ -71,7 +71,7 @@ fi
 
 if has lesson; then
   # One lesson with every report and trace format, for docs/results and the screenshot.
-  "$speedlab" run --workload vector --param op=mul --self-timing --timeout 30 --out "$work/lesson-vector" \
+  "$speedlab" run --workload vector --param op=mul --self-timing --timeout 30 --force --out "$work/lesson-vector" \
     >"$work/logs/lesson-vector.txt" 2>&1
   note "lesson vector: exit $?"
 fi
@@ -96,7 +96,7 @@ for w in json.load(sys.stdin)["workloads"]:
     tool=$0 w=$1 v=$2 p=$3; log="$work/sanitize/$w-$v-$tool.txt"
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 99 "$speedlab" run --workload "$w" --variant "$v" \
       ${p:+--param $p} --no-isolate --profilers host --reports json --calibrate off --max-samples 2 --min-samples 1 \
-      --warmup 0 --out "$work/sanitize/out-$w-$v-$tool" >"$log" 2>&1
+      --warmup 0 --force --out "$work/sanitize/out-$w-$v-$tool" >"$log" 2>&1
     echo "sanitize $tool $w/$v: exit $? $(grep -Eo "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)[s]?" "$log" | tail -1)"' \
     <"$work/sanitize-jobs.txt" | sort | tee -a "$summary" "$out/summary.txt" >/dev/null
   note "sanitize: $(grep -c '^sanitize .*: exit 0 ' "$summary") of $(wc -l <"$work/sanitize-jobs.txt") runs with 0 errors (the racy variant is meant to fail racecheck)"
@@ -107,7 +107,7 @@ if has overhead; then
   for round in 1 2 3; do
     for mode in host host,cupti; do
       s=$(date +%s.%N)
-      "$speedlab" run suites/gpu-overhead.yaml --profilers "$mode" --out "$work/overhead-${mode/,/-}" \
+      "$speedlab" run suites/gpu-overhead.yaml --profilers "$mode" --force --out "$work/overhead-${mode/,/-}" \
         >"$work/logs/overhead-${mode/,/-}-$round.txt" 2>&1
       e=$(date +%s.%N)
       echo "$mode $(python3 -c "print($e-$s)")" >>"$work/overhead-walls.txt"
@@ -160,7 +160,7 @@ if has scaling; then
   while read -r name args; do
     for t in 1 4 8 12 16; do
       "$speedlab" run suites/gpu-lessons.yaml $args --variant serial --variant threads --threads $t --profilers host \
-        --reports json --calibrate off --out "$scaling/$name-t$t" >"$work/logs/scaling-$name-t$t.txt" 2>&1
+        --reports json --calibrate off --force --out "$scaling/$name-t$t" >"$work/logs/scaling-$name-t$t.txt" 2>&1
     done
   done <<'CASES'
 montecarlo --workload montecarlo

@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-./build/speedlab run --out speedlab-out
+# --force: a second quick start replaces the first one's demo results (said on stderr).
+./build/speedlab run --force --out speedlab-out

@@ -1,6 +1,7 @@
 // results.csv: one row per point (RFC 4180: CRLF line ends, quoted fields where needed).
 #include <fstream>
 
+#include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/reporter.hpp"
@@ -32,8 +33,8 @@ public:
   std::string description() const override { return "results.csv: one row per point, statistics, rates, time split"; }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "results.csv";
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + path.string());
+    atomic_file file(path);
+    std::ofstream& out = file.stream();
     bool first = true;
     for (const char* c : columns) {
       out << (first ? "" : ",") << c;
@@ -69,7 +70,7 @@ public:
       for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << csv_field(row[i]);
       out << "\r\n";
     }
-    if (!out) throw std::runtime_error("error writing " + path.string());
+    file.commit();
     return {path};
   }
 };

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/html/html_style.hpp"
@@ -497,10 +498,7 @@ public:
   }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "report.html";
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + path.string());
-    out << html_page(in).render();
-    if (!out) throw std::runtime_error("error writing " + path.string());
+    write_file_atomically(path, html_page(in).render());
     return {path};
   }
 };

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::reports {
@@ -31,8 +32,8 @@ public:
   }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "results.json";
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + path.string());
+    atomic_file file(path);
+    std::ofstream& out = file.stream();
     // Fixed key order at the top (schema first); members inside are nlohmann's sorted order.
     out << "{\n  \"schema\": \"speedlab-results\",\n  \"schema_version\": " << results_schema_version << ",\n";
     nlohmann::json run = in.run;
@@ -45,7 +46,7 @@ public:
     out << (in.points.empty() ? "],\n" : "\n  ],\n");
     nlohmann::json analysis = in.analysis;
     out << "  \"analysis\": " << nested_dump(analysis, 1) << "\n}\n";
-    if (!out) throw std::runtime_error("error writing " + path.string());
+    file.commit();
     return {path};
   }
 };

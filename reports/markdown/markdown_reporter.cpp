@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/reporter.hpp"
@@ -448,10 +449,7 @@ public:
   }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "report.md";
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write " + path.string());
-    out << markdown_writer(in).render();
-    if (!out) throw std::runtime_error("error writing " + path.string());
+    write_file_atomically(path, markdown_writer(in).render());
     return {path};
   }
 };

@@ -20,6 +20,7 @@
 
 #include <sqlite3.h>
 
+#include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/trace_util.hpp"
 #include "reports/reporter.hpp"
@@ -351,8 +352,8 @@ public:
   }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "trace.sqlite";
-    const auto partial = dir / "trace.sqlite.partial";
-    std::filesystem::remove(partial);
+    atomic_file file(path);
+    const auto& partial = file.temp_path();
     bool any_gpu = false;
     {
       database db(partial);
@@ -376,11 +377,8 @@ public:
       }
       db.exec("COMMIT");
     }
-    if (!any_gpu) {
-      std::filesystem::remove(partial);
-      return {};
-    }
-    std::filesystem::rename(partial, path);
+    if (!any_gpu) return {}; // the temporary file goes, an earlier trace.sqlite stays
+    file.commit();
     return {path};
   }
 

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/trace_util.hpp"
 #include "reports/reporter.hpp"
@@ -239,11 +240,10 @@ public:
   }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "trace.json";
-    const auto partial = dir / "trace.json.partial";
+    atomic_file file(path);
     bool any_gpu = false;
     {
-      std::ofstream out(partial, std::ios::binary);
-      if (!out) throw std::runtime_error("cannot write " + partial.string());
+      std::ofstream& out = file.stream();
       out << "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ns\", \"traceEvents\": [";
       event_stream events(out);
       perfetto_writer writer(in, events);
@@ -262,13 +262,9 @@ public:
                        {"unreadable_traces", unreadable}};
       out << "\n],\n\"deviceProperties\": " << writer.device_properties().dump(-1, ' ', false, json::error_handler_t::replace)
           << ",\n\"speedlab\": " << speedlab.dump(-1, ' ', false, json::error_handler_t::replace) << "\n}\n";
-      if (!out) throw std::runtime_error("error writing " + partial.string());
     }
-    if (!any_gpu) {
-      std::filesystem::remove(partial);
-      return {};
-    }
-    std::filesystem::rename(partial, path);
+    if (!any_gpu) return {}; // the temporary file goes, an earlier trace.json stays
+    file.commit();
     return {path};
   }
 };

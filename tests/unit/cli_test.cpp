@@ -6,6 +6,7 @@
 #include "speedlab_catch.hpp"
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -71,8 +72,8 @@ TEST_CASE("cli: exit 0 when every point is valid, 1 when one failed; failures ke
   CHECK(std::filesystem::exists(dir.path() / "report.md"));
 
   r = t::run_command(speedlab_exe() + " run --workload faulty --variant ok --variant segfault --variant throw --variant abort"
-                     " --variant wrong --variant ok --param n=1000,2000 --timeout 5 --out " + dir.path().string() + quick +
-                     faulty_path());
+                     " --variant wrong --variant ok --param n=1000,2000 --timeout 5 --force --out " + dir.path().string() +
+                     quick + faulty_path());
   CHECK(r.exit_code == 1);
   const auto points = read_jsonl(dir.path() / "results.jsonl");
   REQUIRE(points.size() == 12);
@@ -146,7 +147,7 @@ TEST_CASE("cli: report names unreadable lines and files of a saved run, and keep
   std::ofstream(dir.path() / "device.json") << "not json";
   r = t::run_command(speedlab_exe() + " report " + dir.path().string() + " --format markdown");
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Contains("results.jsonl:2: skipped an unreadable line"));
+  CHECK_THAT(r.output, Contains("results.jsonl:2: skipped: [json.exception.parse_error"));
   CHECK_THAT(r.output, Contains("device.json: unreadable"));
   CHECK_THAT(t::run_command("cat " + (dir.path() / "report.md").string()).output, Contains("faulty"));
   r = t::run_command(speedlab_exe() + " report " + dir.path().string() + " --format pdf");
@@ -171,4 +172,135 @@ TEST_CASE("cli: cupti options that differ from the defaults are noted in run.jso
   const auto points = read_jsonl(out / "results.jsonl");
   REQUIRE(points.size() == 1);
   CHECK(points[0].at("self_timed_ns").at("summing").size() == points[0].at("samples_ns").size());
+}
+
+TEST_CASE("cli: a folder holding an earlier run is refused; --force replaces it and says so", "[cli][output_folder]") {
+  t::temp_dir dir;
+  const std::string run = speedlab_exe() + " run --workload faulty --variant ok --out " + dir.path().string() + quick + faulty_path();
+  REQUIRE(t::run_command(run).exit_code == 0);
+  const std::string before = t::read_text(dir.path() / "results.jsonl");
+  auto r = t::run_command(run);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(dir.path().string() + " holds an earlier run (results.jsonl, run.json") && Contains("--resume"));
+  CHECK(t::read_text(dir.path() / "results.jsonl") == before);
+  r = t::run_command(run + " --force");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("WARNING: --force: replaced the earlier run in " + dir.path().string()));
+  CHECK(read_jsonl(dir.path() / "results.jsonl").size() == 1);
+  CHECK_THAT(t::read_text(dir.path() / "run.json"), Contains("--force: replaced the earlier run"));
+  CHECK(t::run_command(run + " --force --resume").exit_code == 2);
+}
+
+TEST_CASE("cli: --resume measures only the missing points and keeps the old lines byte for byte", "[cli][output_folder]") {
+  t::temp_dir dir;
+  const std::string run = speedlab_exe() + " run --workload faulty --variant ok --out " + dir.path().string() + quick + faulty_path();
+  REQUIRE(t::run_command(run + " --param n=1000,2000").exit_code == 0);
+  const std::string before = t::read_text(dir.path() / "results.jsonl");
+  const auto r = t::run_command(run + " --param n=1000,2000,3000 --resume");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("--resume: 2 points already in") && Contains("measuring the 1 others"));
+  const std::string after = t::read_text(dir.path() / "results.jsonl");
+  CHECK(after.substr(0, before.size()) == before);
+  const auto points = read_jsonl(dir.path() / "results.jsonl");
+  REQUIRE(points.size() == 3);
+  CHECK(points[2]["params"]["n"] == "3000");
+  // The reports cover every point, the kept ones included.
+  const auto results = nlohmann::json::parse(t::read_text(dir.path() / "results.json"));
+  CHECK(results["points"].size() == 3);
+}
+
+TEST_CASE("cli: a second run into a folder in use is refused by the lock", "[cli][output_folder]") {
+  t::temp_dir dir;
+  const std::string cmd = speedlab_exe() + " run --workload faulty --variant hang --timeout 30 --out " + dir.path().string() +
+                          quick + faulty_path() + " >/dev/null 2>&1";
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  for (int i = 0; i < 100 && !std::filesystem::exists(dir.path() / ".speedlab.lock"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto r = t::run_command(speedlab_exe() + " run --workload faulty --variant ok --resume --out " + dir.path().string() +
+                                quick + faulty_path());
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("is in use by another speedlab (pid " + std::to_string(pid) + ")"));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 143);
+  CHECK(read_jsonl(dir.path() / "results.jsonl").empty()); // the abandoned point is not recorded
+}
+
+TEST_CASE("cli: report and analyze exit non-zero when nothing valid was read or a report failed", "[cli][output_folder]") {
+  t::temp_dir dir;
+  const auto out = dir.path().string();
+  auto r = t::run_command(speedlab_exe() + " report " + out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("results.jsonl: not found"));
+  std::ofstream(dir.path() / "results.jsonl") << "{\"id\": 1}\n{\"a\": 2}\n";
+  for (const char* sub : {" report ", " analyze "}) {
+    r = t::run_command(speedlab_exe() + sub + out);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Contains("no valid point to read (2 lines skipped)") && Contains("results.jsonl:1: skipped"));
+  }
+  std::filesystem::remove(dir.path() / "results.jsonl");
+  std::filesystem::create_directories(dir.path() / "results.jsonl");
+  r = t::run_command(speedlab_exe() + " analyze " + out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("results.jsonl: not a file"));
+  std::filesystem::remove(dir.path() / "results.jsonl");
+  r = t::run_command(speedlab_exe() + " report " + (dir.path() / "x.txt").string());
+  CHECK(r.exit_code == 2);
+
+  // A run, then a report format that cannot be written (a folder stands where report.md goes).
+  const auto run_dir = dir.path() / "run";
+  REQUIRE(t::run_command(speedlab_exe() + " run --workload faulty --variant ok --out " + run_dir.string() + quick + faulty_path())
+              .exit_code == 0);
+  std::filesystem::remove(run_dir / "report.md");
+  std::filesystem::create_directories(run_dir / "report.md");
+  r = t::run_command(speedlab_exe() + " report " + run_dir.string() + " --format markdown,csv");
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Contains("report 'markdown' could not be written") && Contains("results.csv"));
+}
+
+TEST_CASE("cli: a newer schema version is refused and results.json is not rewritten", "[cli][output_folder]") {
+  t::temp_dir dir;
+  const auto run_dir = dir.path() / "run";
+  REQUIRE(t::run_command(speedlab_exe() + " run --workload faulty --variant ok --out " + run_dir.string() + quick + faulty_path())
+              .exit_code == 0);
+  auto line = read_jsonl(run_dir / "results.jsonl").at(0);
+  line["schema_version"] = 2;
+  std::ofstream(run_dir / "results.jsonl", std::ios::app) << line.dump() << "\n";
+  const std::string json_before = t::read_text(run_dir / "results.json");
+  const auto r = t::run_command(speedlab_exe() + " report " + run_dir.string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("results.jsonl:2: written by a newer speedlab (schema version 2"));
+  CHECK(t::read_text(run_dir / "results.json") == json_before);
+}
+
+TEST_CASE("cli: --threads above the cap, a folder or an empty file as the suite are usage errors", "[cli]") {
+  t::temp_dir dir;
+  auto r = t::run_command(speedlab_exe() + " run --workload faulty --threads 99999 --out " + (dir.path() / "o").string() +
+                          faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--threads") && Contains("4096"));
+  const auto suite = dir.path() / "suite.yaml";
+  std::ofstream(suite) << "threads: 99999\nworkloads:\n  - name: faulty\n";
+  r = t::run_command(speedlab_exe() + " run " + suite.string() + faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("4096"));
+  r = t::run_command(speedlab_exe() + " run " + dir.path().string() + faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(dir.path().string() + ": is a folder, not a suite file"));
+  std::ofstream(suite, std::ios::trunc) << "# nothing here\n\n";
+  r = t::run_command(speedlab_exe() + " run " + suite.string() + faulty_path());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains(suite.string() + ": the suite file is empty"));
+  CHECK(!std::filesystem::exists(dir.path() / "o"));
 }

@@ -24,7 +24,7 @@ point_result run_variant(const std::string& variant, double timeout_s = 10) {
   pp.measure.min_time_s = 0;
   pp.measure.max_time_s = 0.2;
   run_request req{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}, {}};
-  return run_isolated(req, timeout_s);
+  return run_isolated(req, timeout_s).value();
 }
 } // namespace
 
@@ -99,7 +99,7 @@ TEST_CASE("runner: a variant's own timings are kept per measured repetition, onl
   CHECK(measure_point(req).self_timed_ns.empty());
 
   req.self_timing = true;
-  const auto r = run_isolated(req, 10); // through the child, as speedlab runs it
+  const auto r = run_isolated(req, 10).value(); // through the child, as speedlab runs it
   REQUIRE(r.status == point_status::ok);
   REQUIRE(r.self_timed_ns.count("summing") == 1);
   const auto& series = r.self_timed_ns.at("summing");
