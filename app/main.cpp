@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.hpp"
+#include "app/profile_command.hpp"
 #include "speedlab/config.hpp"
 
 int main(int argc, char** argv) {
@@ -70,8 +71,33 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_flag("--json", calibrate.json, "Machine-readable output");
   calibrate_cmd->add_flag("--no-cache", calibrate.no_cache, "Do not write the cache");
 
+  profile_options profile;
+  profile.command_line = command_line;
+  auto* profile_cmd = app.add_subcommand(
+      "profile", "Run an unmodified program (C++, CuPy, Numba, PyTorch...) with GPU tracing: speedlab profile [options] -- PROGRAM [ARGS...]");
+  profile_cmd->add_option("--out,-o", profile.out, "Output folder (refused if not empty, unless --force)");
+  profile_cmd->add_flag("--force", profile.force, "Write into a non-empty folder, removing an earlier profile's streams");
+  profile_cmd->add_option("--flush-interval", profile.flush_interval_ms,
+                          "Milliseconds between flushes of each process's stream (default 500): what a crash can lose")
+      ->check(CLI::Range(1u, 3600000u));
+  // Everything from the first positional argument on (or after --) is PROGRAM's, untouched.
+  profile_cmd->prefix_command();
+  profile_cmd->footer("PROGRAM [ARGS...] follow the options, best after --; speedlab exits with PROGRAM's exit code.");
+
+  // `speedlab profile [options] -- PROGRAM ARGS`: whatever follows the first -- is PROGRAM's,
+  // options look-alikes included, so CLI11 never sees it.
+  int parsed_argc = argc;
+  std::vector<std::string> after_dashes;
+  if (argc > 1 && std::string(argv[1]) == "profile")
+    for (int i = 2; i < argc; ++i)
+      if (std::string(argv[i]) == "--") {
+        parsed_argc = i;
+        after_dashes.assign(argv + i + 1, argv + argc);
+        break;
+      }
+
   try {
-    app.parse(argc, argv);
+    app.parse(parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : exit_usage;
@@ -89,6 +115,15 @@ int main(int argc, char** argv) {
     if (*report_cmd) return command_report(report);
     if (*analyze_cmd) return command_analyze(analyze);
     if (*calibrate_cmd) return command_calibrate(calibrate);
+    if (*profile_cmd) {
+      profile.program = profile_cmd->remaining();
+      if (parsed_argc < argc) {
+        if (!profile.program.empty())
+          throw config_error("PROGRAM is given twice: put it after -- only (speedlab profile [options] -- PROGRAM [ARGS...])");
+        profile.program = after_dashes;
+      }
+      return command_profile(profile);
+    }
   } catch (const std::exception& e) {
     std::cerr << "speedlab: error: " << e.what() << '\n';
     return exit_usage;

@@ -6,6 +6,7 @@ find_package(Boost 1.74 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt 9 REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(ZLIB REQUIRED) # CRC-32 of profile stream chunks; libz.so.1 is on every target machine
 
 find_path(YAML_CPP_INCLUDE_DIR yaml-cpp/yaml.h REQUIRED)
 find_library(YAML_CPP_STATIC_LIBRARY NAMES libyaml-cpp.a yaml-cpp REQUIRED)

@@ -241,6 +241,23 @@ std::vector<trace::range_record> nvtx_capture::take() const {
   return out;
 }
 
+std::vector<trace::range_record> nvtx_capture::drain() {
+  auto& R = rec();
+  std::vector<trace::range_record> out;
+  std::lock_guard lock(R.mutex);
+  out.swap(R.done);
+  return out;
+}
+
+int initialize_nvtx_tool(void* get_export_table) noexcept {
+#if SPEEDLAB_HAS_NVTX
+  return initialize_injection(reinterpret_cast<NvtxGetExportTableFunc_t>(get_export_table));
+#else
+  (void)get_export_table;
+  return 0;
+#endif
+}
+
 bool nvtx_capture::tool_attached() { return rec().attached.load(); }
 
 std::uint64_t nvtx_capture::dropped() {

@@ -36,10 +36,18 @@ public:
   static bool tool_attached();
   // Ranges lost because the store hit its cap (1 million ranges) while capturing.
   static std::uint64_t dropped();
+  // Moves out every range completed so far, for writers that stream ranges in batches
+  // (the injection library); a later take() no longer sees them.
+  static std::vector<trace::range_record> drain();
 
 private:
   std::uint64_t m_start;
 };
+
+// The NVTX v3 tool entry point for a shared library named by NVTX_INJECTION64_PATH
+// (NVTX calls InitializeInjectionNvtx2(getExportTable); the library forwards it here).
+// Returns 1 when speedlab became the tool, 0 otherwise (or without NVTX headers).
+int initialize_nvtx_tool(void* get_export_table) noexcept;
 
 // Steady-clock nanoseconds (CLOCK_MONOTONIC), the time base of every trace record.
 std::uint64_t steady_now_ns();

@@ -1,0 +1,209 @@
+#include "app/profile_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/commands.hpp"
+#include "app/output_folder.hpp"
+#include "app/program_launcher.hpp"
+#include "device/host_info.hpp"
+#include "model/profile_stream.hpp"
+#include "speedlab/config.hpp"
+
+namespace speedlab::app {
+namespace {
+
+constexpr const char* inject_file = "libspeedlab-inject.so";
+constexpr const char* facts_file = "profile.json";
+
+std::filesystem::path self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path{} : exe.parent_path();
+}
+
+// Refuses a folder that holds anything unless --force; with --force an earlier profile's
+// streams and facts are removed first, so old processes never mix with new ones.
+// Returns true when the folder was created here (removed again if the program cannot start).
+bool prepare_folder(const std::filesystem::path& dir, bool force) {
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(dir, ec);
+  if (existed && !std::filesystem::is_directory(dir, ec))
+    throw config_error(fmt::format("output folder {} exists and is not a folder", dir.string()));
+  if (existed && !std::filesystem::is_empty(dir, ec)) {
+    if (!force)
+      throw config_error(fmt::format("output folder {} is not empty; choose another with --out, or --force to replace "
+                                     "an earlier profile there",
+                                     dir.string()));
+    std::size_t removed = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == profile::stream_extension || e.path().filename() == facts_file)
+        removed += std::filesystem::remove(e.path(), ec) ? 1 : 0;
+    std::cerr << fmt::format("speedlab: --force: removed {} file(s) of an earlier profile in {}\n", removed, dir.string());
+  }
+  std::filesystem::create_directories(dir);
+  if (::access(dir.c_str(), W_OK) != 0) throw config_error(fmt::format("output folder {} is not writable", dir.string()));
+  return !existed;
+}
+
+nlohmann::json process_json(const profile::process_profile& p) {
+  const auto& i = p.process;
+  double kernel_ns = 0;
+  for (const auto& k : p.trace.kernels) kernel_ns += static_cast<double>(k.end - k.start);
+  return nlohmann::json{{"pid", i.pid},
+                        {"ppid", i.parent_pid},
+                        {"host", i.host},
+                        {"command_line", i.command_line},
+                        {"start_ns", i.start_ns},
+                        {"end_ns", i.end_ns},
+                        {"exit_code", i.exit_code ? nlohmann::json(*i.exit_code) : nlohmann::json()},
+                        {"signal", i.signal ? nlohmann::json(*i.signal) : nlohmann::json()},
+                        {"used_cuda", i.used_cuda},
+                        {"truncated", i.truncated},
+                        {"last_flush_ns", i.last_flush_ns},
+                        {"dropped_records", i.dropped_records},
+                        {"tags", i.tags},
+                        {"notes", i.notes},
+                        {"stream", i.used_cuda ? profile::stream_file_name(i.host, i.pid) : std::string{}},
+                        {"kernels", p.trace.kernels.size()},
+                        {"kernel_ns", kernel_ns},
+                        {"memcpys", p.trace.memcpys.size()},
+                        {"memsets", p.trace.memsets.size()},
+                        {"api_calls", p.trace.api_calls.size()},
+                        {"nvtx_ranges", p.trace.ranges.size()}};
+}
+
+std::string short_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (s.size() > 60) return s + " ...";
+    s += (s.empty() ? "" : " ") + a;
+  }
+  return s;
+}
+
+} // namespace
+
+std::filesystem::path find_inject_library() {
+  std::error_code ec;
+  if (const char* env = std::getenv("SPEEDLAB_INJECT_LIBRARY"); env && *env)
+    return std::filesystem::exists(env, ec) ? std::filesystem::absolute(env) : std::filesystem::path{};
+  const auto dir = self_dir();
+  for (const auto& candidate : {dir / inject_file, dir.parent_path() / "lib" / "speedlab" / inject_file,
+                                dir.parent_path() / "lib64" / "speedlab" / inject_file})
+    if (!dir.empty() && std::filesystem::exists(candidate, ec)) return candidate;
+  return {};
+}
+
+std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
+                                                         const std::filesystem::path& out_dir,
+                                                         std::uint32_t flush_interval_ms) {
+  std::map<std::string, std::string> env{{"SPEEDLAB_PROFILE_DIR", std::filesystem::absolute(out_dir).string()},
+                                         {"SPEEDLAB_PROFILE_FLUSH_MS", std::to_string(flush_interval_ms)}};
+  if (!library.empty()) {
+    env["CUDA_INJECTION64_PATH"] = library.string();
+    env["NVTX_INJECTION64_PATH"] = library.string();
+  }
+  return env;
+}
+
+int command_profile(const profile_options& options) {
+  if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
+  if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
+  const std::filesystem::path dir = options.out;
+  const bool created = prepare_folder(dir, options.force);
+
+  std::vector<std::string> notes;
+  const std::filesystem::path library = find_inject_library();
+  if (library.empty())
+    notes.push_back(fmt::format("no {} beside speedlab (this build has no CUPTI, or SPEEDLAB_INJECT_LIBRARY is wrong): "
+                                "the program ran without GPU profiling",
+                                inject_file));
+  if (const char* old = std::getenv("CUDA_INJECTION64_PATH"); old && *old)
+    notes.push_back(fmt::format("CUDA_INJECTION64_PATH was set ({}); speedlab replaced it for the program", old));
+
+  const std::string started_at = device::iso_utc_now();
+  std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
+                           dir.string(), options.flush_interval_ms);
+  const launch_result run =
+      launch_and_wait(options.program, injection_environment(library, dir, options.flush_interval_ms));
+  if (!run.started) {
+    std::cerr << "speedlab: " << run.error << '\n';
+    std::error_code ec;
+    if (created) std::filesystem::remove(dir, ec); // nothing ran: leave no empty folder behind
+    return 127;
+  }
+
+  profile::folder_read read = profile::read_stream_folder(dir);
+  auto& processes = read.processes;
+  // The direct child is listed even when it never used CUDA (a shell script, a launcher).
+  auto child = std::find_if(processes.begin(), processes.end(),
+                            [&](const auto& p) { return p.process.pid == static_cast<std::uint32_t>(run.pid); });
+  if (child == processes.end()) {
+    profile::process_profile p;
+    p.process.pid = static_cast<std::uint32_t>(run.pid);
+    p.process.parent_pid = static_cast<std::uint32_t>(::getpid());
+    p.process.host = device::host_name();
+    p.process.command_line = options.program;
+    p.process.start_ns = run.start_ns;
+    p.process.end_ns = run.end_ns;
+    p.trace.repetitions = {{run.start_ns, run.end_ns, 0, 0}};
+    processes.insert(processes.begin(), std::move(p));
+    child = processes.begin();
+  }
+  child->process.exit_code = run.exit_code;
+  child->process.signal = run.signal;
+
+  const std::size_t with_cuda =
+      std::count_if(processes.begin(), processes.end(), [](const auto& p) { return p.process.used_cuda; });
+  if (with_cuda == 0 && !library.empty())
+    notes.push_back("no process of the program used CUDA: there is no GPU activity to report");
+  for (const auto& p : processes)
+    for (const auto& n : p.process.notes)
+      if (n.find("another CUPTI client") != std::string::npos &&
+          std::find(notes.begin(), notes.end(), n) == notes.end())
+        notes.push_back(fmt::format("{} (process {}): its GPU activity is not in this profile", n, p.process.pid));
+
+  nlohmann::json facts{{"command_line", options.program},
+                       {"speedlab_command_line", options.command_line},
+                       {"started_at", started_at},
+                       {"hostname", device::host_name()},
+                       {"speedlab_version", SPEEDLAB_VERSION},
+                       {"wall_s", static_cast<double>(run.end_ns - run.start_ns) / 1e9},
+                       {"exit_code", run.exit_code},
+                       {"signal", run.signal ? nlohmann::json(*run.signal) : nlohmann::json()},
+                       {"flush_interval_ms", options.flush_interval_ms},
+                       {"notes", notes},
+                       {"read_messages", read.messages},
+                       {"processes", nlohmann::json::array()}};
+  for (const auto& p : processes) facts["processes"].push_back(process_json(p));
+  write_json_file(dir / facts_file, facts);
+
+  for (const auto& m : read.messages) std::cerr << "speedlab: warning: " << m << '\n';
+  std::cerr << fmt::format("speedlab: {} exited with {}{}; {} process(es), {} used CUDA\n", options.program[0],
+                           run.exit_code, run.signal ? fmt::format(" (signal {})", *run.signal) : "", processes.size(),
+                           with_cuda);
+  for (const auto& p : processes) {
+    const auto& i = p.process;
+    double kernel_ms = 0;
+    for (const auto& k : p.trace.kernels) kernel_ms += static_cast<double>(k.end - k.start) / 1e6;
+    std::string state = i.used_cuda ? fmt::format("{} kernels ({:.3f} ms), {} copies, {} NVTX ranges", p.trace.kernels.size(),
+                                                  kernel_ms, p.trace.memcpys.size(), p.trace.ranges.size())
+                                    : "never used CUDA";
+    if (i.truncated)
+      state += fmt::format("; truncated: data up to the last flush, {:.3f} s after start",
+                           static_cast<double>(i.last_flush_ns - std::min(i.last_flush_ns, i.start_ns)) / 1e9);
+    std::cerr << fmt::format("  pid {:<8} {:<40} {}\n", i.pid, short_command(i.command_line), state);
+  }
+  for (const auto& n : notes) std::cerr << "speedlab: note: " << n << '\n';
+  std::cerr << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file, with_cuda);
+  return run.exit_code;
+}
+
+} // namespace speedlab::app

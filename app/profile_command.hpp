@@ -1,0 +1,36 @@
+// `speedlab profile [--out DIR] [options] -- PROGRAM [ARGS...]`: runs an unmodified program
+// with speedlab's injection library (profilers/inject), then reads the per-process streams
+// it wrote (model/profile_stream.hpp) and writes the program's facts and reports into DIR.
+// Exits with PROGRAM's exit code (128+N for a signal), 127 when PROGRAM cannot start, 2 on
+// a usage or output-folder problem.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/profile.hpp"
+
+namespace speedlab::app {
+
+struct profile_options {
+  std::string out = "speedlab-profile";
+  bool force = false;                  // write into a non-empty DIR (an earlier profile's streams are removed)
+  std::uint32_t flush_interval_ms = 500;
+  std::vector<std::string> program;    // argv of PROGRAM
+  std::string command_line;            // speedlab's own
+};
+int command_profile(const profile_options& options);
+
+// Where libspeedlab-inject.so is: $SPEEDLAB_INJECT_LIBRARY, else beside the speedlab
+// executable (build tree), else <prefix>/lib/speedlab/ (installed). Empty if none exists.
+std::filesystem::path find_inject_library();
+
+// The variables the program gets (exposed for the tests).
+std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
+                                                         const std::filesystem::path& out_dir,
+                                                         std::uint32_t flush_interval_ms);
+
+} // namespace speedlab::app

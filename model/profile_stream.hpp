@@ -1,0 +1,93 @@
+// The per-process stream of `speedlab profile`: the injection library appends chunks to one
+// file per process while the program runs; after the program ends, `speedlab profile` reads
+// the folder back into process_profile (model/profile.hpp). docs/profile-format.md is the
+// format's description; this file is its one implementation (writer and reader).
+//
+//   auto w = profile::stream_writer::create(dir / profile::stream_file_name(host, pid), error);
+//   w->write(profile::chunk_type::header, profile::header_json(info, flush_ms));
+//   w->write(profile::chunk_type::records, profile::records_json(flushed_at, trace));
+//   w->write(profile::chunk_type::close, profile::close_json(end_ns, "exit", dropped));
+//   auto read = profile::read_stream_folder(dir); // every *.slstream, tolerant of torn tails
+//
+// A chunk: "SLP1", u32 type, u32 payload length, u32 CRC-32 of the payload (all little
+// endian), then the payload, a JSON object. Each chunk is one write(2) on an O_APPEND file,
+// so a process killed at any point leaves whole chunks plus at most one torn one at the end.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/profile.hpp"
+
+namespace speedlab::profile {
+
+inline constexpr int stream_format_version = 1;
+inline constexpr std::string_view stream_extension = ".slstream";
+inline constexpr std::size_t chunk_header_bytes = 16;
+inline constexpr std::uint32_t max_chunk_payload = 1u << 30; // larger lengths mean a corrupt header
+
+enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4 };
+
+// "<host>-<pid>.slstream", the host reduced to [A-Za-z0-9._-] so any host name is a file name.
+std::string stream_file_name(const std::string& host, std::uint32_t pid);
+
+// One encoded chunk (header + payload), what the writer hands to write(2).
+std::string encode_chunk(chunk_type type, std::string_view payload);
+
+// Payloads. The header carries the process's facts (info.pid, parent_pid, host,
+// command_line, start_ns, tags); realtime_ns is the wall clock at start_ns, so streams from
+// several hosts can be put on one time line.
+nlohmann::json header_json(const process_info& info, std::uint64_t realtime_ns, std::uint32_t flush_interval_ms,
+                           const std::string& writer);
+nlohmann::json records_json(std::uint64_t flushed_ns, const trace::device_trace& batch);
+nlohmann::json note_json(std::uint64_t t_ns, const std::string& text);
+nlohmann::json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records);
+
+// Appends chunks to one stream file. Created exclusively (a second writer for the same
+// name fails rather than interleaving) and close-on-exec (exec'd children write their own).
+class stream_writer {
+public:
+  // nullptr with `error` set when the file cannot be created.
+  static std::unique_ptr<stream_writer> create(const std::filesystem::path& file, std::string& error);
+  ~stream_writer();
+  stream_writer(const stream_writer&) = delete;
+  stream_writer& operator=(const stream_writer&) = delete;
+
+  // One write(2) of the whole chunk (retried on EINTR and short writes); false on failure.
+  bool write(chunk_type type, const nlohmann::json& payload);
+  // Forgets the descriptor without touching the file: a forked child must not write into
+  // its parent's stream.
+  void abandon();
+  std::uint64_t bytes_written() const { return m_bytes; }
+
+private:
+  explicit stream_writer(int fd) : m_fd(fd) {}
+  int m_fd = -1;
+  std::uint64_t m_bytes = 0;
+};
+
+struct stream_read {
+  process_profile profile;
+  bool valid = false;                // a header chunk was found
+  std::vector<std::string> messages; // what was skipped and why, naming the file and offset
+};
+
+// Reads one stream. Whole chunks are kept; a torn last chunk (the process died while
+// writing it) and chunks whose checksum fails are skipped with a message; after garbage
+// the reader looks for the next chunk header. No close chunk: truncated, with
+// last_flush_ns the time of the last records chunk.
+stream_read read_stream(const std::filesystem::path& file);
+
+struct folder_read {
+  std::vector<process_profile> processes; // ordered by start time, then pid
+  std::vector<std::string> messages;
+};
+folder_read read_stream_folder(const std::filesystem::path& dir);
+
+} // namespace speedlab::profile

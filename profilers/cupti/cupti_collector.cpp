@@ -1,0 +1,305 @@
+#include "profilers/cupti/cupti_collector.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "profilers/nvtx/nvtx_capture.hpp"
+
+namespace speedlab::profiling::cupti {
+namespace {
+
+constexpr std::size_t buffer_header = 64; // keeps records 8-byte aligned (CUPTI needs 8)
+// Buffers are handed to CUPTI already zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER),
+// so CUPTI does not clear them on the measured thread; two are prefaulted and completed
+// buffers are cleared and reused, so a request during measured work costs little.
+constexpr std::size_t spare_buffers = 2; // prefaulted; up to 2 * this kept for reuse
+
+struct buffer_prefix {
+  std::uint64_t generation;
+  std::size_t size;
+};
+
+std::atomic<std::uint64_t> g_generation{0};
+std::atomic<std::uint64_t> g_orphan_buffers{0};
+std::mutex g_active_mutex; // held only to copy or swap the pointer
+std::shared_ptr<buffer_state> g_active;
+
+void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) noexcept {
+  *buffer = nullptr;
+  *size = 0;
+  *max_records = 0;
+  try {
+    if (auto s = active_state()) s->request(buffer, size);
+  } catch (...) {
+    *buffer = nullptr;
+    *size = 0;
+  }
+}
+
+void CUPTIAPI on_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) noexcept {
+  if (!buffer) return;
+  auto* prefix = reinterpret_cast<buffer_prefix*>(buffer - buffer_header);
+  bool reused = false;
+  try {
+    auto s = active_state();
+    if (s && s->generation() == prefix->generation) reused = s->complete(buffer, valid);
+    else ++g_orphan_buffers; // from a state that already ended
+  } catch (...) {
+  }
+  if (!reused) std::free(prefix);
+}
+
+std::uint64_t CUPTIAPI steady_timestamp() noexcept { return steady_now_ns(); }
+
+} // namespace
+
+std::string result_string(CUptiResult r) {
+  const char* s = nullptr;
+  if (cuptiGetResultString(r, &s) != CUPTI_SUCCESS || !s) return fmt::format("CUPTI error {}", static_cast<int>(r));
+  return s;
+}
+
+std::string readable_size(std::size_t bytes) {
+  if (bytes < (1u << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024);
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
+std::string version_problem() {
+  std::uint32_t version = 0;
+  if (CUptiResult r = cuptiGetVersion(&version); r != CUPTI_SUCCESS)
+    return "libcupti is not usable: cuptiGetVersion failed: " + result_string(r);
+  if (version / 10000 != CUPTI_API_VERSION / 10000)
+    return fmt::format("libcupti API version {} does not match the {} speedlab was built with (record layouts differ)",
+                       version, CUPTI_API_VERSION);
+  return {};
+}
+
+// ---- buffers -------------------------------------------------------------------------
+
+buffer_state::buffer_state(std::size_t buffer_bytes, std::size_t max_bytes)
+    : m_generation(++g_generation), m_buffer_bytes((std::max<std::size_t>(buffer_bytes, 4096) + 7) / 8 * 8),
+      m_max_bytes(std::max(max_bytes, m_buffer_bytes)) {}
+
+buffer_state::~buffer_state() {
+  for (auto* p : m_spare) std::free(p);
+}
+
+std::size_t buffer_state::total_bytes() const { return (buffer_header + m_buffer_bytes + 63) / 64 * 64; }
+
+// calloc: large blocks come zeroed from mmap, so a buffer needed mid-run costs no memset
+// on the measured thread (its pages fault in as CUPTI writes).
+std::uint8_t* buffer_state::allocate_zeroed() const { return static_cast<std::uint8_t*>(std::calloc(1, total_bytes())); }
+
+void buffer_state::prefill() {
+  std::lock_guard lock(m_mutex);
+  for (std::size_t i = 0; i < spare_buffers; ++i)
+    if (auto* b = allocate_zeroed()) {
+      std::memset(b, 0, total_bytes());
+      m_spare.push_back(b);
+    }
+}
+
+parsed_records buffer_state::take() {
+  parsed_records out;
+  std::lock_guard lock(m_mutex);
+  out = std::move(m_records);
+  m_records = {};
+  m_kept.store(0);
+  return out;
+}
+
+void buffer_state::request(std::uint8_t** buffer, std::size_t* size) {
+  const std::size_t used = m_in_flight.load() + m_kept.load();
+  if (used + m_buffer_bytes > m_max_bytes) {
+    ++m_refused; // CUPTI drops what it cannot store and counts it
+    return;
+  }
+  std::uint8_t* base = nullptr;
+  {
+    std::lock_guard lock(m_mutex);
+    if (!m_spare.empty()) {
+      base = m_spare.back();
+      m_spare.pop_back();
+    }
+  }
+  if (!base) {
+    ++m_cold_buffers;
+    base = allocate_zeroed();
+  }
+  if (!base) {
+    ++m_refused;
+    return;
+  }
+  auto* prefix = reinterpret_cast<buffer_prefix*>(base);
+  prefix->generation = m_generation;
+  prefix->size = m_buffer_bytes;
+  const std::size_t now = m_in_flight.fetch_add(m_buffer_bytes) + m_buffer_bytes + m_kept.load();
+  for (std::size_t p = m_peak.load(); now > p && !m_peak.compare_exchange_weak(p, now);) {
+  }
+  *buffer = base + buffer_header;
+  *size = m_buffer_bytes;
+}
+
+bool buffer_state::complete(std::uint8_t* buffer, std::size_t valid) {
+  parsed_records batch;
+  CUpti_Activity* record = nullptr;
+  for (;;) {
+    const CUptiResult r = cuptiActivityGetNextRecord(buffer, valid, &record);
+    if (r == CUPTI_SUCCESS) parse_record(*record, 0, batch); // clock mapped by the owner
+    else {
+      if (r != CUPTI_ERROR_MAX_LIMIT_REACHED) ++m_parse_errors;
+      break;
+    }
+  }
+  m_in_flight.fetch_sub(m_buffer_bytes);
+  m_kept.fetch_add(valid);
+  ++m_buffers;
+  std::memset(buffer, 0, std::min(valid, m_buffer_bytes));
+  std::lock_guard lock(m_mutex);
+  m_records.append(std::move(batch));
+  if (m_spare.size() >= 2 * spare_buffers) return false;
+  m_spare.push_back(buffer - buffer_header);
+  return true;
+}
+
+std::shared_ptr<buffer_state> active_state() {
+  std::lock_guard lock(g_active_mutex);
+  return g_active;
+}
+
+void set_active(std::shared_ptr<buffer_state> s) {
+  std::lock_guard lock(g_active_mutex);
+  g_active = std::move(s);
+}
+
+void clear_active(const std::shared_ptr<buffer_state>& s) {
+  std::lock_guard lock(g_active_mutex);
+  if (g_active == s) g_active.reset();
+}
+
+std::uint64_t orphan_buffers() { return g_orphan_buffers.load(); }
+
+// ---- process, subscription, activities -------------------------------------------------
+
+const process_setup& setup_process(bool steady_timestamps) {
+  static const process_setup setup = [steady_timestamps] {
+    process_setup s;
+    if (steady_timestamps) {
+      if (CUptiResult r = cuptiActivityRegisterTimestampCallback(&steady_timestamp); r == CUPTI_SUCCESS)
+        s.timestamp_callback = true;
+      else
+        s.notes.push_back("cupti: timestamp callback not accepted (" + result_string(r) +
+                          "); CUPTI times are mapped from offsets read at start and stop instead");
+    }
+    // gettid() thread ids, the same ids the NVTX recorder stores.
+    if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
+      s.notes.push_back("cupti: system thread ids unavailable (" + result_string(r) +
+                        "); API calls and NVTX ranges may not match by thread");
+    std::uint8_t zeroed = 1;
+    std::size_t zeroed_size = sizeof zeroed;
+    if (CUptiResult r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
+        r != CUPTI_SUCCESS)
+      s.notes.push_back("cupti: zeroed-buffer attribute not accepted (" + result_string(r) +
+                        "); CUPTI clears each buffer itself");
+    if (CUptiResult r = cuptiActivityRegisterCallbacks(&on_buffer_requested, &on_buffer_completed); r != CUPTI_SUCCESS)
+      s.error = "cuptiActivityRegisterCallbacks failed: " + result_string(r);
+    return s;
+  }();
+  return setup;
+}
+
+subscription subscribe(CUpti_CallbackFunc callback, void* user_data, const char* name) {
+  subscription s;
+  CUpti_SubscriberParams params{};
+  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = name;
+  params.oldSubscriberName = holder;
+  params.oldSubscriberSize = sizeof(holder) - 1;
+  const CUptiResult r = cuptiSubscribe_v2(&s.handle, callback, user_data, &params);
+  if (r == CUPTI_SUCCESS) {
+    s.ok = true;
+  } else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    s.other_client = true;
+    s.holder = holder[0] ? holder : "name not given";
+    s.error = fmt::format("another CUPTI client is attached ({}), e.g. Nsight Systems/Compute or torch.profiler: "
+                          "speedlab records no GPU activity",
+                          s.holder);
+  } else {
+    s.error = "GPU activity tracing unavailable: cuptiSubscribe failed: " + result_string(r) + " (no usable GPU or driver?)";
+  }
+  return s;
+}
+
+bool enabled_activities::has(CUpti_ActivityKind k) const { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); }
+
+enabled_activities enable_activities(const activity_selection& what, std::vector<std::string>& notes) {
+  enabled_activities e;
+  if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS) {
+    e.error = "cupti: GPU activity tracing unavailable: cuptiActivityEnable(CONCURRENT_KERNEL) failed: " +
+              result_string(r) + " (no usable GPU or driver?)";
+    return e;
+  }
+  e.kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  std::vector<std::pair<CUpti_ActivityKind, const char*>> optional = {{CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+                                                                      {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
+                                                                      {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+                                                                      {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"}};
+  if (what.api_records) {
+    optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
+    optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
+  }
+  if (what.driver_api) optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
+  if (what.markers) optional.emplace_back(CUPTI_ACTIVITY_KIND_MARKER, "MARKER");
+  for (auto [kind, name] : optional) {
+    if (CUptiResult r = cuptiActivityEnable(kind); r == CUPTI_SUCCESS) e.kinds.push_back(kind);
+    else notes.push_back(fmt::format("cupti: {} records unavailable: {}", name, result_string(r)));
+  }
+  return e;
+}
+
+void disable_activities(enabled_activities& e) {
+  for (auto kind : e.kinds) cuptiActivityDisable(kind);
+  e.kinds.clear();
+}
+
+std::uint64_t take_dropped_records() {
+  std::size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) return 0;
+  return dropped;
+}
+
+void synchronize_current_context() {
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return;
+  using get_fn = int (*)(void**);
+  using sync_fn = int (*)();
+  auto get = reinterpret_cast<get_fn>(dlsym(lib, "cuCtxGetCurrent"));
+  auto sync = reinterpret_cast<sync_fn>(dlsym(lib, "cuCtxSynchronize"));
+  void* ctx = nullptr;
+  if (get && sync && get(&ctx) == 0 && ctx) sync();
+  dlclose(lib);
+}
+
+std::optional<clock_pair> read_clock_pair() {
+  std::optional<clock_pair> best;
+  std::uint64_t best_width = ~0ull;
+  for (int i = 0; i < 7; ++i) {
+    std::uint64_t c = 0;
+    const std::uint64_t a = steady_now_ns();
+    if (cuptiGetTimestamp(&c) != CUPTI_SUCCESS) return best;
+    const std::uint64_t b = steady_now_ns();
+    if (b - a < best_width) {
+      best_width = b - a;
+      best = clock_pair{c, a + (b - a) / 2};
+    }
+  }
+  return best;
+}
+
+} // namespace speedlab::profiling::cupti

@@ -1,0 +1,369 @@
+// libspeedlab-inject.so: `speedlab profile -- PROGRAM` sets CUDA_INJECTION64_PATH and
+// NVTX_INJECTION64_PATH to this library, so an unmodified program (C++, CuPy, Numba,
+// PyTorch) is traced:
+// - CUDA calls InitializeInjection() when the process initializes CUDA: the stream file
+//   (model/profile_stream.hpp) is created, CUPTI activity is enabled through the collection
+//   core shared with `speedlab run` (profilers/cupti/cupti_collector.hpp), and a flush thread
+//   appends a records chunk every SPEEDLAB_PROFILE_FLUSH_MS (500 ms by default). At exit the
+//   CUPTI buffers are forced out and a closing chunk written. A process that never
+//   initializes CUDA never gets here: no file, no thread, no cost.
+// - NVTX calls InitializeInjectionNvtx2() at the program's first NVTX call: this library
+//   is the NVTX tool itself (profilers/nvtx), not libcupti, because (1) naming libcupti
+//   there loads the toolkit's libcupti by path, a second copy beside a PyTorch wheel's own,
+//   (2) CUPTI 13.0.0 can crash in nvtxNameOsThreadA as the NVTX tool, and (3) ranges still
+//   arrive when another CUPTI client (nsys, torch.profiler) holds CUPTI.
+// - libcupti is linked by soname, so a process that already has one (PyTorch's wheel)
+//   shares it; the library checks /proc/self/maps and notes a second copy if one appears.
+// Only the two entry points are exported (inject.map). Nothing here throws out of a CUDA,
+// CUPTI or NVTX callback; problems become note chunks in the stream.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <cupti.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/profile_stream.hpp"
+#include "profilers/cupti/cupti_collector.hpp"
+#include "profilers/nvtx/nvtx_capture.hpp"
+
+namespace speedlab::inject {
+namespace {
+
+namespace cupti = profiling::cupti;
+using profiling::steady_now_ns;
+
+constexpr std::uint32_t default_flush_ms = 500;
+constexpr std::size_t buffer_bytes = 8u << 20;
+constexpr std::size_t default_cap_bytes = 256u << 20;
+
+std::uint64_t realtime_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::vector<std::string> read_cmdline() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) argv.push_back(arg);
+  return argv;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// The launcher variables of the common multi-process launchers, so ranks can be told apart.
+std::map<std::string, std::string> launcher_tags() {
+  static const char* names[] = {"RANK",          "LOCAL_RANK",         "WORLD_SIZE",           "LOCAL_WORLD_SIZE",
+                                "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+                                "PMI_RANK",      "PMI_SIZE",           "SLURM_PROCID",         "SLURM_LOCALID",
+                                "SLURM_NTASKS",  "CUDA_VISIBLE_DEVICES"};
+  std::map<std::string, std::string> tags;
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) tags[n] = v;
+  return tags;
+}
+
+// Every distinct libcupti file mapped into this process.
+std::set<std::string> mapped_cupti_files() {
+  std::set<std::string> files;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    const auto base = path.rfind('/');
+    if (path.compare(base + 1, 8, "libcupti") == 0) files.insert(path);
+  }
+  return files;
+}
+
+std::string cupti_in_use() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) && info.dli_fname) return info.dli_fname;
+  return "unknown";
+}
+
+// ---- the injected collector ---------------------------------------------------------
+
+class injector {
+public:
+  // Returns false (after noting why on stderr) when the stream cannot be written at all.
+  bool start() {
+    m_pid = static_cast<std::uint32_t>(::getpid());
+    const std::string dir = env("SPEEDLAB_PROFILE_DIR");
+    if (dir.empty()) {
+      std::fprintf(stderr, "speedlab-inject: SPEEDLAB_PROFILE_DIR is not set; this process is not profiled\n");
+      return false;
+    }
+    if (const std::string ms = env("SPEEDLAB_PROFILE_FLUSH_MS"); !ms.empty()) {
+      const long v = std::strtol(ms.c_str(), nullptr, 10);
+      if (v > 0) m_flush_ms = static_cast<std::uint32_t>(v);
+    }
+    if (const std::string mib = env("SPEEDLAB_PROFILE_MAX_BUFFER_MIB"); !mib.empty()) {
+      const long v = std::strtol(mib.c_str(), nullptr, 10);
+      if (v > 0) m_cap_bytes = static_cast<std::size_t>(v) << 20;
+    }
+    profile::process_info info;
+    info.pid = m_pid;
+    info.parent_pid = static_cast<std::uint32_t>(::getppid());
+    info.host = host_name();
+    info.command_line = read_cmdline();
+    info.start_ns = steady_now_ns();
+    info.tags = launcher_tags();
+    info.tags["libcupti"] = cupti_in_use();
+    const std::uint64_t realtime = realtime_now_ns();
+    std::string error;
+    m_writer = profile::stream_writer::create(std::filesystem::path(dir) / profile::stream_file_name(info.host, m_pid), error);
+    if (!m_writer) {
+      std::fprintf(stderr, "speedlab-inject: %s; this process is not profiled\n", error.c_str());
+      return false;
+    }
+    m_writer->write(profile::chunk_type::header, profile::header_json(info, realtime, m_flush_ms, "libspeedlab-inject"));
+
+    if (const auto files = mapped_cupti_files(); files.size() > 1)
+      note(fmt::format("{} libcupti copies are loaded in this process ({}); records come from {}", files.size(),
+                       fmt::join(files, ", "), info.tags["libcupti"]));
+    start_cupti();
+    m_thread = std::thread([this] { flush_loop(); });
+    return true;
+  }
+
+  // Final flush and the closing chunk; from atexit (or a flush point such as
+  // cudaDeviceReset when `final` is false). Not in a forked child: the stream is the parent's.
+  void finish(const char* reason) {
+    if (static_cast<std::uint32_t>(::getpid()) != m_pid) return;
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_finished) return;
+      m_finished = true;
+      m_stop = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+    if (m_cupti_on) cupti::synchronize_current_context();
+    flush_once();
+    if (m_cupti_on) {
+      cupti::disable_activities(m_enabled);
+      cupti::clear_active(m_buffers);
+    }
+    m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), reason, m_dropped));
+  }
+
+  void on_fork_child() {
+    // The flush thread did not survive the fork and the stream is the parent's.
+    if (m_writer) m_writer->abandon();
+    m_thread.detach();
+  }
+
+  // From CUPTI callbacks before cudaDeviceReset / cuProfilerStop: hand CUPTI's buffers to
+  // us now (records of a reset context would be lost) and let the flush thread write them.
+  void flush_point() noexcept {
+    if (!m_cupti_on) return;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    m_wake.notify_all();
+  }
+
+private:
+  void note(const std::string& text) {
+    if (static_cast<std::uint32_t>(::getpid()) != m_pid) return;
+    m_writer->write(profile::chunk_type::note, profile::note_json(steady_now_ns(), text));
+  }
+
+  void start_cupti() {
+    if (std::string v = cupti::version_problem(); !v.empty()) {
+      note("cupti: " + v + "; no GPU activity recorded");
+      return;
+    }
+    cupti::subscription sub = cupti::subscribe(&on_callback, this, "speedlab-inject");
+    if (!sub.ok) {
+      // Another CUPTI client (nsys, ncu, torch.profiler...): leave CUPTI to it untouched;
+      // NVTX ranges still come through this library.
+      note(sub.other_client ? sub.error + "; NVTX ranges are still recorded" : sub.error);
+      return;
+    }
+    m_subscriber = sub.handle;
+    const cupti::process_setup& setup = cupti::setup_process(true);
+    for (const auto& n : setup.notes) note(n);
+    if (!setup.error.empty()) {
+      note("cupti: " + setup.error);
+      return;
+    }
+    if (!setup.timestamp_callback) m_clock_start = cupti::read_clock_pair();
+    m_buffers = std::make_shared<cupti::buffer_state>(buffer_bytes, m_cap_bytes);
+    m_buffers->prefill();
+    cupti::set_active(m_buffers);
+    cupti::take_dropped_records();
+    std::vector<std::string> notes;
+    m_enabled = cupti::enable_activities({true, false, false}, notes);
+    for (const auto& n : notes) note(n);
+    if (!m_enabled.error.empty()) {
+      note(m_enabled.error);
+      cupti::clear_active(m_buffers);
+      return;
+    }
+    cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+    cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    m_cupti_on = true;
+  }
+
+  static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
+    const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (!self || !cb || cb->callbackSite != CUPTI_API_ENTER) return;
+    if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
+        (domain == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
+      static_cast<injector*>(self)->flush_point();
+  }
+
+  void flush_loop() {
+    std::unique_lock lock(m_mutex);
+    while (!m_stop) {
+      m_wake.wait_for(lock, std::chrono::milliseconds(m_flush_ms));
+      if (m_stop) break;
+      lock.unlock(); // never held across a CUPTI call
+      try {
+        flush_once();
+      } catch (...) {
+      }
+      lock.lock();
+    }
+  }
+
+  // CUPTI's buffers (complete or not) -> parsed records -> one records chunk. Only the
+  // flush thread, or finish() after joining it, calls this.
+  void flush_once() {
+    trace::device_trace batch;
+    batch.backend = "cupti";
+    batch.process = m_pid;
+    if (m_cupti_on) {
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      cupti::parsed_records records = m_buffers->take();
+      if (m_clock_start) {
+        const auto now = cupti::read_clock_pair().value_or(*m_clock_start);
+        cupti::map_clock(records, cupti::clock_map::from_pairs(m_clock_start->cupti, m_clock_start->steady, now.cupti,
+                                                               now.steady));
+      }
+      const std::uint64_t dropped = cupti::take_dropped_records() + records.incomplete;
+      std::uint64_t unpaired = 0;
+      cupti::finalize(std::move(records), &cupti::cupti_api_name, batch, &unpaired);
+      batch.dropped_records = dropped;
+      batch.buffer_bytes = m_buffers->peak_bytes();
+      m_dropped += dropped;
+      if (m_buffers->refused() > m_refused_said) {
+        m_refused_said = m_buffers->refused();
+        note(fmt::format("cupti: buffer cap of {} reached: CUPTI dropped records (set SPEEDLAB_PROFILE_MAX_BUFFER_MIB "
+                         "or a shorter --flush-interval)",
+                         cupti::readable_size(m_buffers->max_bytes())));
+      }
+    }
+    batch.ranges = profiling::nvtx_capture::drain();
+    if (const std::uint64_t lost = profiling::nvtx_capture::dropped(); lost > m_nvtx_dropped_said) {
+      m_nvtx_dropped_said = lost;
+      note(fmt::format("nvtx: {} range(s) lost to the recorder's cap", lost));
+    }
+    if (!batch.has_gpu_activity() && batch.api_calls.empty() && batch.ranges.empty() && batch.syncs.empty() &&
+        !batch.dropped_records)
+      return;
+    m_writer->write(profile::chunk_type::records, profile::records_json(steady_now_ns(), batch));
+  }
+
+  std::uint32_t m_pid = 0;
+  std::uint32_t m_flush_ms = default_flush_ms;
+  std::size_t m_cap_bytes = default_cap_bytes;
+  std::unique_ptr<profile::stream_writer> m_writer;
+  CUpti_SubscriberHandle m_subscriber{};
+  bool m_cupti_on = false;
+  cupti::enabled_activities m_enabled;
+  std::shared_ptr<cupti::buffer_state> m_buffers;
+  std::optional<cupti::clock_pair> m_clock_start;
+  std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;
+  std::thread m_thread;
+  std::mutex m_mutex; // guards m_stop/m_finished; never held across a CUPTI call
+  std::condition_variable m_wake;
+  bool m_stop = false, m_finished = false;
+};
+
+// Never destroyed: atexit handlers and CUPTI callbacks may run during static destruction.
+injector* g_injector = nullptr;
+std::once_flag g_cuda_once, g_nvtx_once;
+
+void at_exit() noexcept {
+  try {
+    if (g_injector) g_injector->finish("exit");
+  } catch (...) {
+  }
+}
+
+void at_fork_child() noexcept {
+  if (g_injector) g_injector->on_fork_child();
+}
+
+// NVTX ranges are recorded from the first NVTX call on, also before CUDA starts; they are
+// written from the first flush once CUDA initialized this library.
+void start_nvtx_capture() {
+  std::call_once(g_nvtx_once, [] { new profiling::nvtx_capture; });
+}
+
+} // namespace
+} // namespace speedlab::inject
+
+extern "C" {
+
+// CUDA's injection entry point (CUDA_INJECTION64_PATH), called once per process during
+// CUDA initialization; the once flag guards against a second call all the same.
+__attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace speedlab::inject;
+  std::call_once(g_cuda_once, [] {
+    try {
+      start_nvtx_capture();
+      auto* inj = new injector;
+      if (!inj->start()) return;
+      g_injector = inj;
+      pthread_atfork(nullptr, nullptr, &at_fork_child);
+      std::atexit(&at_exit);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "speedlab-inject: setup failed: %s; this process is not profiled\n", e.what());
+    } catch (...) {
+    }
+  });
+  return 1;
+}
+
+// NVTX's injection entry point (NVTX_INJECTION64_PATH).
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
+  using namespace speedlab::inject;
+  try {
+    start_nvtx_capture();
+  } catch (...) {
+    return 0;
+  }
+  return speedlab::profiling::initialize_nvtx_tool(get_export_table);
+}
+
+} // extern "C"
