@@ -120,13 +120,22 @@ int command_profile(const profile_options& options) {
   const bool created = prepare_folder(dir, options.force);
 
   std::vector<std::string> notes;
-  const std::filesystem::path library = find_inject_library();
+  std::filesystem::path library = find_inject_library();
   if (library.empty())
     notes.push_back(fmt::format("no {} beside speedlab (this build has no CUPTI, or SPEEDLAB_INJECT_LIBRARY is wrong): "
                                 "the program ran without GPU profiling",
                                 inject_file));
-  if (const char* old = std::getenv("CUDA_INJECTION64_PATH"); old && *old)
-    notes.push_back(fmt::format("CUDA_INJECTION64_PATH was set ({}); speedlab replaced it for the program", old));
+  // Under another tool (nsys, ncu: `nsys profile speedlab profile -- PROGRAM`) its injection
+  // is already in the environment. Like `run` under Nsight, speedlab changes nothing of that
+  // tool's setup: the program's GPU activity goes to it, and the report says so.
+  if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other && !library.empty() &&
+      std::filesystem::path(other) != library) {
+    notes.push_back(fmt::format("another CUDA tool is attached (CUDA_INJECTION64_PATH={}, e.g. Nsight Systems or "
+                                "Nsight Compute): speedlab left it in place, so the program's GPU activity went to that "
+                                "tool and is not in this profile; run speedlab profile outside it",
+                                other));
+    library.clear();
+  }
 
   const std::string started_at = device::iso_utc_now();
   std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
@@ -163,7 +172,8 @@ int command_profile(const profile_options& options) {
   const std::size_t with_cuda =
       std::count_if(processes.begin(), processes.end(), [](const auto& p) { return p.process.used_cuda; });
   if (with_cuda == 0 && !library.empty())
-    notes.push_back("no process of the program used CUDA: there is no GPU activity to report");
+    notes.push_back("no process of the program used CUDA (none initialized the CUDA driver): there is no GPU activity "
+                    "to report");
   for (const auto& p : processes)
     for (const auto& n : p.process.notes)
       if (n.find("another CUPTI client") != std::string::npos &&

@@ -28,7 +28,8 @@ int command_profile(const profile_options& options);
 // executable (build tree), else <prefix>/lib/speedlab/ (installed). Empty if none exists.
 std::filesystem::path find_inject_library();
 
-// The variables the program gets (exposed for the tests).
+// The variables the program gets (exposed for the tests); without a library only the
+// folder and interval (the program then runs unprofiled).
 std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
                                                          const std::filesystem::path& out_dir,
                                                          std::uint32_t flush_interval_ms);

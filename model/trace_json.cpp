@@ -82,15 +82,17 @@ json column_names() {
   return names;
 }
 
+// Never destroyed: the injection library writes traces from an atexit handler, which can
+// run after the static destructors of objects first used later than it was registered.
 const json& columns() {
-  static const json c = [] {
+  static const json& c = *new json([] {
     json out = json::object();
     device_trace t;
     tables(t, [&](const char* table, auto& records) {
       out[table] = column_names<typename std::decay_t<decltype(records)>::value_type>();
     });
     return out;
-  }();
+  }());
   return c;
 }
 

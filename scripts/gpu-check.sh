@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried:
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
-#                                                      overhead storm scaling nsys peers fixtures (default: all)
+#                                                      overhead storm scaling nsys peers fixtures profile
+#                                                      (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
 set -uo pipefail
@@ -22,7 +23,7 @@ if [[ -f "$bin/build-path" ]]; then
   if [[ ! -e "$build_path/speedlab" ]]; then mkdir -p "$(dirname "$build_path")" && ln -sfn "$bin" "$build_path"; fi
 fi
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -321,6 +322,120 @@ for line in open(dst + "/results.jsonl"):
   fi
   tar -C "$work" -czf "$out/fixtures.tar.gz" fixtures
   note "fixtures: $(du -sh "$f" | cut -f1) ($(du -h "$out/fixtures.tar.gz" | cut -f1) packed)"
+fi
+
+if has profile; then
+  # `speedlab profile` on unmodified programs (examples/): kernel counts and total kernel
+  # time against ncu over the same program (a separate run: ncu refuses to start while
+  # CUDA_INJECTION64_PATH is set), overhead against plain and another tracer (median of
+  # several processes), a SIGKILLed program, children. Streams of small runs come back as
+  # fixtures (profile-fixtures.tar.gz).
+  pw="$work/profile"; rm -rf "$pw"; mkdir -p "$pw/fixtures"
+  storm="$bin/speedlab_launch_storm"
+  prof() { local name=$1; shift; timeout 240 "$speedlab" profile --out "$pw/$name" -- "$@" >"$work/logs/profile-$name.txt" 2>&1; echo $?; }
+  ncu_totals() { local name=$1; shift
+    timeout 150 ncu --clock-control none --cache-control none --target-processes all --metrics gpu__time_duration.sum --csv --print-units base \
+      "$@" >"$work/logs/ncu-$name.csv" 2>"$work/logs/ncu-$name.err"; echo $?; }
+  # Same program, same arguments, under speedlab and under ncu.
+  while read -r name args; do
+    rc=$(prof "$name" $args); nrc=$(ncu_totals "$name" $args)
+    note "profile $name: speedlab exit $rc, ncu exit $nrc"
+  done <<'CASES'
+cupy_vector python3 examples/cupy_vector.py --n 4194304 --calls 20
+numba_pi python3 examples/numba_pi.py --launches 10
+torch_mlp python3 examples/torch_mlp.py --steps 50
+storm_small .device-carry/speedlab_launch_storm --no-cupti --launches 500 --rounds 1
+CASES
+  python3 - "$pw" "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import csv, io, json, os, sys
+pw, logs = sys.argv[1], sys.argv[2]
+for name in ("cupy_vector", "numba_pi", "torch_mlp", "storm_small"):
+    try:
+        facts = json.load(open(os.path.join(pw, name, "profile.json")))
+    except (OSError, ValueError) as e:
+        print(f"profile {name}: no profile.json ({e})"); continue
+    k = sum(p["kernels"] for p in facts["processes"]); t = sum(p["kernel_ns"] for p in facts["processes"])
+    text = open(os.path.join(logs, f"ncu-{name}.csv"), errors="replace").read()
+    rows = [r for r in csv.reader(io.StringIO(text[text.find('"ID"'):])) if len(r) > 5] if '"ID"' in text else []
+    head = rows[0] if rows else []
+    vals = [float(r[head.index("Metric Value")].replace(",", "")) for r in rows[1:]
+            if head and r[head.index("Metric Name")] == "gpu__time_duration.sum"]
+    nk, nt = len(vals), sum(vals)
+    diff = f"{100 * (t / nt - 1):+.2f}%" if nt else "n/a"
+    print(f"profile {name}: speedlab {k} kernels {t / 1e6:.3f} ms | ncu {nk} kernels {nt / 1e6:.3f} ms | "
+          f"counts {'equal' if k == nk else 'DIFFER'}, time {diff} | exit {facts['exit_code']} "
+          f"| processes {len(facts['processes'])} | notes {facts['notes']}")
+PY
+  cp "$pw"/cupy_vector/*.slstream "$pw/fixtures/cupy_vector.slstream" 2>/dev/null
+  cp "$pw"/numba_pi/*.slstream "$pw/fixtures/numba_pi.slstream" 2>/dev/null
+  cp "$pw"/torch_mlp/*.slstream "$pw/fixtures/torch_mlp.slstream" 2>/dev/null
+  # A program killed halfway: data up to the last flush survives, marked truncated.
+  "$speedlab" profile --out "$pw/killed" --flush-interval 200 -- python3 examples/numba_pi.py --launches 100000 \
+    --samples-per-thread 65536 >"$work/logs/profile-killed.txt" 2>&1 & sp=$!
+  sleep 12; kill -KILL $(pgrep -P $sp) 2>/dev/null; wait $sp; note "profile killed: speedlab exit $? (137 expected)"
+  grep -E "truncated|exited" "$work/logs/profile-killed.txt" | head -3 | tee -a "$summary" "$out/summary.txt"
+  cp "$pw"/killed/*.slstream "$pw/fixtures/killed_numba.slstream" 2>/dev/null
+  # NVTX from Python's nvtx package (default domain, a named domain, start/end) and torch.
+  rc=$(prof nvtx_py python3 -c 'import nvtx, cupy
+with nvtx.annotate("plain"): cupy.ones(8).sum()
+with nvtx.annotate("in_domain", domain="mine"): cupy.ones(8).sum()
+r = nvtx.start_range("started"); cupy.cuda.Device().synchronize(); nvtx.end_range(r)
+print("nvtx", getattr(nvtx, "__version__", "?"), nvtx.__file__)')
+  note "profile nvtx_py: exit $rc; $(grep -E '^nvtx|pid|Error' "$work/logs/profile-nvtx_py.txt" | head -3 | tr '\n' ' ')"
+  # Children: a shell that starts the real program (the shell never uses CUDA).
+  rc=$(prof shell sh -c 'python3 examples/cupy_vector.py --n 1048576 --calls 5 && exit 4'); note "profile shell: exit $rc (4 expected)"
+  grep -E "pid|note" "$work/logs/profile-shell.txt" | head -4 | tee -a "$summary" "$out/summary.txt"
+  # Children: multiprocessing spawn workers (they end with os._exit).
+  rc=$(prof mp_spawn python3 examples/mp_spawn.py); note "profile mp_spawn: exit $rc"
+  grep -E "pid|note" "$work/logs/profile-mp_spawn.txt" | head -5 | tee -a "$summary" "$out/summary.txt"
+  mkdir -p "$pw/fixtures/mp_spawn" && cp "$pw"/mp_spawn/*.slstream "$pw/fixtures/mp_spawn/" 2>/dev/null
+  # Another CUPTI client in the program: torch.profiler.
+  rc=$(prof torchprof python3 examples/torch_mlp.py --steps 20 --torch-profile); note "profile under torch.profiler: exit $rc"
+  grep -E "CUPTI|note" "$work/logs/profile-torchprof.txt" | head -3 | tee -a "$summary" "$out/summary.txt"
+  # Another CUPTI client around the program: speedlab profile under nsys.
+  if [[ -x $NSYS ]]; then
+    timeout 150 "$NSYS" profile -t cuda,nvtx -o "$pw/under-nsys" --force-overwrite true "$speedlab" profile \
+      --out "$pw/under-nsys-prof" -- python3 examples/numba_pi.py --launches 3 >"$work/logs/profile-under-nsys.txt" 2>&1
+    note "profile under nsys: exit $?"
+    grep -E "pid|note|CUPTI" "$work/logs/profile-under-nsys.txt" | head -4 | tee -a "$summary" "$out/summary.txt"
+  fi
+  # Overhead: plain, speedlab profile, the other tracer; one process each, alternated.
+  for round in 1 2 3; do
+    "$storm" --no-cupti --rounds 3 >"$work/logs/ovh-storm-plain-$round.txt" 2>&1
+    "$speedlab" profile --out "$pw/ovh-storm-$round" -- "$storm" --no-cupti --rounds 3 >"$work/logs/ovh-storm-speedlab-$round.txt" 2>&1
+    [[ -x $NSYS ]] && timeout 120 "$NSYS" profile -t cuda,nvtx -o "$pw/ovh-storm-nsys-$round" --force-overwrite true \
+      "$storm" --no-cupti --rounds 3 >"$work/logs/ovh-storm-nsys-$round.txt" 2>&1
+    python3 examples/torch_mlp.py >"$work/logs/ovh-torch-plain-$round.txt" 2>&1
+    "$speedlab" profile --out "$pw/ovh-torch-$round" -- python3 examples/torch_mlp.py >"$work/logs/ovh-torch-speedlab-$round.txt" 2>&1
+    python3 examples/torch_mlp.py --torch-profile >"$work/logs/ovh-torch-torchprof-$round.txt" 2>&1
+    rm -rf "$pw/ovh-storm-$round"/*.slstream "$pw"/ovh-storm-nsys-*.nsys-rep
+  done
+  python3 - "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, statistics, sys
+def vals(pattern, key):
+    v = []
+    for f in sorted(glob.glob(os.path.join(sys.argv[1], pattern))):
+        for line in open(f, errors="replace"):
+            if line.startswith("{"):
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue
+                if key in d: v.append(d[key])
+    return v
+for prog, key, tools in (("storm", "plain_us_per_launch", ("plain", "speedlab", "nsys")),
+                         ("torch", "us_per_step", ("plain", "speedlab", "torchprof"))):
+    med = {t: statistics.median(v) for t in tools if (v := vals(f"ovh-{prog}-{t}-*.txt", key))}
+    if "plain" not in med:
+        print(f"overhead {prog}: no plain figures"); continue
+    p = med["plain"]
+    cells = [f"{t} {m:.2f} us ({m - p:+.2f} us, {100 * (m / p - 1):+.1f}%)" for t, m in med.items()]
+    print(f"overhead {prog} ({key}, median of 3 processes each): " + "; ".join(cells))
+PY
+  # What the profile run itself recorded of the loop (records, drops).
+  grep -h "exited\|pid" "$work"/logs/ovh-storm-speedlab-1.txt "$work"/logs/ovh-torch-speedlab-1.txt | head -6 >>"$summary"
+  tar -C "$pw" -czf "$out/profile-fixtures.tar.gz" fixtures $(cd "$pw" && ls -d */profile.json 2>/dev/null)
+  note "profile fixtures: $(du -h "$out/profile-fixtures.tar.gz" | cut -f1)"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"

@@ -10,6 +10,8 @@ cmake --build "$build" -j 2
 rm -rf .device-carry
 mkdir -p .device-carry
 cp "$build"/speedlab .device-carry/
+# `speedlab profile` finds the injection library beside itself.
+[[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so .device-carry/
 mkdir -p .device-carry/plugins && cp "$build"/plugins/*.so .device-carry/plugins/
 cp -r "$build"/test-plugins .device-carry/test-plugins 2>/dev/null || true
 # Test binaries name the build folder by absolute path; gpu-check.sh links it there.
@@ -18,5 +20,5 @@ for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm; do
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
   [[ -n "$f" ]] && cp "$f" .device-carry/
 done
-strip --strip-unneeded .device-carry/speedlab* .device-carry/plugins/*.so 2>/dev/null || true
+strip --strip-unneeded .device-carry/speedlab* .device-carry/libspeedlab-inject.so .device-carry/plugins/*.so 2>/dev/null || true
 du -sh .device-carry

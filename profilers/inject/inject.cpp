@@ -221,7 +221,8 @@ private:
     cupti::set_active(m_buffers);
     cupti::take_dropped_records();
     std::vector<std::string> notes;
-    m_enabled = cupti::enable_activities({true, false, false}, notes);
+    // Driver API records too: CuPy and Numba launch and copy through the driver API only.
+    m_enabled = cupti::enable_activities({true, env("SPEEDLAB_PROFILE_DRIVER_API") != "0", false}, notes);
     for (const auto& n : notes) note(n);
     if (!m_enabled.error.empty()) {
       note(m_enabled.error);
@@ -346,6 +347,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
       if (!inj->start()) return;
       g_injector = inj;
       pthread_atfork(nullptr, nullptr, &at_fork_child);
+      // The final flush runs in at_exit; exit() runs handlers in reverse order of
+      // registration, static destructors included, so everything the flush uses is made
+      // before at_exit is registered (seen on the GPU machine: a trace written from at_exit
+      // with a destroyed static table of column names).
+      (void)nlohmann::json(speedlab::trace::device_trace{}).dump();
       std::atexit(&at_exit);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "speedlab-inject: setup failed: %s; this process is not profiled\n", e.what());

@@ -1,0 +1,223 @@
+// `speedlab profile -- PROGRAM` as a launcher, without a GPU: exit codes (the program's,
+// 128+N for a signal, 127 when it cannot start), stdin/stdout passthrough, signals sent to
+// speedlab reaching the program, the environment the program gets, the output folder's
+// safety and profile.json's facts. Tiny shell programs stand in for PROGRAM.
+#include "speedlab_catch.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/profile_command.hpp"
+#include "app/program_launcher.hpp"
+#include "model/profile_stream.hpp"
+#include "test_support.hpp"
+
+using namespace speedlab;
+using Catch::Contains;
+using testing::run_command;
+
+namespace {
+
+std::string profile_cmd(const std::filesystem::path& out, const std::string& program) {
+  return testing::speedlab_binary().string() + " profile --out " + out.string() + " -- " + program;
+}
+
+nlohmann::json facts(const std::filesystem::path& out) {
+  std::ifstream in(out / "profile.json");
+  return nlohmann::json::parse(in);
+}
+
+} // namespace
+
+TEST_CASE("profile: exits with the program's exit code and lists the direct child", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  const auto r = run_command(profile_cmd(out, "sh -c 'echo to-stdout; exit 3'"));
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.output, Contains("to-stdout"));
+  const auto f = facts(out);
+  CHECK(f["exit_code"] == 3);
+  CHECK(f["command_line"] == nlohmann::json({"sh", "-c", "echo to-stdout; exit 3"}));
+  REQUIRE(f["processes"].size() == 1);
+  CHECK(f["processes"][0]["used_cuda"] == false);
+  CHECK(f["processes"][0]["exit_code"] == 3);
+  CHECK(f["wall_s"].get<double>() > 0);
+  bool said = false;
+  for (const auto& n : f["notes"]) said |= n.get<std::string>().find("never used CUDA") != std::string::npos ||
+                                          n.get<std::string>().find("no process of the program used CUDA") != std::string::npos ||
+                                          n.get<std::string>().find("without GPU profiling") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("profile: a program that cannot run exits 127 with a clear message and leaves no folder", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  auto r = run_command(profile_cmd(out, "/no/such/program --flag"));
+  CHECK(r.exit_code == 127);
+  CHECK_THAT(r.output, Contains("cannot run '/no/such/program'"));
+  CHECK_THAT(r.output, Contains("No such file"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Not executable.
+  const auto script = dir.path() / "not-executable.sh";
+  std::ofstream(script) << "echo hi\n";
+  r = run_command(profile_cmd(out, script.string()));
+  CHECK(r.exit_code == 127);
+  CHECK_THAT(r.output, Contains("Permission denied"));
+}
+
+TEST_CASE("profile: a program killed by a signal gives 128+N", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto r = run_command(profile_cmd(dir.path() / "p", "sh -c 'kill -KILL $$'"));
+  CHECK(r.exit_code == 137);
+  const auto f = facts(dir.path() / "p");
+  CHECK(f["signal"] == 9);
+}
+
+TEST_CASE("profile: stdin reaches the program; speedlab's own words go to stderr", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto r = run_command("(printf 'line one\\nline two\\n' | " + profile_cmd(dir.path() / "p", "cat") +
+                             " 2>/dev/null)");
+  CHECK(r.exit_code == 0);
+  CHECK(r.output == "line one\nline two\n");
+}
+
+TEST_CASE("profile: SIGTERM and SIGINT sent to speedlab reach the program", "[profile_command]") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    testing::temp_dir dir;
+    const auto out = dir.path() / "p";
+    const auto marker = dir.path() / "got-signal";
+    // The program records the signal it got, then exits 5; speedlab must pass it on and
+    // then exit with the program's code.
+    const std::string program = "trap 'echo got > " + marker.string() + "; exit 5' TERM INT; while :; do sleep 0.05; done";
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const std::string bin = testing::speedlab_binary().string();
+      ::execl(bin.c_str(), bin.c_str(), "profile", "--out", out.c_str(), "--", "sh", "-c", program.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(99);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(pid, sig);
+    int status = 0;
+    for (int i = 0; i < 100 && ::waitpid(pid, &status, WNOHANG) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!WIFEXITED(status) && !WIFSIGNALED(status)) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      FAIL("speedlab did not end after the signal");
+    }
+    INFO("signal " << sig);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 5);
+    CHECK(std::filesystem::exists(marker));
+    CHECK(std::filesystem::exists(out / "profile.json"));
+  }
+}
+
+TEST_CASE("profile: the program gets the injection variables; children inherit them", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  const auto r = run_command(profile_cmd(
+      out, "sh -c 'sh -c \"echo DIR=\\$SPEEDLAB_PROFILE_DIR FLUSH=\\$SPEEDLAB_PROFILE_FLUSH_MS "
+           "CUDA=\\$CUDA_INJECTION64_PATH NVTX=\\$NVTX_INJECTION64_PATH\"'"));
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("DIR=" + std::filesystem::absolute(out).string() + " FLUSH=500"));
+  // speedlab looks for the library beside itself.
+  const auto lib = testing::speedlab_binary().parent_path() / "libspeedlab-inject.so";
+  if (!std::filesystem::exists(lib)) {
+    WARN("no libspeedlab-inject.so in this build: CUDA_INJECTION64_PATH is not set");
+    CHECK_THAT(r.output, Contains("CUDA= NVTX="));
+  } else {
+    CHECK_THAT(r.output, Contains("CUDA=" + lib.string() + " NVTX=" + lib.string()));
+  }
+  const auto env = app::injection_environment("/x/libspeedlab-inject.so", "rel", 250);
+  CHECK(env.at("CUDA_INJECTION64_PATH") == "/x/libspeedlab-inject.so");
+  CHECK(env.at("NVTX_INJECTION64_PATH") == "/x/libspeedlab-inject.so");
+  CHECK(env.at("SPEEDLAB_PROFILE_FLUSH_MS") == "250");
+  CHECK(std::filesystem::path(env.at("SPEEDLAB_PROFILE_DIR")).is_absolute());
+  const auto merged = app::environment_with({{"PATH", "/only"}});
+  CHECK(std::count_if(merged.begin(), merged.end(), [](const std::string& e) { return e.rfind("PATH=", 0) == 0; }) == 1);
+  CHECK(std::find(merged.begin(), merged.end(), "PATH=/only") != merged.end());
+}
+
+TEST_CASE("profile: under another CUDA tool its injection is left in place, with a note", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  const auto r = run_command("CUDA_INJECTION64_PATH=/opt/other/libToolsInjection64.so " +
+                             profile_cmd(out, "sh -c 'echo CUDA=$CUDA_INJECTION64_PATH'"));
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("CUDA=/opt/other/libToolsInjection64.so"));
+  if (std::filesystem::exists(testing::speedlab_binary().parent_path() / "libspeedlab-inject.so")) {
+    CHECK_THAT(r.output, Contains("another CUDA tool is attached"));
+    const auto f = facts(out);
+    REQUIRE(f["notes"].size() == 1);
+    CHECK_THAT(f["notes"][0].get<std::string>(), Contains("left it in place"));
+  }
+}
+
+TEST_CASE("profile: a non-empty output folder is refused unless --force", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  std::filesystem::create_directories(out);
+  std::ofstream(out / "keep.txt") << "mine";
+  std::ofstream(out / "old-1.slstream") << "old";
+  auto r = run_command(profile_cmd(out, "true"));
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("is not empty"));
+  CHECK(std::filesystem::exists(out / "old-1.slstream"));
+  r = run_command(testing::speedlab_binary().string() + " profile --force --out " + out.string() + " -- true");
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(out / "old-1.slstream")); // an earlier profile's stream: replaced
+  CHECK(std::filesystem::exists(out / "keep.txt"));              // anything else: kept
+  r = run_command(testing::speedlab_binary().string() + " profile --out " + (dir.path() / "q").string());
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("no program given"));
+}
+
+TEST_CASE("profile: streams written by processes of the program are read into profile.json", "[profile_command]") {
+  // A stand-in for the injection library: the program writes a (truncated) stream with
+  // its own pid, as an injected process would, and one for a grandchild.
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  std::filesystem::create_directories(out);
+  profile::process_info info;
+  info.pid = 424242;
+  info.host = "h";
+  info.command_line = {"python3", "worker.py"};
+  info.start_ns = 10;
+  std::string error;
+  {
+    auto w = profile::stream_writer::create(dir.path() / "stage.slstream", error);
+    REQUIRE(w);
+    w->write(profile::chunk_type::header, profile::header_json(info, 0, 500, "test"));
+    trace::device_trace t;
+    t.kernels.push_back({});
+    t.kernels.back().start = 20;
+    t.kernels.back().end = 70;
+    w->write(profile::chunk_type::records, profile::records_json(100, t));
+  }
+  const auto r = run_command(profile_cmd(out, "cp " + (dir.path() / "stage.slstream").string() + " " +
+                                                 (out / "h-424242.slstream").string()));
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("truncated"));
+  const auto f = facts(out);
+  REQUIRE(f["processes"].size() == 2); // cp (never used CUDA) and the stream writer
+  bool found = false;
+  for (const auto& p : f["processes"])
+    if (p["pid"] == 424242) {
+      found = true;
+      CHECK(p["used_cuda"] == true);
+      CHECK(p["truncated"] == true);
+      CHECK(p["kernels"] == 1);
+      CHECK(p["kernel_ns"] == 50.0);
+    }
+  CHECK(found);
+}
