@@ -213,6 +213,7 @@ private:
     for (const auto& n : setup.notes) note(n);
     if (!setup.error.empty()) {
       note("cupti: " + setup.error);
+      cuptiUnsubscribe(m_subscriber); // leave CUPTI free for another client
       return;
     }
     if (!setup.timestamp_callback) m_clock_start = cupti::read_clock_pair();
@@ -227,6 +228,7 @@ private:
     if (!m_enabled.error.empty()) {
       note(m_enabled.error);
       cupti::clear_active(m_buffers);
+      cuptiUnsubscribe(m_subscriber);
       return;
     }
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);

@@ -2,6 +2,9 @@
 // trip, torn and truncated streams, damaged chunks, file naming.
 #include "speedlab_catch.hpp"
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <fstream>
 #include <iterator>
 
@@ -206,4 +209,33 @@ TEST_CASE("profile stream: chunk layout is magic, type, length, CRC-32, payload"
                             static_cast<unsigned char>(c[14]) << 16 | static_cast<std::uint32_t>(static_cast<unsigned char>(c[15])) << 24;
   CHECK(crc == 0xa3a6bf43u);
   CHECK(c.substr(16) == "{}");
+}
+
+// Not a timed test (hidden tag): how long reading a large stream takes, and the peak memory.
+//   build/tests/speedlab_tests "[.profile_stream_benchmark]"
+TEST_CASE("profile stream: reading 1 million kernels and 2 million API calls", "[.profile_stream_benchmark]") {
+  testing::temp_dir dir;
+  const auto file = dir.path() / profile::stream_file_name("bench", 1);
+  std::string error;
+  auto w = profile::stream_writer::create(file, error);
+  REQUIRE(w);
+  w->write(profile::chunk_type::header, profile::header_json(info_of(1), 0, 500, "bench"));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int c = 0; c < 10; ++c) {
+    trace::device_trace t = batch(2000 + 1000000000ull * c, 100000);
+    for (int k = 0; k < 100000; ++k) t.api_calls.push_back(t.api_calls[k]); // runtime + driver record per launch
+    REQUIRE(w->write(profile::chunk_type::records, profile::records_json(3000 + 1000000000ull * c, t)));
+  }
+  w->write(profile::chunk_type::close, profile::close_json(20000000000ull, "exit", 0));
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto r = profile::read_stream(file);
+  const auto t2 = std::chrono::steady_clock::now();
+  REQUIRE(r.profile.trace.kernels.size() == 1000000);
+  REQUIRE(r.profile.trace.api_calls.size() == 2000000);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  WARN("stream of " << std::filesystem::file_size(file) / 1048576 << " MiB: written in "
+                    << std::chrono::duration<double>(t1 - t0).count() << " s, read in "
+                    << std::chrono::duration<double>(t2 - t1).count() << " s; peak RSS " << usage.ru_maxrss / 1024
+                    << " MiB");
 }
