@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,28 +29,34 @@ std::filesystem::path self_dir() {
   return ec ? std::filesystem::path{} : exe.parent_path();
 }
 
-// Refuses a folder that holds anything unless --force; with --force an earlier profile's
-// streams and facts are removed first, so old processes never mix with new ones.
-// Returns true when the folder was created here (removed again if the program cannot start).
-bool prepare_folder(const std::filesystem::path& dir, bool force) {
+// The folder's lock (app/output_folder.hpp: a second speedlab writing there is refused),
+// then its contents: anything but the lock refuses the folder unless --force; with --force
+// an earlier profile's streams and facts are removed first, so old processes never mix
+// with new ones. `created`: the folder was made here (removed again if PROGRAM cannot start).
+std::unique_ptr<folder_lock> prepare_folder(const std::filesystem::path& dir, bool force, bool& created) {
   std::error_code ec;
   const bool existed = std::filesystem::exists(dir, ec);
   if (existed && !std::filesystem::is_directory(dir, ec))
-    throw config_error(fmt::format("output folder {} exists and is not a folder", dir.string()));
-  if (existed && !std::filesystem::is_empty(dir, ec)) {
+    throw folder_refused(fmt::format("output folder {} exists and is not a folder", dir.string()));
+  std::filesystem::create_directories(dir);
+  created = !existed;
+  auto lock = std::make_unique<folder_lock>(dir);
+  std::vector<std::filesystem::path> present;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename() != layout::lock) present.push_back(e.path());
+  if (!present.empty()) {
     if (!force)
-      throw config_error(fmt::format("output folder {} is not empty; choose another with --out, or --force to replace "
-                                     "an earlier profile there",
-                                     dir.string()));
+      throw folder_refused(fmt::format("output folder {} is not empty; choose another with --out, or --force to replace "
+                                       "an earlier profile there",
+                                       dir.string()));
     std::size_t removed = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.path().extension() == profile::stream_extension || e.path().filename() == facts_file)
-        removed += std::filesystem::remove(e.path(), ec) ? 1 : 0;
+    for (const auto& f : present)
+      if (f.extension() == profile::stream_extension || f.filename() == facts_file)
+        removed += std::filesystem::remove(f, ec) ? 1 : 0;
     std::cerr << fmt::format("speedlab: --force: removed {} file(s) of an earlier profile in {}\n", removed, dir.string());
   }
-  std::filesystem::create_directories(dir);
-  if (::access(dir.c_str(), W_OK) != 0) throw config_error(fmt::format("output folder {} is not writable", dir.string()));
-  return !existed;
+  if (::access(dir.c_str(), W_OK) != 0) throw folder_refused(fmt::format("output folder {} is not writable", dir.string()));
+  return lock;
 }
 
 nlohmann::json process_json(const profile::process_profile& p) {
@@ -117,7 +124,8 @@ int command_profile(const profile_options& options) {
   if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
   if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
   const std::filesystem::path dir = options.out;
-  const bool created = prepare_folder(dir, options.force);
+  bool created = false;
+  auto lock = prepare_folder(dir, options.force, created);
 
   std::vector<std::string> notes;
   std::filesystem::path library = find_inject_library();
@@ -145,7 +153,8 @@ int command_profile(const profile_options& options) {
   if (!run.started) {
     std::cerr << "speedlab: " << run.error << '\n';
     std::error_code ec;
-    if (created) std::filesystem::remove(dir, ec); // nothing ran: leave no empty folder behind
+    lock.reset();
+    if (created) std::filesystem::remove_all(dir, ec); // nothing ran: leave no folder behind (only the lock is in it)
     return 127;
   }
 

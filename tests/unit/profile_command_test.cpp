@@ -182,6 +182,27 @@ TEST_CASE("profile: a non-empty output folder is refused unless --force", "[prof
   CHECK_THAT(r.output, Contains("no program given"));
 }
 
+TEST_CASE("profile: a folder in use by another speedlab is refused", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  const auto bin = testing::speedlab_binary().string();
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl(bin.c_str(), bin.c_str(), "profile", "--out", out.c_str(), "--", "sleep", "2", static_cast<char*>(nullptr));
+    ::_exit(99);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const auto r = run_command(bin + " profile --force --out " + out.string() + " -- true");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("in use by another speedlab"));
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(std::filesystem::exists(out / "profile.json")); // the first one finished undisturbed
+}
+
 TEST_CASE("profile: streams written by processes of the program are read into profile.json", "[profile_command]") {
   // A stand-in for the injection library: the program writes a (truncated) stream with
   // its own pid, as an injected process would, and one for a grandchild.
