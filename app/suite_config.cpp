@@ -309,7 +309,15 @@ suite_config load_suite_file(const std::string& path) {
   if (text.size() > max_suite_file_bytes)
     throw config_error(fmt::format("{}: the suite file has {} bytes; at most {} MiB are read", path, text.size(),
                                    max_suite_file_bytes >> 20));
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+  // Only blanks and comments would silently run the built-in suite's defaults.
+  std::istringstream lines(text);
+  std::string line;
+  bool content = false;
+  while (!content && std::getline(lines, line)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    content = first != std::string::npos && line[first] != '#';
+  }
+  if (!content)
     throw config_error(fmt::format("{}: the suite file is empty (run without a suite file for the built-in one)", path));
   return parse_suite(text, path);
 }
