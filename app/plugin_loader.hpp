@@ -41,6 +41,9 @@ public:
   // Loads every libspeedlab-*.so in a folder. A missing folder is an error.
   void load_directory(const std::filesystem::path& dir);
 
+  // A workload described in this process (tests, fuzzing): no file is loaded.
+  void add(workload_info info, const std::filesystem::path& file);
+
   const std::map<std::string, loaded_workload>& workloads() const { return m_workloads; }
   const loaded_workload* find(const std::string& name) const;
   const std::vector<load_error>& errors() const { return m_errors; }  // files that should have loaded
