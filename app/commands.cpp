@@ -24,9 +24,11 @@
 #include "app/device_step.hpp"
 #include "app/interrupt.hpp"
 #include "app/isolation.hpp"
+#include "app/names.hpp"
 #include "app/output_folder.hpp"
 #include "app/plugin_loader.hpp"
 #include "app/progress.hpp"
+#include "app/suite_plan.hpp"
 #include "app/terminal_summary.hpp"
 #include "profilers/profiler.hpp"
 #include "reports/reporter.hpp"
@@ -58,11 +60,9 @@ std::string cupti_options_note(const profiling::profiler_options& o) {
 void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli_paths) {
   const auto paths = plugin_search_path(cli_paths);
   if (paths.empty()) std::cerr << "speedlab: warning: no plugin folder found (use --plugin-path or SPEEDLAB_PLUGIN_PATH)\n";
-  for (const auto& p : paths) {
-    if (std::filesystem::is_regular_file(p)) registry.load_file(p);
-    else registry.load_directory(p);
-  }
+  registry.load(paths);
   for (const auto& e : registry.errors()) std::cerr << "speedlab: plugin " << e.file.string() << ": " << e.message << '\n';
+  for (const auto& n : registry.notes()) std::cerr << "speedlab: note: " << n << '\n';
 }
 
 bool counts_as_failure(const point_result& p) {
@@ -109,10 +109,17 @@ analysis::analysis_result analyze_saved(const saved_run& saved) {
 void check_names(const std::vector<std::string>& wanted, const std::vector<std::string>& valid, const char* what) {
   for (const auto& w : wanted)
     if (std::find(valid.begin(), valid.end(), w) == valid.end()) {
-      const std::string hint = did_you_mean(w, valid);
-      throw config_error(fmt::format("unknown {} '{}'{}; valid: {}", what, w,
-                                     hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), fmt::join(valid, ", ")));
+      throw config_error(unknown_name_message(what, w, valid));
     }
+}
+
+// `report` and `analyze` take the folder of a run; a file or an empty name gets a message
+// saying so rather than "no such folder".
+void check_run_folder(const std::string& dir) {
+  if (dir.empty()) throw config_error("the output folder name is empty; name the folder of a run");
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(dir, ec))
+    throw config_error(fmt::format("{}: is a file; give the output folder of a run (the folder holding results.jsonl)", dir));
 }
 
 } // namespace
@@ -124,7 +131,7 @@ int command_list(const list_options& options) {
   std::string text;
   for (const auto& [name, w] : registry.workloads()) {
     nlohmann::json jw{{"name", name}, {"description", w.info.description}, {"plugin", w.file.string()}};
-    text += fmt::format("{}  {}\n  plugin: {}\n  parameters:\n", name, w.info.description, w.file.filename().string());
+    text += fmt::format("{}  {}\n  plugin: {}\n  parameters:\n", name, w.info.description, w.file.string());
     for (const auto& p : w.info.parameters) {
       const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
       jw["parameters"].push_back({{"name", p.name}, {"type", type}, {"description", p.description},
@@ -152,11 +159,16 @@ int command_list(const list_options& options) {
     j.push_back(std::move(jw));
   }
   if (options.json) {
-    nlohmann::json out{{"workloads", j}, {"errors", nlohmann::json::array()}};
+    nlohmann::json out{{"workloads", j}, {"errors", nlohmann::json::array()}, {"skipped", nlohmann::json::array()},
+                       {"notes", registry.notes()}};
     for (const auto& e : registry.errors()) out["errors"].push_back({{"file", e.file.string()}, {"message", e.message}});
+    for (const auto& e : registry.skipped()) out["skipped"].push_back({{"file", e.file.string()}, {"reason", e.message}});
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << (text.empty() ? "no workloads loaded\n" : text);
+    // Files in plugin folders that were passed over, and why (load errors are on stderr).
+    if (!registry.skipped().empty()) std::cout << "files skipped in plugin folders:\n";
+    for (const auto& e : registry.skipped()) std::cout << fmt::format("  {}: {}\n", e.file.string(), e.message);
   }
   return registry.errors().empty() ? exit_ok : exit_failures;
 }
@@ -322,6 +334,7 @@ namespace {
 
 // A saved run with at least one valid point, its warnings said; nothing valid is exit 2.
 std::optional<saved_run> load_for_reading(const std::string& dir) {
+  check_run_folder(dir);
   saved_run saved = load_run(dir);
   for (const auto& w : saved.warnings) std::cerr << "speedlab: warning: " << w << '\n';
   if (!saved.points.empty()) return saved;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/suite_config.hpp"
+#include "app/suite_overrides.hpp"
 
 namespace speedlab::app {
 

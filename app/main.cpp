@@ -1,9 +1,15 @@
 // speedlab: where does the time go when numerical code moves to the GPU?
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+
+#include "app/checked_number.hpp"
 #include "app/commands.hpp"
+#include "app/names.hpp"
 #include "app/profile_command.hpp"
 #include "speedlab/config.hpp"
 
@@ -39,14 +45,18 @@ int main(int argc, char** argv) {
       ->excludes(force_flag);
   run_cmd->add_option("--plugin-path", run.plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
   run_cmd->add_flag("--no-isolate", no_isolate, "Run every point in this process (a crash ends the suite)");
-  run_cmd->add_option("--timeout", run.overrides.timeout_s, "Seconds one run may take before it is killed")->check(CLI::PositiveNumber);
-  run_cmd->add_option("--max-time", run.overrides.max_time_s, "Most seconds of measurement per point")->check(CLI::PositiveNumber);
-  run_cmd->add_option("--min-time", run.overrides.min_time_s, "Least seconds of measurement per point")->check(CLI::NonNegativeNumber);
-  run_cmd->add_option("--min-samples", run.overrides.min_samples, "Least repetitions per point")->check(CLI::PositiveNumber);
-  run_cmd->add_option("--max-samples", run.overrides.max_samples, "Most repetitions per point")->check(CLI::PositiveNumber);
-  run_cmd->add_option("--warmup", run.overrides.warmup_runs, "Warm-up repetitions per point");
-  run_cmd->add_option("--threads", run.overrides.threads, "Threads for 'threads' variants (0: all cores)")
-      ->check(CLI::Range(0, max_threads));
+  // Numbers are taken as text and go through checked_number (the suite file's limits).
+  std::map<std::string, std::string> numbers;
+  auto number_option = [&](const char* name, const char* help) {
+    run_cmd->add_option(name, numbers[name], help);
+  };
+  number_option("--timeout", "Seconds one run may take before it is killed");
+  number_option("--max-time", "Most seconds of measurement per point");
+  number_option("--min-time", "Least seconds of measurement per point");
+  number_option("--min-samples", "Least repetitions per point");
+  number_option("--max-samples", "Most repetitions per point");
+  number_option("--warmup", "Warm-up repetitions per point");
+  number_option("--threads", "Threads for 'threads' variants (0: all cores)");
   run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, none)")->delimiter(',');
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
@@ -96,6 +106,17 @@ int main(int argc, char** argv) {
         break;
       }
 
+  // CLI11 says "A subcommand is required" for an unknown one: name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const auto* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+      std::cerr << "speedlab: error: " << unknown_name_message("command", argv[1], commands)
+                << "\nRun with --help for more information.\n";
+      return exit_usage;
+    }
+  }
+
   try {
     app.parse(parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -106,6 +127,22 @@ int main(int argc, char** argv) {
   try {
     if (*list_cmd) return command_list(list);
     if (*run_cmd) {
+      auto take = [&](const char* name, const number_rule& rule, auto& target) {
+        const std::string& text = numbers[name];
+        if (run_cmd->count(name) == 0) return;
+        try {
+          target = static_cast<typename std::decay_t<decltype(target)>::value_type>(checked_number(text, rule));
+        } catch (const number_error& e) {
+          throw config_error(fmt::format("<command line>: {} {}", name, e.what()));
+        }
+      };
+      take("--timeout", limits::timeout_s, run.overrides.timeout_s);
+      take("--max-time", limits::max_time_s, run.overrides.max_time_s);
+      take("--min-time", limits::min_time_s, run.overrides.min_time_s);
+      take("--min-samples", limits::samples, run.overrides.min_samples);
+      take("--max-samples", limits::samples, run.overrides.max_samples);
+      take("--warmup", limits::warmup_runs, run.overrides.warmup_runs);
+      take("--threads", limits::threads, run.overrides.threads);
       if (no_isolate) run.overrides.isolate = false;
       if (self_timing) run.overrides.self_timing = true;
       if (!profilers.empty()) run.overrides.profilers = profilers;

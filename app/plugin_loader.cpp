@@ -1,20 +1,25 @@
 #include "app/plugin_loader.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <system_error>
 
-#include <boost/dll/import.hpp>
 #include <boost/dll/runtime_symbol_info.hpp>
-#include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
 
+#include "app/plugin_probe.hpp"
 #include "speedlab/config.hpp"
 
 namespace speedlab::app {
 
 struct plugin_registry::library_handles {
-  std::vector<boost::dll::shared_library> libraries;
+  std::vector<void*> handles;
+  ~library_handles() {
+    for (auto it = handles.rbegin(); it != handles.rend(); ++it) ::dlclose(*it);
+  }
 };
 
 plugin_registry::plugin_registry() : m_libraries(std::make_unique<library_handles>()) {}
@@ -37,57 +42,89 @@ const loaded_workload* plugin_registry::find(const std::string& name) const {
   return it == m_workloads.end() ? nullptr : &it->second;
 }
 
-bool plugin_registry::load_file(const std::filesystem::path& file) {
-  auto fail = [&](std::string message) {
-    m_errors.push_back({file, std::move(message)});
-    return false;
-  };
+namespace {
+
+bool plugin_file_name(const std::filesystem::path& file) {
+  const auto name = file.filename().string();
+  return name.rfind("libspeedlab-", 0) == 0 && file.extension() == ".so";
+}
+
+} // namespace
+
+void plugin_registry::load(const std::vector<std::filesystem::path>& entries) {
+  // 1. The candidate files, in order; what is passed over says why.
+  std::vector<std::filesystem::path> candidates;
   std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) return fail("file not found");
-  if (!std::filesystem::is_regular_file(file, ec)) return fail("not a regular file");
-
-  boost::dll::shared_library lib;
-  boost::dll::fs::error_code load_ec;
-  lib.load(file, load_ec, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
-  if (load_ec) return fail("cannot be loaded as a shared library: " + load_ec.message());
-  if (!lib.has("speedlab_abi_version") || !lib.has("speedlab_describe"))
-    return fail("not a speedlab plugin (no speedlab_abi_version/speedlab_describe symbols; "
-                "register workloads with SPEEDLAB_REGISTER_WORKLOAD)");
-
-  // The ABI is checked through a plain int function before any SDK type crosses over.
-  const int abi = lib.get_alias<int()>("speedlab_abi_version")();
-  if (abi != SPEEDLAB_PLUGIN_ABI_VERSION)
-    return fail(fmt::format("plugin ABI version {} does not match this speedlab's ABI version {}; "
-                            "rebuild the plugin against this SDK",
-                            abi, SPEEDLAB_PLUGIN_ABI_VERSION));
-
-  std::vector<workload_info> described;
-  try {
-    described = lib.get_alias<describe_function>("speedlab_describe")();
-  } catch (const std::exception& e) {
-    return fail(std::string("describe() threw: ") + e.what());
-  } catch (...) {
-    return fail("describe() threw a non-standard exception");
+  for (const auto& entry : entries) {
+    if (entry.empty()) {
+      m_errors.push_back({entry, "empty plugin path"});
+    } else if (std::filesystem::is_directory(entry, ec)) {
+      std::vector<std::filesystem::path> files;
+      for (const auto& item : std::filesystem::directory_iterator(entry, ec)) {
+        const auto& p = item.path();
+        if (plugin_file_name(p)) files.push_back(p);
+        else if (item.is_directory(ec)) m_skipped.push_back({p, "a folder (plugin folders are not searched recursively)"});
+        else m_skipped.push_back({p, "name does not match libspeedlab-*.so"});
+      }
+      if (ec) m_errors.push_back({entry, "cannot list the plugin folder: " + ec.message()});
+      std::sort(files.begin(), files.end()); // deterministic order
+      candidates.insert(candidates.end(), files.begin(), files.end());
+    } else if (!std::filesystem::exists(entry, ec)) {
+      m_errors.push_back({entry, "plugin file or folder not found"});
+    } else {
+      candidates.push_back(entry);
+    }
   }
-  if (described.empty()) return fail("plugin describes no workload");
-
-  bool any = false;
-  for (auto& w : described) {
-    if (w.name.empty()) {
-      fail("a workload has an empty name");
+  // 2. What the first bytes rule out, without running anything.
+  std::vector<std::filesystem::path> probe;
+  for (const auto& f : candidates) {
+    if (!std::filesystem::is_regular_file(f, ec)) m_errors.push_back({f, "not a regular file"});
+    else if (auto why = elf_problem(f); !why.empty()) m_errors.push_back({f, why});
+    else probe.push_back(f);
+  }
+  // 3. The rest opened in a child first, then here.
+  const auto verdicts = probe_plugins(probe);
+  for (std::size_t i = 0; i < probe.size(); ++i) {
+    if (!verdicts[i].empty()) {
+      m_errors.push_back({probe[i], verdicts[i]});
       continue;
     }
-    if (auto it = m_workloads.find(w.name); it != m_workloads.end()) {
-      fail(fmt::format("workload '{}' is already provided by {}; this copy is ignored", w.name,
-                       it->second.file.string()));
+    opened_plugin p = open_plugin(probe[i]);
+    if (!p.handle) {
+      m_errors.push_back({probe[i], p.error});
       continue;
     }
-    std::string name = w.name;
-    m_workloads.emplace(name, loaded_workload{std::move(w), file});
-    any = true;
+    m_libraries->handles.push_back(p.handle);
+    for (auto& w : p.workloads) {
+      if (w.name.empty()) {
+        m_errors.push_back({probe[i], "a workload has an empty name"});
+        continue;
+      }
+      if (auto it = m_workloads.find(w.name); it != m_workloads.end()) {
+        m_notes.push_back(fmt::format("workload '{}' of {} replaces the one of {} (later on the plugin path wins)", w.name,
+                                      probe[i].string(), it->second.file.string()));
+        m_workloads.erase(it);
+      }
+      std::string name = w.name;
+      m_workloads.emplace(name, loaded_workload{std::move(w), probe[i]});
+    }
   }
-  if (any) m_libraries->libraries.push_back(std::move(lib));
-  return any;
+}
+
+void plugin_registry::add(workload_info info, const std::filesystem::path& file) {
+  std::string name = info.name;
+  m_workloads.insert_or_assign(name, loaded_workload{std::move(info), file});
+}
+
+bool plugin_registry::load_file(const std::filesystem::path& file) {
+  const auto before = m_errors.size();
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    m_errors.push_back({file, "is a folder, not a plugin file"});
+    return false;
+  }
+  load({file});
+  return m_errors.size() == before;
 }
 
 void plugin_registry::load_directory(const std::filesystem::path& dir) {
@@ -96,73 +133,45 @@ void plugin_registry::load_directory(const std::filesystem::path& dir) {
     m_errors.push_back({dir, "plugin folder not found"});
     return;
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.rfind("libspeedlab-", 0) == 0 && entry.path().extension() == ".so") files.push_back(entry.path());
+  load({dir});
+}
+
+std::filesystem::path builtin_plugin_dir() {
+  std::error_code ec;
+  const auto exe_dir = std::filesystem::path(boost::dll::program_location(ec).parent_path().string());
+  for (auto candidate : {exe_dir / "plugins", exe_dir / ".." / "lib" / "speedlab" / "plugins",
+                         std::filesystem::path(SPEEDLAB_INSTALL_PLUGIN_DIR)}) {
+    if (std::filesystem::is_directory(candidate, ec)) return std::filesystem::weakly_canonical(candidate, ec);
   }
-  std::sort(files.begin(), files.end()); // deterministic order
-  for (const auto& f : files) load_file(f);
+  return {};
 }
 
 std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::string>& cli_paths) {
-  std::vector<std::filesystem::path> out;
-  for (const auto& p : cli_paths) out.emplace_back(p);
+  std::vector<std::filesystem::path> named;
+  if (auto builtin = builtin_plugin_dir(); !builtin.empty()) named.push_back(builtin);
   if (const char* env = std::getenv("SPEEDLAB_PLUGIN_PATH"); env && *env) {
     std::string s = env;
     std::size_t start = 0;
     while (start <= s.size()) {
       auto colon = s.find(':', start);
       auto part = s.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!part.empty()) out.emplace_back(part);
+      if (!part.empty()) named.emplace_back(part);
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
   }
-  if (out.empty()) {
-    // Default folders only when nothing was named, so a test can load exactly one folder.
+  for (const auto& p : cli_paths) named.emplace_back(p);
+  // A folder or file named twice (also as another spelling of the same path) is loaded once.
+  std::vector<std::filesystem::path> out;
+  std::set<std::filesystem::path> seen;
+  for (const auto& p : named) {
     std::error_code ec;
-    const auto exe_dir = boost::dll::program_location(ec).parent_path();
-    for (auto candidate : {std::filesystem::path(exe_dir.string()) / "plugins",
-                           std::filesystem::path(exe_dir.string()) / ".." / "lib" / "speedlab" / "plugins",
-                           std::filesystem::path(SPEEDLAB_INSTALL_PLUGIN_DIR)}) {
-      if (std::filesystem::is_directory(candidate, ec)) {
-        out.push_back(std::filesystem::weakly_canonical(candidate, ec));
-        break;
-      }
-    }
+    auto canonical = p.empty() ? p : std::filesystem::weakly_canonical(p, ec);
+    if (ec) canonical = p;
+    if (!p.empty() && !seen.insert(canonical).second) continue;
+    out.push_back(p);
   }
   return out;
-}
-
-namespace {
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-} // namespace
-
-std::string did_you_mean(const std::string& wrong, const std::vector<std::string>& valid) {
-  std::string best;
-  std::size_t best_d = std::max<std::size_t>(2, wrong.size() / 3) + 1;
-  for (const auto& v : valid) {
-    const auto d = edit_distance(wrong, v);
-    if (d < best_d) {
-      best_d = d;
-      best = v;
-    }
-  }
-  return best;
 }
 
 } // namespace speedlab::app

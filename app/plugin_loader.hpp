@@ -1,6 +1,7 @@
-// Finds and loads workload plugins (Boost.DLL). A bad file (missing, not a speedlab
-// plugin, wrong ABI, throwing describe()) becomes a load_error naming the file; the
-// other plugins still load.
+// Finds and loads workload plugins. Each file is first opened in a child process
+// (plugin_probe.hpp), so a file that crashes, hangs or fails to link is reported and
+// skipped while the others load. Every file passed over says why: name pattern, not a
+// shared library, no entry symbol, ABI mismatch (both versions), the loader's message.
 #pragma once
 
 #include <filesystem>
@@ -31,27 +32,38 @@ public:
   plugin_registry(const plugin_registry&) = delete;
   plugin_registry& operator=(const plugin_registry&) = delete;
 
+  // Loads files and folders in order (a folder: its libspeedlab-*.so, not recursive), with
+  // one probe child for all of them. A workload defined again by a later file replaces the
+  // earlier one, with a note.
+  void load(const std::vector<std::filesystem::path>& files_and_folders);
   // Loads one file; returns false and records a load_error when it is not usable.
   bool load_file(const std::filesystem::path& file);
-  // Loads every libspeedlab-*.so in a folder (non-recursive). A missing folder is an error.
+  // Loads every libspeedlab-*.so in a folder. A missing folder is an error.
   void load_directory(const std::filesystem::path& dir);
+
+  // A workload described in this process (tests, fuzzing): no file is loaded.
+  void add(workload_info info, const std::filesystem::path& file);
 
   const std::map<std::string, loaded_workload>& workloads() const { return m_workloads; }
   const loaded_workload* find(const std::string& name) const;
-  const std::vector<load_error>& errors() const { return m_errors; }
+  const std::vector<load_error>& errors() const { return m_errors; }  // files that should have loaded
+  const std::vector<load_error>& skipped() const { return m_skipped; } // files passed over by name or kind
+  const std::vector<std::string>& notes() const { return m_notes; }    // replacements, folders named twice
 
 private:
   struct library_handles;
   std::unique_ptr<library_handles> m_libraries; // keeps code alive as long as the registry
   std::map<std::string, loaded_workload> m_workloads;
-  std::vector<load_error> m_errors;
+  std::vector<load_error> m_errors, m_skipped;
+  std::vector<std::string> m_notes;
 };
 
-// The folders searched, in order: --plugin-path values, SPEEDLAB_PLUGIN_PATH (colon
-// separated), the build tree's plugins folder next to the executable, the installed folder.
+// The folders and files searched, in order (later ones win): the built-in plugins folder
+// (next to the executable in a build tree, else the installed one), SPEEDLAB_PLUGIN_PATH
+// (colon separated), then the --plugin-path values. A folder named twice is searched once.
 std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::string>& cli_paths);
 
-// Closest names by edit distance, for "did you mean" messages.
-std::string did_you_mean(const std::string& wrong, const std::vector<std::string>& valid);
+// The built-in plugins folder, or "" when none is found.
+std::filesystem::path builtin_plugin_dir();
 
 } // namespace speedlab::app

@@ -1,5 +1,6 @@
-// The suite: what to run and how to measure it, from YAML (a file or the built-in default)
-// with command-line overrides. Every error names where it is: file:line:column.
+// The suite: what to run and how to measure it, parsed from YAML (a file or the built-in
+// default). Every error names where it is: file:line:column. Command-line overrides are in
+// suite_overrides.hpp, the expansion into points in suite_plan.hpp.
 #pragma once
 
 #include <map>
@@ -11,8 +12,6 @@
 #include "profilers/profiler.hpp" // profiler_options
 
 namespace speedlab::app {
-
-class plugin_registry;
 
 struct config_error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -45,9 +44,6 @@ struct workload_request {
   std::optional<measure_options> measure;
 };
 
-// The most threads a 'threads' variant may be given, from the suite file or --threads.
-inline constexpr int max_threads = 4096;
-
 struct suite_config {
   std::string source = "<built-in default suite>";
   std::string output = "speedlab-out";
@@ -63,24 +59,17 @@ struct suite_config {
   std::vector<workload_request> workloads; // empty: every loaded workload at its defaults
 };
 
+// Bounds checked while parsing, before anything is expanded (YAML aliases can repeat a
+// list without the file growing).
+inline constexpr std::size_t max_workload_entries = 1000;
+inline constexpr std::size_t max_suite_values = 1000000;             // parameter values in all
+inline constexpr std::size_t max_suite_value_bytes = std::size_t{256} << 20;
+inline constexpr std::size_t max_suite_file_bytes = std::size_t{16} << 20;
+
 // Parses YAML text; `file` names it in messages. Throws config_error.
 suite_config parse_suite(const std::string& yaml_text, const std::string& file);
 suite_config load_suite_file(const std::string& path);
 const char* default_suite_yaml();
-
-// Command-line overrides (applied after the file).
-struct cli_overrides {
-  std::vector<std::string> workloads, variants, params; // params: name=value-or-sweep
-  std::optional<std::string> output;
-  std::optional<bool> isolate;
-  std::optional<double> timeout_s, max_time_s, min_time_s;
-  std::optional<std::size_t> min_samples, max_samples, warmup_runs;
-  std::optional<int> threads;
-  std::optional<std::vector<std::string>> profilers, reports;
-  std::optional<std::string> calibrate;
-  std::optional<bool> self_timing;
-};
-void apply_overrides(suite_config& suite, const cli_overrides& cli);
 
 // One measured point: a workload, a variant, and one value per parameter.
 struct planned_point {
@@ -88,9 +77,5 @@ struct planned_point {
   std::map<std::string, std::string> params;
   measure_options measure;
 };
-
-// Checks names, parameters and ranges against the loaded plugins and expands sweeps into
-// points. Unknown names get the valid list and a did-you-mean. Throws config_error.
-std::vector<planned_point> plan_points(const suite_config& suite, const plugin_registry& registry);
 
 } // namespace speedlab::app

@@ -6,7 +6,12 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ make pkg-config libboost-dev libyaml-cpp-dev catch2 libfmt-dev libcli11-dev
-          nlohmann-json3-dev libsqlite3-dev zlib1g-dev sqlite3 python3)
+          nlohmann-json3-dev libsqlite3-dev zlib1g-dev sqlite3 python3
+          clang) # the ASan+UBSan and libFuzzer build (scripts/sanitize.sh)
+# libFuzzer's runtime comes with the compiler's runtime package (Debian 12: clang 14).
+if grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null; then
+  packages+=(libclang-rt-14-dev)
+fi
 # Debian's chromium is a real package; Ubuntu's is a snap wrapper that cannot run in
 # containers, so the browser test is only set up on Debian.
 if [[ -z "${SPEEDLAB_NO_BROWSER:-}" ]] && grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then

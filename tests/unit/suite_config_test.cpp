@@ -1,7 +1,10 @@
 #include "speedlab_catch.hpp"
 
 #include "app/plugin_loader.hpp"
-#include "app/suite_config.hpp"
+#include "app/suite_overrides.hpp"
+#include "app/suite_plan.hpp"
+
+#include <chrono>
 #include "test_support.hpp"
 
 using namespace speedlab::app;
@@ -157,4 +160,60 @@ TEST_CASE("config: the cupti section sets the profiler options, with positions o
   CHECK_THROWS_WITH(parse_suite("cupti:\n  clok: offset\n", "s.yaml"), Contains("s.yaml:2:3") && Contains("did you mean 'clock'"));
   CHECK_THROWS_WITH(parse_suite("cupti: {buffer_mib: 8, max_buffer_mib: 1}\n", "s.yaml"), Contains("smaller than"));
   CHECK_THROWS_WITH(parse_suite("cupti: on\n", "s.yaml"), Contains("must be a mapping"));
+}
+
+TEST_CASE("config: duplicate keys are refused with both places", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("timeout: 5\nthreads: 2\ntimeout: 9\n", "s.yaml"),
+                    Contains("s.yaml:3:1") && Contains("key 'timeout' appears twice") && Contains("first at s.yaml:1:1"));
+  CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    params: {n: 1, n: 2}\n", "s.yaml"),
+                    Contains("'n' appears twice"));
+  // A key that is not a name gets the file and position, not yaml-cpp's "bad conversion".
+  CHECK_THROWS_WITH(parse_suite("? [a, b]\n: 1\n", "s.yaml"), Contains("s.yaml:1:") && Contains("must be a single value"));
+}
+
+TEST_CASE("config: an empty variants list is an error, not every variant", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    variants: []\n", "s.yaml"),
+                    Contains("s.yaml:3:15") && Contains("empty list"));
+}
+
+TEST_CASE("config: the plan is bounded before anything is expanded", "[config][bounds]") {
+  // 25,000 sweeps of 4096 points each in one list.
+  std::string many = "workloads:\n  - name: faulty\n    params:\n      n: [";
+  for (int i = 0; i < 25000; ++i) many += (i ? ",\"1..4096\"" : "\"1..4096\"");
+  many += "]\n";
+  CHECK_THROWS_WITH(parse_suite(many, "s.yaml"), Contains("at most 4096"));
+  // One entry repeated through aliases: 1000 entries of 4096 x 4096 points.
+  std::string bomb = "workloads:\n  - &w {name: faulty, params: {n: 1..4096, scale: \"0..4.095:0.001\"}}\n";
+  for (int i = 0; i < 999; ++i) bomb += "  - *w\n";
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    const auto s = parse_suite(bomb, "s.yaml");
+    CHECK_THROWS_WITH(plan_points(s, faulty_registry()), Contains("at most 100000 points"));
+  } catch (const config_error& e) {
+    CHECK_THAT(e.what(), Contains("in all")); // the parse budget may stop it first
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  std::string too_many = "workloads:\n";
+  for (int i = 0; i < 1001; ++i) too_many += "  - faulty\n";
+  CHECK_THROWS_WITH(parse_suite(too_many, "s.yaml"), Contains("at most 1000"));
+  // Within one workload the product is checked too.
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    params: {n: 1..4096, scale: \"0..1:0.01\"}\n"),
+                    Contains("at most 100000 points"));
+}
+
+TEST_CASE("config: integer parameters keep every digit and a point is planned once", "[config]") {
+  auto s = parse_suite("workloads:\n  - name: faulty\n    variants: [ok]\n", "s.yaml");
+  cli_overrides cli;
+  cli.params = {"n=2e9..2e9"};
+  apply_overrides(s, cli);
+  CHECK_THROWS_WITH(plan_points(s, faulty_registry()), Contains("above the maximum 100000000")); // one clear answer
+  cli.params = {"n=9007199254740992..9007199254740993"};
+  apply_overrides(s, cli);
+  CHECK_THROWS_WITH(plan_points(s, faulty_registry()), Contains("'9007199254740992'") && Contains("above the maximum"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok]\n    params: {n: [1000, 1e3]}\n"),
+                    Contains("the value 1000 is given twice"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok, ok]\n"), Contains("variant 'ok' is named twice"));
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok]\n  - name: faulty\n    variants: [ok]\n"),
+                    Contains("suite.yaml:4:") && Contains("already planned by the entry at suite.yaml:2:"));
+  CHECK(plan("workloads:\n  - name: faulty\n    variants: [ok]\n    params: {n: 2e3}\n").at(0).params.at("n") == "2000");
 }

@@ -1,0 +1,28 @@
+// Command-line settings applied over a parsed suite. Numbers are checked against the same
+// limits as the suite file's (checked_number.hpp); errors say "<command line>: --option".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/suite_config.hpp"
+
+namespace speedlab::app {
+
+struct cli_overrides {
+  std::vector<std::string> workloads, variants, params; // params: name=value-or-sweep
+  std::optional<std::string> output;
+  std::optional<bool> isolate;
+  std::optional<double> timeout_s, max_time_s, min_time_s;
+  std::optional<std::size_t> min_samples, max_samples, warmup_runs;
+  std::optional<int> threads;
+  std::optional<std::vector<std::string>> profilers, reports;
+  std::optional<std::string> calibrate;
+  std::optional<bool> self_timing;
+};
+
+// Throws config_error.
+void apply_overrides(suite_config& suite, const cli_overrides& cli);
+
+} // namespace speedlab::app
