@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/finding_groups.hpp"
 #include "model/atomic_file.hpp"
+#include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/html/html_style.hpp"
@@ -66,7 +68,8 @@ int severity_rank(const std::string& s) { return s == "critical" ? 0 : s == "war
 class html_page {
 public:
   explicit html_page(const report_input& in)
-      : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)) {}
+      : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)),
+        m_groups(analysis::group_findings(in.analysis, in.points)) {}
 
   std::string render() {
     load_traces();
@@ -74,8 +77,9 @@ public:
     m_w << "<main>"_html;
     m_w << "<div id=\"controls\" hidden><button type=\"button\" id=\"expand-all\">Expand all</button>"
            "<button type=\"button\" id=\"collapse-all\">Collapse all</button></div>"_html;
-    summary();
+    overview();
     findings();
+    summary();
     for (std::size_t i = 0; i < m_workloads.size(); ++i) workload(i, m_workloads[i]);
     roofline();
     timeline();
@@ -94,6 +98,7 @@ private:
   const report_input& m_in;
   analysis_index m_index;
   std::vector<workload_view> m_workloads;
+  std::vector<analysis::finding_group> m_groups;
   html::writer m_w;
   std::map<std::string, trace_facts> m_facts;
   std::optional<trace::device_trace> m_timeline_trace;
@@ -133,8 +138,9 @@ private:
     auto link = [this](const std::string& href, const std::string& label) {
       m_w.element("a", label, {{"href", "#" + href}});
     };
-    link("summary", "Summary");
+    link("overview", "Overview");
     if (!m_in.analysis.findings.empty()) link("findings", "Findings");
+    link("summary", "Run");
     for (std::size_t i = 0; i < m_workloads.size(); ++i) link("workload-" + std::to_string(i), m_workloads[i].name);
     if (!m_in.analysis.roofline.empty()) link("roofline", "Roofline");
     link("timeline", "Timeline");
@@ -152,7 +158,7 @@ private:
   void summary() {
     const auto& r = m_in.run;
     const auto c = count_statuses(m_in.points);
-    m_w << "<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">"_html;
+    m_w << "<section id=\"summary\"><h2>Run</h2><div class=\"cards\">"_html;
     card(std::to_string(c.total), "points");
     card(std::to_string(c.ok), "ok");
     card(std::to_string(c.invalid), fmt::format("invalid ({} expected)", c.expected_invalid));
@@ -183,31 +189,128 @@ private:
     m_w << "</section>"_html;
   }
 
+  // The first screen: one row per workload x variant (x parameter set) at the largest size
+  // of its sweep, the sweep one click away.
+  void overview() {
+    m_w << "<section id=\"overview\"><h2>Overview</h2>"_html;
+    const auto rows = overview_rows(m_workloads, m_index, m_in.analysis);
+    if (rows.empty()) {
+      m_w << "<p class=\"note\">No points.</p></section>"_html;
+      return;
+    }
+    m_w << "<p class=\"legend\">"_html;
+    for (const auto& part : split_parts()) {
+      m_w.open("span", {{"class", "swatch"}, {"style", std::string("background:") + html::split_colour(part.key)}});
+      m_w.close("span");
+      m_w << part.label;
+    }
+    m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
+           "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner</span></p>"_html;
+    m_w << "<div class=\"scroll\"><table class=\"overview\"><thead><tr><th>workload</th><th>variant</th><th>at</th>"
+           "<th class=\"num\">median</th><th class=\"num\">vs serial [95% CI]</th><th>time split</th>"
+           "<th class=\"num\">% of roof</th><th>top finding</th></tr></thead><tbody>"_html;
+    std::size_t last_workload = rows.front().workload_index + 1;
+    for (const auto& r : rows) {
+      const auto& p = *r.point;
+      m_w.open("tr", {{"class", std::string(p.expected_invalid ? "expected" : p.valid() ? "" : "bad") +
+                                    (r.workload_index != last_workload ? " first" : "")}});
+      m_w << "<td>"_html;
+      if (r.workload_index != last_workload) m_w << code(p.workload);
+      last_workload = r.workload_index;
+      m_w << "</td><td>"_html << code(p.variant) << "</td><td>"_html;
+      const std::string at = p.params_key().empty() ? "—" : p.params_key();
+      m_w.open("a", {{"href", "#" + sweep_anchor(r.workload_index, r.sweep_index)},
+                     {"title", r.sizes > 1 ? fmt::format("largest of {} sizes: see the sweep", r.sizes) : "details"}});
+      m_w << at;
+      m_w.close("a");
+      m_w << "</td><td class=\"num\">"_html;
+      if (r.fastest) m_w << "<span class=\"win\" title=\"fastest of its sweep at this size\">fastest</span> "_html;
+      m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num\">"_html;
+      if (r.speedup) {
+        m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
+        m_w << fmt_ratio(r.speedup->ratio);
+        m_w.close("span");
+        if (r.speedup->ci_high > 0)
+          m_w << " ["_html << fmt_sig(r.speedup->ci_low) + "–" + fmt_sig(r.speedup->ci_high) << "]"_html;
+      } else {
+        m_w << "—";
+      }
+      m_w << "</td><td>"_html;
+      if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
+      else m_w << "—";
+      m_w << "</td><td class=\"num\">"_html
+          << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? fmt_percent(r.roof->percent_of_bound) : "—")
+          << "</td><td class=\"top\">"_html;
+      if (r.top) {
+        const std::string sev = r.top->severity == "critical" || r.top->severity == "warning" ? r.top->severity : "info";
+        m_w.open("span", {{"class", "dot sev-" + sev}, {"title", r.top->title}});
+        m_w << short_finding(*r.top);
+        m_w.close("span");
+      } else {
+        m_w << "—";
+      }
+      m_w << "</td></tr>"_html;
+    }
+    m_w << "</tbody></table></div></section>"_html;
+  }
+
+  // One entry per rule and workload, ranked by what fixing it would save; per-point
+  // evidence folded away.
   void findings() {
-    if (m_in.analysis.findings.empty()) return;
+    if (m_groups.empty()) return;
     m_w << "<section id=\"findings\"><h2>Findings</h2>"_html;
-    std::vector<const analysis::finding*> fs;
-    for (const auto& f : m_in.analysis.findings) fs.push_back(&f);
-    std::stable_sort(fs.begin(), fs.end(), [](auto* a, auto* b) { return severity_rank(a->severity) < severity_rank(b->severity); });
-    for (const auto* f : fs) {
-      const std::string sev = f->severity == "critical" || f->severity == "warning" ? f->severity : "info";
-      if (f->severity == "critical") m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
+    m_w.element("p", fmt::format("{} findings in {} groups (one per rule and workload), ranked by what fixing them "
+                                 "would save: the estimated gain of each point times its share of the workload's "
+                                 "measured time.",
+                                 m_in.analysis.findings.size(), m_groups.size()),
+                {{"class", "note"}});
+    for (std::size_t gi = 0; gi < m_groups.size(); ++gi) {
+      const auto& g = m_groups[gi];
+      const auto& top = m_in.analysis.findings[g.findings.front()];
+      const std::string sev = g.severity == "critical" || g.severity == "warning" ? g.severity : "info";
+      if (gi < 3) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
       else m_w.open("details", {{"class", "finding sev-" + sev}});
       m_w << "<summary>"_html;
-      m_w.element("span", f->severity, {{"class", "sev"}});
-      m_w << f->title;
-      if (!f->point_id.empty()) m_w << " "_html << "<span class=\"where\">"_html << f->point_id << "</span>"_html;
+      m_w.element("span", g.severity, {{"class", "sev"}});
+      m_w << code(g.rule);
+      if (!g.workload.empty()) m_w << " in "_html << code(g.workload);
+      m_w << ": "_html << (g.headline.empty() ? top.title : g.headline);
+      std::string facts = fmt::format(" {} point{}", g.findings.size(), g.findings.size() == 1 ? "" : "s");
+      if (const auto range = figure_range(g); !range.empty()) facts += ", " + range;
+      if (g.saved_share > 0) facts += ", saves ≈" + fmt_percent(100 * g.saved_share) + " of its time";
+      m_w << " "_html << "<span class=\"where\">"_html << facts << "</span>"_html;
       m_w << "</summary><div class=\"body\">"_html;
-      if (!f->explanation.empty()) m_w.element("p", f->explanation);
-      std::vector<row> facts = {{{text_cell("rule"), code_cell(f->rule)}}};
-      if (!f->point_id.empty()) facts.push_back({{text_cell("point"), code_cell(f->point_id)}});
-      else if (!f->workload.empty()) facts.push_back({{text_cell("workload"), code_cell(f->workload)}});
-      if (!f->threshold.empty()) facts.push_back({{text_cell("threshold"), text_cell(f->threshold)}});
-      if (f->estimated_gain > 1) facts.push_back({{text_cell("estimated gain if fixed"), text_cell("up to " + fmt_ratio(f->estimated_gain))}});
-      for (const auto& e : f->evidence) facts.push_back({{text_cell(e.name), text_cell(e.value)}});
-      table(m_w, {"evidence", "value"}, facts);
-      if (!f->next_experiment.empty())
-        m_w << "<p><strong>Next experiment:</strong> "_html << f->next_experiment << "</p>"_html;
+      m_w << "<p><strong>Largest:</strong> "_html << top.title;
+      if (!top.point_id.empty()) m_w << " ("_html << code(top.point_id) << ")"_html;
+      m_w << ". "_html << top.explanation << "</p>"_html;
+      std::vector<row> facts_rows;
+      if (!top.threshold.empty()) facts_rows.push_back({{text_cell("threshold"), text_cell(top.threshold)}});
+      if (const auto gain = gain_range(g); !gain.empty()) facts_rows.push_back({{text_cell("estimated gain"), text_cell(gain + " if fixed")}});
+      if (g.saved_share > 0)
+        facts_rows.push_back({{text_cell("would save"), text_cell(fmt_duration(g.saved_ns) + " per repetition summed over its points, " +
+                                                                  fmt_percent(100 * g.saved_share) + " of the workload's measured time")}});
+      if (!facts_rows.empty()) table(m_w, {"", ""}, facts_rows);
+      if (!top.next_experiment.empty())
+        m_w << "<p><strong>Next experiment:</strong> "_html << top.next_experiment << "</p>"_html;
+      std::vector<row> points;
+      for (std::size_t i : g.findings) {
+        const auto& f = m_in.analysis.findings[i];
+        const auto* p = m_index.point(f.point_id);
+        points.push_back({{code_cell(f.point_id.empty() ? f.workload : f.point_id), text_cell(f.severity), text_cell(f.title),
+                           num_cell(p && p->wall.count ? fmt_duration(p->wall.median) : "—"),
+                           num_cell(f.estimated_gain > 1 ? fmt_ratio(f.estimated_gain) : "—")}});
+      }
+      table(m_w, {"point", "severity", "finding", "median", "gain if fixed"}, points, {false, false, false, true, true});
+      for (std::size_t i : g.findings) {
+        const auto& f = m_in.analysis.findings[i];
+        if (f.evidence.empty()) continue;
+        m_w << "<details class=\"evidence\"><summary>Evidence: "_html << (f.point_id.empty() ? f.workload : f.point_id)
+            << "</summary>"_html;
+        std::vector<row> ev;
+        for (const auto& e : f.evidence) ev.push_back({{text_cell(e.name), text_cell(e.value)}});
+        table(m_w, {"evidence", "value"}, ev);
+        m_w << "</details>"_html;
+      }
       m_w << "</div></details>"_html;
     }
     m_w << "</section>"_html;
@@ -217,15 +320,22 @@ private:
     m_w.open("section", {{"id", "workload-" + std::to_string(index)}});
     m_w << "<h2>Workload "_html << code(w.name) << "</h2>"_html;
     const std::string baseline = m_index.baseline(w.name);
-    for (const auto& s : w.sweeps) {
+    for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
+      const auto& s = w.sweeps[si];
+      m_w.open("div", {{"id", sweep_anchor(index, si)}, {"class", "sweep"}});
       if (w.sweeps.size() > 1 || !s.params_key.empty()) m_w << "<h3>Parameters "_html << code(s.params_key) << "</h3>"_html;
       results_table(s, baseline);
       m_w << "<figure>"_html;
+      if (html::time_chart(m_w, w, s, m_in.analysis))
+        m_w << "<figcaption>Median time per repetition versus size (log-log), one line per variant, whiskers: 95% CI "
+               "of the median; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
+               "interval.</figcaption>"_html;
+      m_w << "</figure><figure>"_html;
       if (html::speedup_chart(m_w, w, s, m_index, m_in.analysis))
         m_w << "<figcaption>Speedup over "_html << baseline
             << " (median ratio, whiskers: 95% CI; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
                "interval).</figcaption>"_html;
-      m_w << "</figure>"_html;
+      m_w << "</figure></div>"_html;
     }
     if (w.has_splits) {
       m_w << "<h3>Where the time goes</h3><figure>"_html;
