@@ -54,8 +54,9 @@ std::string compare_verdict(double ratio, double lo, double hi, double threshold
   if (!(ratio > 0) || !(lo > 0) || !(hi >= lo)) return "unclear";
   const double up = 1 + threshold, down = 1 / (1 + threshold);
   if (ratio >= down && ratio <= up) return "same";
-  if (ratio > up && lo > 1) return "slower";
-  if (ratio < down && hi < 1) return "faster";
+  // Clear only when the whole interval lies beyond the threshold.
+  if (lo > up) return "slower";
+  if (hi < down) return "faster";
   return "unclear";
 }
 

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       "compare", "Compare two saved runs point by point (exit 1 on a clear regression beyond the threshold)");
   compare_cmd->add_option("base", compare.base_dir, "Output folder of the reference run")->required();
   compare_cmd->add_option("new", compare.new_dir, "Output folder of the run to judge")->required();
-  compare_cmd->add_option("--threshold", compare.threshold_percent, "Smallest change in percent that counts (default 5)")
+  compare_cmd->add_option("--threshold", compare.threshold_percent, "Smallest change in percent that counts, with its whole 95% interval (default 10)")
       ->check(CLI::Range(0.0, 1000.0));
   compare_cmd->add_option("--format,-f", compare.formats, "md, html, json (default md)")->delimiter(',')
       ->check(CLI::IsMember({"md", "html", "json"}));

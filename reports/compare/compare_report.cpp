@@ -48,8 +48,8 @@ std::string headline(const analysis::comparison& c) {
 }
 
 std::string result_line(const analysis::comparison& c) {
-  return c.has_regression() ? "**Regression**: at least one point is slower beyond the threshold with its whole 95% "
-                              "interval above no change (or broke)."
+  return c.has_regression() ? "**Regression**: at least one point is slower with its whole 95% interval beyond the "
+                              "threshold (or broke)."
                             : "No clear regression beyond the threshold.";
 }
 
@@ -101,8 +101,8 @@ std::string compare_html(const analysis::comparison& c) {
             {{"class", "sub"}});
   w << "</header><main><section id=\"comparison\">"_html;
   for (const auto& warning : c.warnings) w.element("p", "Warning: " + warning, {{"class", "warning"}});
-  w.element("p", std::string(c.has_regression() ? "Regression: a point is slower beyond the threshold, its whole 95% "
-                                                   "interval above no change (or it broke). "
+  w.element("p", std::string(c.has_regression() ? "Regression: a point is slower with its whole 95% interval beyond the "
+                                                   "threshold (or it broke). "
                                                  : "No clear regression beyond the threshold. ") +
                      headline(c),
             {{"id", "verdict"}, {"class", c.has_regression() ? "v-slower" : "v-faster"}});

@@ -212,7 +212,8 @@ private:
     std::size_t last_workload = rows.front().workload_index + 1;
     for (const auto& r : rows) {
       const auto& p = *r.point;
-      m_w.open("tr", {{"class", std::string(p.expected_invalid ? "expected" : p.valid() ? "" : "bad") +
+      const bool quiet = p.expected_invalid || p.status == point_status::skipped; // not a problem of the run
+      m_w.open("tr", {{"class", std::string(quiet ? "expected" : p.valid() ? "" : "bad") +
                                     (r.workload_index != last_workload ? " first" : "")}});
       m_w << "<td>"_html;
       if (r.workload_index != last_workload) m_w << code(p.workload);
@@ -223,6 +224,7 @@ private:
                      {"title", r.sizes > 1 ? fmt::format("largest of {} sizes: see the sweep", r.sizes) : "details"}});
       m_w << at;
       m_w.close("a");
+      if (r.sizes > 1) m_w << " "_html << "<span class=\"where\">"_html << fmt::format("largest of {}", r.sizes) << "</span>"_html;
       m_w << "</td><td class=\"num\">"_html;
       if (r.fastest) m_w << "<span class=\"win\" title=\"fastest of its sweep at this size\">fastest</span> "_html;
       m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num\">"_html;

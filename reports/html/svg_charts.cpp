@@ -238,10 +238,12 @@ bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, con
                        {"height", num(height - bottom - top)}, {"fill", colour[c.variant]}, {"class", "band"}});
     line(w, cx, top, cx, height - bottom, "cross");
     w.close("g");
-    text(w, cx + 4, label_y, c.variant + " beats " + c.baseline + (c.faster_above ? " above " : " below ") + c.size_param +
-                                 "≈" + tidy(compact(*c.size)) + " [" + tidy(compact(c.size_low)) + "–" +
-                                 tidy(compact(c.size_high)) + "]",
-         "start", "note");
+    const std::string label = c.variant + " beats " + c.baseline + (c.faster_above ? " above " : " below ") +
+                              c.size_param + "≈" + tidy(compact(*c.size)) + " [" + tidy(compact(c.size_low)) + "–" +
+                              tidy(compact(c.size_high)) + "]";
+    // Right of the line when it fits inside the plot, else left of it (about 6.5 px a character).
+    const bool fits = cx + 4 + 6.5 * static_cast<double>(label.size()) < x.px1;
+    text(w, fits ? cx + 4 : cx - 4, label_y, label, fits ? "start" : "end", "note");
     label_y += 14;
   }
   double ly = top + 8;
