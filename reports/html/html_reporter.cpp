@@ -4,6 +4,7 @@
 // Every string from results is escaped through html::writer (see html_writer.hpp).
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -99,6 +100,13 @@ private:
   analysis_index m_index;
   std::vector<workload_view> m_workloads;
   std::vector<analysis::finding_group> m_groups;
+  // Above this many points the page keeps its size (about 5 MB at 10,000 points): per-point
+  // tables stay in report-full.md and results.csv, split charts show up to 8 sizes per
+  // variant, the roofline the largest size of each sweep.
+  static constexpr std::size_t large_run = 1000;
+  std::size_t group_rows() const { return large() ? 10 : 50; }
+  std::size_t group_evidence() const { return large() ? 3 : 10; }
+  bool large() const { return m_in.points.size() > large_run; }
   html::writer m_w;
   std::map<std::string, trace_facts> m_facts;
   std::optional<trace::device_trace> m_timeline_trace;
@@ -187,6 +195,33 @@ private:
       m_w << "</ul>"_html;
     }
     m_w << "</section>"_html;
+  }
+
+  // At most 8 sizes per variant and sweep (evenly spaced, first and last kept) for the split chart.
+  static workload_view thinned(const workload_view& w) {
+    workload_view t = w;
+    t.points.clear();
+    for (const auto& s : w.sweeps)
+      for (const auto& v : w.variants) {
+        std::vector<const point_result*> mine;
+        for (const auto* p : s.points)
+          if (p->variant == v) mine.push_back(p);
+        const std::size_t keep = std::min<std::size_t>(mine.size(), 8);
+        for (std::size_t i = 0; i < keep; ++i)
+          t.points.push_back(mine[keep == 1 ? 0 : i * (mine.size() - 1) / (keep - 1)]);
+      }
+    return t;
+  }
+
+  // The analysis with only the placements of the overview's points (largest size of each sweep).
+  analysis::analysis_result largest_sizes_only(const analysis::analysis_result& a) const {
+    std::set<std::string> ids;
+    for (const auto& r : overview_rows(m_workloads, m_index, a)) ids.insert(r.point->id);
+    analysis::analysis_result out;
+    out.device = a.device;
+    for (const auto& r : a.roofline)
+      if (ids.count(r.point_id)) out.roofline.push_back(r);
+    return out;
   }
 
   // The first screen: one row per workload x variant (x parameter set) at the largest size
@@ -295,16 +330,20 @@ private:
       if (!top.next_experiment.empty())
         m_w << "<p><strong>Next experiment:</strong> "_html << top.next_experiment << "</p>"_html;
       std::vector<row> points;
-      for (std::size_t i : g.findings) {
-        const auto& f = m_in.analysis.findings[i];
+      for (std::size_t n = 0; n < g.findings.size() && n < group_rows(); ++n) {
+        const auto& f = m_in.analysis.findings[g.findings[n]];
         const auto* p = m_index.point(f.point_id);
         points.push_back({{code_cell(f.point_id.empty() ? f.workload : f.point_id), text_cell(f.severity), text_cell(f.title),
                            num_cell(p && p->wall.count ? fmt_duration(p->wall.median) : "—"),
                            num_cell(f.estimated_gain > 1 ? fmt_ratio(f.estimated_gain) : "—")}});
       }
       table(m_w, {"point", "severity", "finding", "median", "gain if fixed"}, points, {false, false, false, true, true});
-      for (std::size_t i : g.findings) {
-        const auto& f = m_in.analysis.findings[i];
+      if (g.findings.size() > group_rows())
+        m_w.element("p", fmt::format("and {} more points: every one with its evidence in report-full.md",
+                                     g.findings.size() - group_rows()),
+                    {{"class", "note"}});
+      for (std::size_t n = 0; n < g.findings.size() && n < group_evidence(); ++n) {
+        const auto& f = m_in.analysis.findings[g.findings[n]];
         if (f.evidence.empty()) continue;
         m_w << "<details class=\"evidence\"><summary>Evidence: "_html << (f.point_id.empty() ? f.workload : f.point_id)
             << "</summary>"_html;
@@ -326,7 +365,7 @@ private:
       const auto& s = w.sweeps[si];
       m_w.open("div", {{"id", sweep_anchor(index, si)}, {"class", "sweep"}});
       if (w.sweeps.size() > 1 || !s.params_key.empty()) m_w << "<h3>Parameters "_html << code(s.params_key) << "</h3>"_html;
-      results_table(s, baseline);
+      if (!large()) results_table(s, baseline);
       m_w << "<figure>"_html;
       if (html::time_chart(m_w, w, s, m_in.analysis))
         m_w << "<figcaption>Median time per repetition versus size (log-log), one line per variant, whiskers: 95% CI "
@@ -339,13 +378,16 @@ private:
                "interval).</figcaption>"_html;
       m_w << "</figure></div>"_html;
     }
+    if (large())
+      m_w << "<p class=\"note\">A large run: the per-point tables of this workload are in report-full.md and "
+             "results.csv.</p>"_html;
     if (w.has_splits) {
       m_w << "<h3>Where the time goes</h3><figure>"_html;
-      html::split_chart(m_w, w);
+      html::split_chart(m_w, large() ? thinned(w) : w);
       m_w << "<figcaption>Median repetition split into GPU-busy parts (kernel, copies, memset) and what the host "
              "thread did while the GPU was idle (sync, other CUDA API, own code); bar length is the share of the "
              "repetition's wall time.</figcaption></figure>"_html;
-      split_table(w);
+      if (!large()) split_table(w);
     } else {
       m_w << "<p class=\"note\">No device time split for this workload (no GPU profiler data).</p>"_html;
     }
@@ -432,7 +474,7 @@ private:
   void roofline() {
     if (m_in.analysis.roofline.empty()) return;
     m_w << "<section id=\"roofline\"><h2>Roofline</h2><figure>"_html;
-    html::roofline_chart(m_w, m_in.analysis);
+    html::roofline_chart(m_w, large() ? largest_sizes_only(m_in.analysis) : m_in.analysis);
     m_w << "<figcaption>Every placement of the analysis: whole compute phases (circle: GPU, square: CPU) and "
            "single kernels (diamond). Hover a marker for its numbers. Roofs from the device model.</figcaption></figure>"_html;
     std::vector<row> rows;
@@ -443,6 +485,11 @@ private:
                        text_cell(fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
                                  (r.roof_measured ? " (measured)" : " (estimate)")),
                        text_cell(r.bound), num_cell(fmt_percent(r.percent_of_bound))}});
+    if (large()) {
+      m_w << "<p class=\"note\">A large run: the chart shows the largest size of each sweep; every placement is in "
+             "report-full.md.</p></section>"_html;
+      return;
+    }
     m_w << "<details><summary>Placements table</summary>"_html;
     table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
           {false, false, false, true, true, true, false, false, true});
@@ -473,7 +520,7 @@ private:
   }
 
   void what_ifs() {
-    if (m_in.analysis.what_ifs.empty()) return;
+    if (m_in.analysis.what_ifs.empty() || large()) return;
     m_w << "<section id=\"what-if\"><h2>What-if bounds</h2>"_html;
     std::vector<row> rows;
     for (const auto& w : m_in.analysis.what_ifs)
@@ -583,6 +630,7 @@ private:
       std::sort(noise.begin(), noise.end());
       m_w.element("p", fmt::format("Median noise over {} measured points: {}; worst: {}; {} above 5%.", noise.size(),
                                    fmt_percent(100 * noise[noise.size() / 2]), fmt_percent(100 * noise.back()), noisy.size()));
+      if (noisy.size() > group_rows()) noisy.erase(noisy.begin() + static_cast<std::ptrdiff_t>(group_rows()), noisy.end());
       if (!noisy.empty()) table(m_w, {"noisy point", "noise", "samples", "stopped by"}, noisy, {false, true, true, false});
     }
 

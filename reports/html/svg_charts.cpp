@@ -126,6 +126,16 @@ void log_frame(writer& w, const log_axis& x, const log_axis& y, const std::strin
   w.close("text");
 }
 
+// Markers (with whiskers and tooltips) on at most 16 points of a long series, evenly spaced
+// with both ends; the line still passes through every point.
+bool marked(std::size_t i, std::size_t n) {
+  constexpr std::size_t most = 16;
+  if (n <= most) return true;
+  for (std::size_t k = 0; k < most; ++k)
+    if (i == k * (n - 1) / (most - 1)) return true;
+  return false;
+}
+
 // Whether a "#rrggbb" fill is light enough to need dark text on it.
 bool light_fill(const std::string& colour) {
   if (colour.size() != 7 || colour[0] != '#') return false;
@@ -257,7 +267,9 @@ bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, con
     for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.median)) + " ";
     // Every other variant dashed, so the lines part without colour too.
     w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", vi % 2 ? "series dashed" : "series"}});
-    for (const auto& d : dots) {
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      if (!marked(i, dots.size())) continue;
+      const auto& d = dots[i];
       line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
       w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.median))}, {"r", "3.5"}, {"fill", colour[v]}, {"class", "marker"}});
       w.element("title", d.tip);
@@ -388,7 +400,9 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
     std::string points;
     for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.ratio)) + " ";
     w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", "series"}});
-    for (const auto& d : dots) {
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      if (!marked(i, dots.size())) continue;
+      const auto& d = dots[i];
       line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
       w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.ratio))}, {"r", "4"}, {"fill", colour[v]}});
       w.element("title", d.tip);
