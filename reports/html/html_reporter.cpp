@@ -253,11 +253,16 @@ private:
       m_w << "<td>"_html;
       if (r.workload_index != last_workload) m_w << code(p.workload);
       last_workload = r.workload_index;
-      m_w << "</td><td>"_html << code(p.variant) << "</td><td>"_html;
+      m_w << "</td><td>"_html << code(p.variant) << "</td><td class=\"at\">"_html;
       const std::string at = p.params_key().empty() ? "—" : p.params_key();
       m_w.open("a", {{"href", "#" + sweep_anchor(r.workload_index, r.sweep_index)},
                      {"title", r.sizes > 1 ? fmt::format("largest of {} sizes: see the sweep", r.sizes) : "details"}});
-      m_w << at;
+      // Break long parameter lists after a comma, not inside a value.
+      for (std::size_t pos = 0, comma; pos <= at.size(); pos = comma + 1) {
+        comma = std::min(at.find(',', pos), at.size());
+        m_w << at.substr(pos, comma - pos);
+        if (comma < at.size()) m_w << ",<wbr>"_html;
+      }
       m_w.close("a");
       if (r.sizes > 1) m_w << " "_html << "<span class=\"where\">"_html << fmt::format("largest of {}", r.sizes) << "</span>"_html;
       m_w << "</td><td class=\"num\">"_html;

@@ -69,7 +69,8 @@ table.overview code { white-space: nowrap; }
 table.overview tr:has(.win) td { background: #f1f8f1; }
 .win { display: inline-block; font-size: 11px; font-weight: 600; color: #fff; background: var(--ok); border-radius: 8px;
        padding: 0 6px; }
-table.overview td.top { max-width: 330px; font-size: 13px; }
+table.overview td.top { min-width: 200px; max-width: 330px; font-size: 13px; }
+table.overview td.at { max-width: 200px; overflow-wrap: break-word; font-size: 13px; }
 .dot::before { content: ""; display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 5px; }
 .dot.sev-critical::before { background: var(--critical); }
 .dot.sev-warning::before { background: var(--warning); }
