@@ -17,7 +17,15 @@ inline std::string factor(double x) { return format::ratio(x); }
 inline std::string gbps(double v) { return format::gbps(v); }
 inline std::string gflops(double v) { return format::gflops(v); }
 inline std::string bytes(double b) { return format::bytes(b); }
-inline std::string number(double v) { return format::sig(v, 4); }
+// A count or plain figure: 4 significant digits without trailing zeros ("1", "92", "0.25").
+inline std::string number(double v) {
+  std::string s = format::sig(v, 4);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
 
 // A finite number or 0 (JSON has no NaN or infinity).
 inline double finite(double v) { return std::isfinite(v) ? v : 0.0; }

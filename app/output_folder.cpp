@@ -203,6 +203,15 @@ void read_results_json(const fs::path& dir, saved_run& s) {
   if (s.stored_analysis)
     s.warnings.push_back(fmt::format("{}: no results.jsonl; reporting the points and the analysis stored in results.json",
                                      dir.string()));
+  // A published copy usually leaves the traces out: its points then have none.
+  std::size_t missing = 0;
+  std::error_code ec;
+  for (auto& p : s.points)
+    if (!p.trace_file.empty() && !fs::exists(dir / p.trace_file, ec)) {
+      p.trace_file.clear();
+      ++missing;
+    }
+  if (missing) s.warnings.push_back(fmt::format("{}: {} points' traces are not in this folder", dir.string(), missing));
   s.device = read_optional_record<analysis::device_model>(dir / layout::device, read_device_record, s.warnings);
 }
 

@@ -107,15 +107,17 @@ void rect(writer& w, double x, double y, double width, double height, const std:
 }
 
 // Frame, grid and tick labels of a log-log plot.
+// y_tick, when given, writes the y tick labels (times: "10.0 µs").
 void log_frame(writer& w, const log_axis& x, const log_axis& y, const std::string& x_label, const std::string& y_label,
-               const std::string& x_suffix, const std::string& y_suffix, bool compact_y = true) {
+               const std::string& x_suffix, const std::string& y_suffix, bool compact_y = true,
+               std::string (*y_tick)(double) = nullptr) {
   for (double t : x.ticks()) {
     line(w, x(t), y.px1, x(t), y.px0, "grid");
     text(w, x(t), y.px0 + 16, tidy(compact(t)) + x_suffix, "middle", "tick");
   }
   for (double t : y.ticks()) {
     line(w, x.px0, y(t), x.px1, y(t), "grid");
-    text(w, x.px0 - 6, y(t) + 4, tidy(compact_y ? compact(t) : fmt_sig(t, 3)) + y_suffix, "end", "tick");
+    text(w, x.px0 - 6, y(t) + 4, y_tick ? y_tick(t) : tidy(compact_y ? compact(t) : fmt_sig(t, 3)) + y_suffix, "end", "tick");
   }
   w.empty("rect", {{"x", num(x.px0)}, {"y", num(y.px1)}, {"width", num(x.px1 - x.px0)}, {"height", num(y.px0 - y.px1)},
                    {"class", "frame"}});
@@ -124,6 +126,20 @@ void log_frame(writer& w, const log_axis& x, const log_axis& y, const std::strin
                   {"transform", "translate(14," + num((y.px0 + y.px1) / 2) + ") rotate(-90)"}});
   w << y_label;
   w.close("text");
+}
+
+// A crossover size as a dotted line from y0 to y1 with its interval shaded; returns its x.
+double crossover_mark(writer& w, const log_axis& x, double y0, double y1, const analysis::crossover& c,
+                      const std::string& colour) {
+  const double cx = x(*c.size);
+  w.open("g", {{"class", "crossover"}, {"stroke", colour}});
+  if (c.size_low > 0 && c.size_high > c.size_low)
+    w.empty("rect", {{"x", num(x(std::max(c.size_low, x.lo)))}, {"y", num(y0)},
+                     {"width", num(x(std::min(c.size_high, x.hi)) - x(std::max(c.size_low, x.lo)))},
+                     {"height", num(y1 - y0)}, {"fill", colour}, {"class", "band"}});
+  line(w, cx, y0, cx, y1, "cross");
+  w.close("g");
+  return cx;
 }
 
 // Markers (with whiskers and tooltips) on at most 16 points of a long series, evenly spaced
@@ -214,22 +230,9 @@ bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, con
   const std::string size_name = sweep.points.front()->size_param();
   svg_open(w, width, height,
            "Median time versus " + size_name + ": " + wl.name + (sweep.params_key.empty() ? "" : " (" + sweep.params_key + ")"));
-  // Time ticks in seconds-scaled units: the axis is in ns, the labels say the unit.
-  for (double t : x.ticks()) {
-    line(w, x(t), y.px1, x(t), y.px0, "grid");
-    text(w, x(t), y.px0 + 16, tidy(compact(t)), "middle", "tick");
-  }
-  for (double t : y.ticks()) {
-    line(w, x.px0, y(t), x.px1, y(t), "grid");
-    text(w, x.px0 - 6, y(t) + 4, fmt_duration(t), "end", "tick");
-  }
-  w.empty("rect", {{"x", num(x.px0)}, {"y", num(y.px1)}, {"width", num(x.px1 - x.px0)}, {"height", num(y.px0 - y.px1)},
-                   {"class", "frame"}});
-  text(w, (x.px0 + x.px1) / 2, y.px0 + 36, size_name + " (log scale)", "middle", "axis-label");
-  w.open("text", {{"x", "0"}, {"y", "0"}, {"text-anchor", "middle"}, {"class", "axis-label"},
-                  {"transform", "translate(14," + num((y.px0 + y.px1) / 2) + ") rotate(-90)"}});
-  w << "median time per repetition (log scale)";
-  w.close("text");
+  // The axis is in ns; the tick labels carry their unit.
+  log_frame(w, x, y, size_name + " (log scale)", "median time per repetition (log scale)", "", "", true,
+            [](double ns) { return fmt_duration(ns); });
   std::map<std::string, std::string> colour;
   std::map<std::string, const char*> shape;
   int ci = 0;
@@ -240,14 +243,7 @@ bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, con
     if (c.workload != wl.name || c.params_key != sweep.params_key || !c.with_transfers || !c.size ||
         !colour.count(c.variant) || *c.size < x.lo || *c.size > x.hi)
       continue;
-    const double cx = x(*c.size);
-    w.open("g", {{"class", "crossover"}, {"stroke", colour[c.variant]}});
-    if (c.size_low > 0 && c.size_high > c.size_low)
-      w.empty("rect", {{"x", num(x(std::max(c.size_low, x.lo)))}, {"y", num(top)},
-                       {"width", num(x(std::min(c.size_high, x.hi)) - x(std::max(c.size_low, x.lo)))},
-                       {"height", num(height - bottom - top)}, {"fill", colour[c.variant]}, {"class", "band"}});
-    line(w, cx, top, cx, height - bottom, "cross");
-    w.close("g");
+    const double cx = crossover_mark(w, x, top, height - bottom, c, colour[c.variant]);
     const std::string label = c.variant + " beats " + c.baseline + (c.faster_above ? " above " : " below ") +
                               c.size_param + "≈" + tidy(compact(*c.size)) + " [" + tidy(compact(c.size_low)) + "–" +
                               tidy(compact(c.size_high)) + "]";
@@ -377,14 +373,7 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
         !c.size || !colour.count(c.variant))
       continue;
     if (*c.size < x.lo || *c.size > x.hi) continue;
-    const double cx = x(*c.size);
-    w.open("g", {{"class", "crossover"}, {"stroke", colour[c.variant]}});
-    if (c.size_low > 0 && c.size_high > c.size_low)
-      w.empty("rect", {{"x", num(x(std::max(c.size_low, x.lo)))}, {"y", num(top)},
-                       {"width", num(x(std::min(c.size_high, x.hi)) - x(std::max(c.size_low, x.lo)))},
-                       {"height", num(height - bottom - top)}, {"fill", colour[c.variant]}, {"class", "band"}});
-    line(w, cx, top, cx, height - bottom, "cross");
-    w.close("g");
+    const double cx = crossover_mark(w, x, top, height - bottom, c, colour[c.variant]);
     text(w, cx + 4, label_y, c.variant + " wins " + (c.faster_above ? "above" : "below") + " " + c.size_param + "≈" +
                                  tidy(compact(*c.size)),
          "start", "note");
