@@ -141,10 +141,15 @@ interval ratio_quantiles(const discrete_distribution& b, const discrete_distribu
   if (b.value.empty() || v.value.empty() || !(v.value.front() > 0)) return out;
   // P(B / V <= r) = sum_k P(V = v_k) P(B <= r v_k); the smallest r reaching q, by bisection
   // in log space (the CDF is a step function, so the result is a ratio b_i / v_k).
+  // v's values ascend, so the points ratio x v_k where b's CDF is read ascend too: one merge
+  // pass over both (O(|b| + |v|)) instead of a binary search per atom of v.
   auto cdf = [&](double ratio) {
     double s = 0, prev = 0;
+    std::size_t j = 0; // atoms of b at or below the current point
     for (std::size_t k = 0; k < v.value.size(); ++k) {
-      s += (v.cumulative[k] - prev) * b.cdf(ratio * v.value[k]);
+      const double x = ratio * v.value[k];
+      while (j < b.value.size() && b.value[j] <= x) ++j;
+      s += (v.cumulative[k] - prev) * (j == 0 ? 0.0 : b.cumulative[j - 1]);
       prev = v.cumulative[k];
     }
     return s;

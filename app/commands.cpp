@@ -101,6 +101,7 @@ written_reports write_reports(const saved_run& saved, const analysis::analysis_r
 }
 
 analysis::analysis_result analyze_saved(const saved_run& saved) {
+  if (saved.stored_analysis) return *saved.stored_analysis;
   const analysis::device_model device = saved.device.value_or(analysis::device_model{});
   return analysis::analyze(saved.points, device,
                            [&saved](const point_result& p) { return load_point_trace(saved.dir, p); });

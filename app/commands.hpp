@@ -37,6 +37,16 @@ struct report_options {
 };
 int command_report(const report_options& options);
 
+// speedlab compare BASE NEW: exit 0 no clear regression, 1 a clear regression beyond the
+// threshold, 2 bad input (exit_usage).
+struct compare_cli_options {
+  std::string base_dir, new_dir;
+  double threshold_percent = 10;
+  std::vector<std::string> formats = {"md"}; // md, html, json
+  std::string out_dir;                       // empty: the first format to stdout
+};
+int command_compare(const compare_cli_options& options);
+
 struct analyze_options {
   std::string dir;
   bool json = false;

@@ -70,6 +70,17 @@ int main(int argc, char** argv) {
   report_cmd->add_option("dir", report.dir, "Output folder of a run")->required();
   report_cmd->add_option("--format,-f", report.formats, "Formats to write (default: all)")->delimiter(',');
 
+  compare_cli_options compare;
+  auto* compare_cmd = app.add_subcommand(
+      "compare", "Compare two saved runs point by point (exit 1 on a clear regression beyond the threshold)");
+  compare_cmd->add_option("base", compare.base_dir, "Output folder of the reference run")->required();
+  compare_cmd->add_option("new", compare.new_dir, "Output folder of the run to judge")->required();
+  compare_cmd->add_option("--threshold", compare.threshold_percent, "Smallest change in percent that counts, with its whole 95% interval (default 10)")
+      ->check(CLI::Range(0.0, 1000.0));
+  compare_cmd->add_option("--format,-f", compare.formats, "md, html, json (default md)")->delimiter(',')
+      ->check(CLI::IsMember({"md", "html", "json"}));
+  compare_cmd->add_option("--out,-o", compare.out_dir, "Folder for compare.md/.html/.json (default: stdout)");
+
   analyze_options analyze;
   auto* analyze_cmd = app.add_subcommand("analyze", "Print the bottleneck analysis of a saved output folder");
   analyze_cmd->add_option("dir", analyze.dir, "Output folder of a run")->required();
@@ -151,6 +162,7 @@ int main(int argc, char** argv) {
     }
     if (*report_cmd) return command_report(report);
     if (*analyze_cmd) return command_analyze(analyze);
+    if (*compare_cmd) return command_compare(compare);
     if (*calibrate_cmd) return command_calibrate(calibrate);
     if (*profile_cmd) {
       profile.program = profile_cmd->remaining();

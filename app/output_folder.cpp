@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 // What an earlier run may have left: its data, then each reporter's file (reports/*/).
 constexpr const char* run_entries[] = {layout::results, layout::run,   layout::device, layout::traces,
-                                       "results.json",  "results.csv", "report.md",    "report.html",
+                                       "results.json",  "results.csv", "report.md",    "report-full.md", "report.html",
                                        "trace.json",    "trace.sqlite"};
 
 std::string read_small_file(const fs::path& file) {
@@ -182,6 +182,41 @@ std::string write_point_trace(const fs::path& dir, const std::string& point_id, 
 
 void write_json_file(const fs::path& file, const nlohmann::json& j) { write_file_atomically(file, j.dump(2) + "\n"); }
 
+namespace {
+
+// A folder with results.json but no results.jsonl (a published copy such as
+// docs/results/*): points, run and the analysis stored in it.
+void read_results_json(const fs::path& dir, saved_run& s) {
+  const auto file = dir / "results.json";
+  std::ifstream in(file);
+  try {
+    const auto j = nlohmann::json::parse(in);
+    check_schema_version(j, results_schema_version);
+    s.run = read_run_record(j.at("run"));
+    for (const auto& p : j.at("points")) s.points.push_back(read_point_record(p));
+    if (j.contains("analysis")) s.stored_analysis = j.at("analysis").get<analysis::analysis_result>();
+  } catch (const newer_schema_error& e) {
+    throw folder_refused(fmt::format("{}: {}; nothing in {} is read or rewritten", file.string(), e.what(), dir.string()));
+  } catch (const std::exception& e) {
+    throw folder_refused(fmt::format("{}: not a speedlab results file: {}", file.string(), e.what()));
+  }
+  if (s.stored_analysis)
+    s.warnings.push_back(fmt::format("{}: no results.jsonl; reporting the points and the analysis stored in results.json",
+                                     dir.string()));
+  // A published copy usually leaves the traces out: its points then have none.
+  std::size_t missing = 0;
+  std::error_code ec;
+  for (auto& p : s.points)
+    if (!p.trace_file.empty() && !fs::exists(dir / p.trace_file, ec)) {
+      p.trace_file.clear();
+      ++missing;
+    }
+  if (missing) s.warnings.push_back(fmt::format("{}: {} points' traces are not in this folder", dir.string(), missing));
+  s.device = read_optional_record<analysis::device_model>(dir / layout::device, read_device_record, s.warnings);
+}
+
+} // namespace
+
 saved_run load_run(const fs::path& dir) {
   saved_run s;
   s.dir = dir;
@@ -190,6 +225,10 @@ saved_run load_run(const fs::path& dir) {
   if (!fs::is_directory(dir, ec))
     throw folder_refused(fmt::format("{}: not a folder; give the output folder of a run (the one holding results.jsonl)",
                                      dir.string()));
+  if (!fs::exists(dir / layout::results, ec) && fs::is_regular_file(dir / "results.json", ec)) {
+    read_results_json(dir, s);
+    return s;
+  }
   s.points = read_results_file(dir / layout::results, s.warnings, s.skipped);
   refuse_newer_results_json(dir);
   if (auto run = read_optional_record<run_info>(dir / layout::run, read_run_record, s.warnings)) s.run = *run;

@@ -95,11 +95,15 @@ struct saved_run {
   std::optional<analysis::device_model> device;
   std::vector<std::string> warnings; // skipped records (file:line and why), missing files
   std::size_t skipped = 0;           // results.jsonl lines that were not valid points
+  // A folder with only results.json (a published copy such as docs/results/*): the analysis
+  // stored in it, used instead of re-analysing without the traces it was made from.
+  std::optional<analysis::analysis_result> stored_analysis;
 };
 
 // Throws folder_refused when there is nothing to read (no folder, no results.jsonl or not
 // a file) or when a record of a newer schema version is found (nothing is then rewritten);
-// otherwise reads every valid record and lists what it skipped in warnings.
+// otherwise reads every valid record and lists what it skipped in warnings. A folder without
+// results.jsonl but with results.json (the json report) is read from that file.
 saved_run load_run(const std::filesystem::path& dir);
 // The point's trace; nullopt when it has none. Throws naming the file when the trace is
 // missing or not a valid trace (reporters show that per point).

@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# Where install-deps installs Chromium (Debian), the browser tests must run, not skip.
+if [[ -z "${SPEEDLAB_NO_BROWSER:-}" ]] && grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
+  export SPEEDLAB_REQUIRE_CHROMIUM=1
+fi
 scripts/build.sh
 # ctest hides a skipped test's output: show why the GPU tests skip here, before the run.
 ctest --test-dir build -L gpu --verbose 2>/dev/null | grep -E "SKIPPED|no CUDA|no usable" | sed 's/^[0-9]*: //' || true

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/format.hpp"
+
 namespace speedlab::reports {
 
 // HTML/SVG text and attribute values: & < > " ' become entities; control characters other
@@ -22,23 +24,14 @@ std::string md_text(std::string_view s);
 // One RFC 4180 field: quoted (with "" doubling) when it holds a comma, quote, CR or LF.
 std::string csv_field(std::string_view s);
 
-// Fixed-point with `digits` significant digits, never exponent notation ("0.000123", "1235").
-// Non-finite values give "n/a".
-std::string fmt_sig(double v, int digits = 3);
-// A duration in nanoseconds with a unit picked for readability: "850 ns", "12.3 µs", "4.56 ms", "2.10 s".
-std::string fmt_duration(double ns);
-// Nanoseconds as milliseconds without a unit ("0.0123").
-std::string fmt_ms(double ns);
-// Bytes with a binary unit: "512 B", "4.00 KiB", "256 MiB".
-std::string fmt_bytes(double bytes);
-// A percentage given in percent (12.3 -> "12.3%").
-std::string fmt_percent(double percent);
-// A signed percentage given in percent (-1.23 -> "-1.2%", 0.5 -> "+0.5%").
-std::string fmt_signed_percent(double percent);
-// A ratio as "4.21x".
-std::string fmt_ratio(double ratio);
-// A plain number, shortest round-trip form ("0.1", "16777216", "1e+300"): for CSV/JSON-like
-// machine-readable output.
-std::string fmt_exact(double v);
+// Numbers and times: the one formatter of model/format.hpp, under the names reporters use.
+inline std::string fmt_sig(double v, int digits = 3) { return format::sig(v, digits); }
+inline std::string fmt_duration(double ns) { return format::duration(ns); }
+inline std::string fmt_ms(double ns) { return format::ms(ns); }
+inline std::string fmt_bytes(double bytes) { return format::bytes(bytes); }
+inline std::string fmt_percent(double percent) { return format::percent(percent); }
+inline std::string fmt_signed_percent(double percent) { return format::signed_percent(percent); }
+inline std::string fmt_ratio(double ratio) { return format::ratio(ratio); }
+inline std::string fmt_exact(double v) { return format::exact(v); }
 
 } // namespace speedlab::reports

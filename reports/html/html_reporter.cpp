@@ -4,10 +4,13 @@
 // Every string from results is escaped through html::writer (see html_writer.hpp).
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "analysis/finding_groups.hpp"
 #include "model/atomic_file.hpp"
+#include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/html/html_style.hpp"
@@ -66,7 +69,8 @@ int severity_rank(const std::string& s) { return s == "critical" ? 0 : s == "war
 class html_page {
 public:
   explicit html_page(const report_input& in)
-      : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)) {}
+      : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)),
+        m_groups(analysis::group_findings(in.analysis, in.points)) {}
 
   std::string render() {
     load_traces();
@@ -74,8 +78,9 @@ public:
     m_w << "<main>"_html;
     m_w << "<div id=\"controls\" hidden><button type=\"button\" id=\"expand-all\">Expand all</button>"
            "<button type=\"button\" id=\"collapse-all\">Collapse all</button></div>"_html;
-    summary();
+    overview();
     findings();
+    summary();
     for (std::size_t i = 0; i < m_workloads.size(); ++i) workload(i, m_workloads[i]);
     roofline();
     timeline();
@@ -94,6 +99,14 @@ private:
   const report_input& m_in;
   analysis_index m_index;
   std::vector<workload_view> m_workloads;
+  std::vector<analysis::finding_group> m_groups;
+  // Above this many points the page keeps its size (about 5 MB at 10,000 points): per-point
+  // tables stay in report-full.md and results.csv, split charts show up to 8 sizes per
+  // variant, the roofline the largest size of each sweep.
+  static constexpr std::size_t large_run = 1000;
+  std::size_t group_rows() const { return large() ? 10 : 50; }
+  std::size_t group_evidence() const { return large() ? 3 : 10; }
+  bool large() const { return m_in.points.size() > large_run; }
   html::writer m_w;
   std::map<std::string, trace_facts> m_facts;
   std::optional<trace::device_trace> m_timeline_trace;
@@ -133,8 +146,9 @@ private:
     auto link = [this](const std::string& href, const std::string& label) {
       m_w.element("a", label, {{"href", "#" + href}});
     };
-    link("summary", "Summary");
+    link("overview", "Overview");
     if (!m_in.analysis.findings.empty()) link("findings", "Findings");
+    link("summary", "Run");
     for (std::size_t i = 0; i < m_workloads.size(); ++i) link("workload-" + std::to_string(i), m_workloads[i].name);
     if (!m_in.analysis.roofline.empty()) link("roofline", "Roofline");
     link("timeline", "Timeline");
@@ -152,7 +166,7 @@ private:
   void summary() {
     const auto& r = m_in.run;
     const auto c = count_statuses(m_in.points);
-    m_w << "<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">"_html;
+    m_w << "<section id=\"summary\"><h2>Run</h2><div class=\"cards\">"_html;
     card(std::to_string(c.total), "points");
     card(std::to_string(c.ok), "ok");
     card(std::to_string(c.invalid), fmt::format("invalid ({} expected)", c.expected_invalid));
@@ -183,31 +197,166 @@ private:
     m_w << "</section>"_html;
   }
 
+  // At most 8 sizes per variant and sweep (evenly spaced, first and last kept) for the split chart.
+  static workload_view thinned(const workload_view& w) {
+    workload_view t = w;
+    t.points.clear();
+    for (const auto& s : w.sweeps)
+      for (const auto& v : w.variants) {
+        std::vector<const point_result*> mine;
+        for (const auto* p : s.points)
+          if (p->variant == v) mine.push_back(p);
+        const std::size_t keep = std::min<std::size_t>(mine.size(), 8);
+        for (std::size_t i = 0; i < keep; ++i)
+          t.points.push_back(mine[keep == 1 ? 0 : i * (mine.size() - 1) / (keep - 1)]);
+      }
+    return t;
+  }
+
+  // The analysis with only the placements of the overview's points (largest size of each sweep).
+  analysis::analysis_result largest_sizes_only(const analysis::analysis_result& a) const {
+    std::set<std::string> ids;
+    for (const auto& r : overview_rows(m_workloads, m_index, a)) ids.insert(r.point->id);
+    analysis::analysis_result out;
+    out.device = a.device;
+    for (const auto& r : a.roofline)
+      if (ids.count(r.point_id)) out.roofline.push_back(r);
+    return out;
+  }
+
+  // The first screen: one row per workload x variant (x parameter set) at the largest size
+  // of its sweep, the sweep one click away.
+  void overview() {
+    m_w << "<section id=\"overview\"><h2>Overview</h2>"_html;
+    const auto rows = overview_rows(m_workloads, m_index, m_in.analysis);
+    if (rows.empty()) {
+      m_w << "<p class=\"note\">No points.</p></section>"_html;
+      return;
+    }
+    m_w << "<p class=\"legend\">"_html;
+    for (const auto& part : split_parts()) {
+      m_w.open("span", {{"class", "swatch"}, {"style", std::string("background:") + html::split_colour(part.key)}});
+      m_w.close("span");
+      m_w << part.label;
+    }
+    m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
+           "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner</span></p>"_html;
+    m_w << "<div class=\"scroll\"><table class=\"overview\"><thead><tr><th>workload</th><th>variant</th><th>at</th>"
+           "<th class=\"num\">median</th><th class=\"num\">vs serial [95% CI]</th><th>time split</th>"
+           "<th class=\"num\">% of roof</th><th>top finding</th></tr></thead><tbody>"_html;
+    std::size_t last_workload = rows.front().workload_index + 1;
+    for (const auto& r : rows) {
+      const auto& p = *r.point;
+      const bool quiet = p.expected_invalid || p.status == point_status::skipped; // not a problem of the run
+      m_w.open("tr", {{"class", std::string(quiet ? "expected" : p.valid() ? "" : "bad") +
+                                    (r.workload_index != last_workload ? " first" : "")}});
+      m_w << "<td>"_html;
+      if (r.workload_index != last_workload) m_w << code(p.workload);
+      last_workload = r.workload_index;
+      m_w << "</td><td>"_html << code(p.variant) << "</td><td class=\"at\">"_html;
+      const std::string at = p.params_key().empty() ? "—" : p.params_key();
+      m_w.open("a", {{"href", "#" + sweep_anchor(r.workload_index, r.sweep_index)},
+                     {"title", r.sizes > 1 ? fmt::format("largest of {} sizes: see the sweep", r.sizes) : "details"}});
+      // Break long parameter lists after a comma, not inside a value.
+      for (std::size_t pos = 0, comma; pos <= at.size(); pos = comma + 1) {
+        comma = std::min(at.find(',', pos), at.size());
+        m_w << at.substr(pos, comma - pos);
+        if (comma < at.size()) m_w << ",<wbr>"_html;
+      }
+      m_w.close("a");
+      if (r.sizes > 1) m_w << " "_html << "<span class=\"where\">"_html << fmt::format("largest of {}", r.sizes) << "</span>"_html;
+      m_w << "</td><td class=\"num\">"_html;
+      if (r.fastest) m_w << "<span class=\"win\" title=\"fastest of its sweep at this size\">fastest</span> "_html;
+      m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num\">"_html;
+      if (r.speedup) {
+        m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
+        m_w << fmt_ratio(r.speedup->ratio);
+        m_w.close("span");
+        if (r.speedup->ci_high > 0)
+          m_w << " ["_html << fmt_sig(r.speedup->ci_low) + "–" + fmt_sig(r.speedup->ci_high) << "]"_html;
+      } else {
+        m_w << "—";
+      }
+      m_w << "</td><td>"_html;
+      if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
+      else m_w << "—";
+      m_w << "</td><td class=\"num\">"_html
+          << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? fmt_percent(r.roof->percent_of_bound) : "—")
+          << "</td><td class=\"top\">"_html;
+      if (r.top) {
+        const std::string sev = r.top->severity == "critical" || r.top->severity == "warning" ? r.top->severity : "info";
+        m_w.open("span", {{"class", "dot sev-" + sev}, {"title", r.top->title}});
+        m_w << short_finding(*r.top);
+        m_w.close("span");
+      } else {
+        m_w << "—";
+      }
+      m_w << "</td></tr>"_html;
+    }
+    m_w << "</tbody></table></div></section>"_html;
+  }
+
+  // One entry per rule and workload, ranked by what fixing it would save; per-point
+  // evidence folded away.
   void findings() {
-    if (m_in.analysis.findings.empty()) return;
+    if (m_groups.empty()) return;
     m_w << "<section id=\"findings\"><h2>Findings</h2>"_html;
-    std::vector<const analysis::finding*> fs;
-    for (const auto& f : m_in.analysis.findings) fs.push_back(&f);
-    std::stable_sort(fs.begin(), fs.end(), [](auto* a, auto* b) { return severity_rank(a->severity) < severity_rank(b->severity); });
-    for (const auto* f : fs) {
-      const std::string sev = f->severity == "critical" || f->severity == "warning" ? f->severity : "info";
-      if (f->severity == "critical") m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
+    m_w.element("p", fmt::format("{} findings in {} groups (one per rule and workload), ranked by what fixing them "
+                                 "would save: the estimated gain of each point times its share of the workload's "
+                                 "measured time.",
+                                 m_in.analysis.findings.size(), m_groups.size()),
+                {{"class", "note"}});
+    for (std::size_t gi = 0; gi < m_groups.size(); ++gi) {
+      const auto& g = m_groups[gi];
+      const auto& top = m_in.analysis.findings[g.findings.front()];
+      const std::string sev = g.severity == "critical" || g.severity == "warning" ? g.severity : "info";
+      if (gi < 3) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
       else m_w.open("details", {{"class", "finding sev-" + sev}});
       m_w << "<summary>"_html;
-      m_w.element("span", f->severity, {{"class", "sev"}});
-      m_w << f->title;
-      if (!f->point_id.empty()) m_w << " "_html << "<span class=\"where\">"_html << f->point_id << "</span>"_html;
+      m_w.element("span", g.severity, {{"class", "sev"}});
+      m_w << code(g.rule);
+      if (!g.workload.empty()) m_w << " in "_html << code(g.workload);
+      m_w << ": "_html << (g.headline.empty() ? top.title : g.headline);
+      std::string facts = fmt::format(" {} point{}", g.findings.size(), g.findings.size() == 1 ? "" : "s");
+      if (const auto range = figure_range(g); !range.empty()) facts += ", " + range;
+      if (g.saved_share > 0) facts += ", saves ≈" + fmt_percent(100 * g.saved_share) + " of its time";
+      m_w << " "_html << "<span class=\"where\">"_html << facts << "</span>"_html;
       m_w << "</summary><div class=\"body\">"_html;
-      if (!f->explanation.empty()) m_w.element("p", f->explanation);
-      std::vector<row> facts = {{{text_cell("rule"), code_cell(f->rule)}}};
-      if (!f->point_id.empty()) facts.push_back({{text_cell("point"), code_cell(f->point_id)}});
-      else if (!f->workload.empty()) facts.push_back({{text_cell("workload"), code_cell(f->workload)}});
-      if (!f->threshold.empty()) facts.push_back({{text_cell("threshold"), text_cell(f->threshold)}});
-      if (f->estimated_gain > 1) facts.push_back({{text_cell("estimated gain if fixed"), text_cell("up to " + fmt_ratio(f->estimated_gain))}});
-      for (const auto& e : f->evidence) facts.push_back({{text_cell(e.name), text_cell(e.value)}});
-      table(m_w, {"evidence", "value"}, facts);
-      if (!f->next_experiment.empty())
-        m_w << "<p><strong>Next experiment:</strong> "_html << f->next_experiment << "</p>"_html;
+      m_w << "<p><strong>Largest:</strong> "_html << top.title;
+      if (!top.point_id.empty()) m_w << " ("_html << code(top.point_id) << ")"_html;
+      m_w << ". "_html << top.explanation << "</p>"_html;
+      std::vector<row> facts_rows;
+      if (!top.threshold.empty()) facts_rows.push_back({{text_cell("threshold"), text_cell(top.threshold)}});
+      if (const auto gain = gain_range(g); !gain.empty()) facts_rows.push_back({{text_cell("estimated gain"), text_cell(gain + " if fixed")}});
+      if (g.saved_share > 0)
+        facts_rows.push_back({{text_cell("would save"), text_cell(fmt_duration(g.saved_ns) + " per repetition summed over its points, " +
+                                                                  fmt_percent(100 * g.saved_share) + " of the workload's measured time")}});
+      if (!facts_rows.empty()) table(m_w, {"", ""}, facts_rows);
+      if (!top.next_experiment.empty())
+        m_w << "<p><strong>Next experiment:</strong> "_html << top.next_experiment << "</p>"_html;
+      std::vector<row> points;
+      for (std::size_t n = 0; n < g.findings.size() && n < group_rows(); ++n) {
+        const auto& f = m_in.analysis.findings[g.findings[n]];
+        const auto* p = m_index.point(f.point_id);
+        points.push_back({{code_cell(f.point_id.empty() ? f.workload : f.point_id), text_cell(f.severity), text_cell(f.title),
+                           num_cell(p && p->wall.count ? fmt_duration(p->wall.median) : "—"),
+                           num_cell(f.estimated_gain > 1 ? fmt_ratio(f.estimated_gain) : "—")}});
+      }
+      table(m_w, {"point", "severity", "finding", "median", "gain if fixed"}, points, {false, false, false, true, true});
+      if (g.findings.size() > group_rows())
+        m_w.element("p", fmt::format("and {} more points: every one with its evidence in report-full.md",
+                                     g.findings.size() - group_rows()),
+                    {{"class", "note"}});
+      for (std::size_t n = 0; n < g.findings.size() && n < group_evidence(); ++n) {
+        const auto& f = m_in.analysis.findings[g.findings[n]];
+        if (f.evidence.empty()) continue;
+        m_w << "<details class=\"evidence\"><summary>Evidence: "_html << (f.point_id.empty() ? f.workload : f.point_id)
+            << "</summary>"_html;
+        std::vector<row> ev;
+        for (const auto& e : f.evidence) ev.push_back({{text_cell(e.name), text_cell(e.value)}});
+        table(m_w, {"evidence", "value"}, ev);
+        m_w << "</details>"_html;
+      }
       m_w << "</div></details>"_html;
     }
     m_w << "</section>"_html;
@@ -217,23 +366,33 @@ private:
     m_w.open("section", {{"id", "workload-" + std::to_string(index)}});
     m_w << "<h2>Workload "_html << code(w.name) << "</h2>"_html;
     const std::string baseline = m_index.baseline(w.name);
-    for (const auto& s : w.sweeps) {
+    for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
+      const auto& s = w.sweeps[si];
+      m_w.open("div", {{"id", sweep_anchor(index, si)}, {"class", "sweep"}});
       if (w.sweeps.size() > 1 || !s.params_key.empty()) m_w << "<h3>Parameters "_html << code(s.params_key) << "</h3>"_html;
-      results_table(s, baseline);
+      if (!large()) results_table(s, baseline);
       m_w << "<figure>"_html;
+      if (html::time_chart(m_w, w, s, m_in.analysis))
+        m_w << "<figcaption>Median time per repetition versus size (log-log), one line per variant, whiskers: 95% CI "
+               "of the median; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
+               "interval.</figcaption>"_html;
+      m_w << "</figure><figure>"_html;
       if (html::speedup_chart(m_w, w, s, m_index, m_in.analysis))
         m_w << "<figcaption>Speedup over "_html << baseline
             << " (median ratio, whiskers: 95% CI; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
                "interval).</figcaption>"_html;
-      m_w << "</figure>"_html;
+      m_w << "</figure></div>"_html;
     }
+    if (large())
+      m_w << "<p class=\"note\">A large run: the per-point tables of this workload are in report-full.md and "
+             "results.csv.</p>"_html;
     if (w.has_splits) {
       m_w << "<h3>Where the time goes</h3><figure>"_html;
-      html::split_chart(m_w, w);
+      html::split_chart(m_w, large() ? thinned(w) : w);
       m_w << "<figcaption>Median repetition split into GPU-busy parts (kernel, copies, memset) and what the host "
              "thread did while the GPU was idle (sync, other CUDA API, own code); bar length is the share of the "
              "repetition's wall time.</figcaption></figure>"_html;
-      split_table(w);
+      if (!large()) split_table(w);
     } else {
       m_w << "<p class=\"note\">No device time split for this workload (no GPU profiler data).</p>"_html;
     }
@@ -320,7 +479,7 @@ private:
   void roofline() {
     if (m_in.analysis.roofline.empty()) return;
     m_w << "<section id=\"roofline\"><h2>Roofline</h2><figure>"_html;
-    html::roofline_chart(m_w, m_in.analysis);
+    html::roofline_chart(m_w, large() ? largest_sizes_only(m_in.analysis) : m_in.analysis);
     m_w << "<figcaption>Every placement of the analysis: whole compute phases (circle: GPU, square: CPU) and "
            "single kernels (diamond). Hover a marker for its numbers. Roofs from the device model.</figcaption></figure>"_html;
     std::vector<row> rows;
@@ -331,6 +490,11 @@ private:
                        text_cell(fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
                                  (r.roof_measured ? " (measured)" : " (estimate)")),
                        text_cell(r.bound), num_cell(fmt_percent(r.percent_of_bound))}});
+    if (large()) {
+      m_w << "<p class=\"note\">A large run: the chart shows the largest size of each sweep; every placement is in "
+             "report-full.md.</p></section>"_html;
+      return;
+    }
     m_w << "<details><summary>Placements table</summary>"_html;
     table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
           {false, false, false, true, true, true, false, false, true});
@@ -361,7 +525,7 @@ private:
   }
 
   void what_ifs() {
-    if (m_in.analysis.what_ifs.empty()) return;
+    if (m_in.analysis.what_ifs.empty() || large()) return;
     m_w << "<section id=\"what-if\"><h2>What-if bounds</h2>"_html;
     std::vector<row> rows;
     for (const auto& w : m_in.analysis.what_ifs)
@@ -471,6 +635,7 @@ private:
       std::sort(noise.begin(), noise.end());
       m_w.element("p", fmt::format("Median noise over {} measured points: {}; worst: {}; {} above 5%.", noise.size(),
                                    fmt_percent(100 * noise[noise.size() / 2]), fmt_percent(100 * noise.back()), noisy.size()));
+      if (noisy.size() > group_rows()) noisy.erase(noisy.begin() + static_cast<std::ptrdiff_t>(group_rows()), noisy.end());
       if (!noisy.empty()) table(m_w, {"noisy point", "noise", "samples", "stopped by"}, noisy, {false, true, true, false});
     }
 

@@ -10,14 +10,16 @@ inline constexpr const char* stylesheet = R"CSS(
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; color: var(--fg); background: var(--bg); line-height: 1.45;
        font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-header.page { padding: 20px 32px 12px; border-bottom: 1px solid var(--line); }
-header.page h1 { margin: 0 0 4px; font-size: 24px; }
+header.page { padding: 10px 32px 6px; border-bottom: 1px solid var(--line); }
+header.page h1 { margin: 0 0 2px; font-size: 20px; }
 .sub { color: var(--muted); margin: 0; }
 nav.toc { padding: 8px 32px; border-bottom: 1px solid var(--line); background: var(--panel); font-size: 14px; }
 nav.toc a { margin-right: 14px; color: var(--accent); text-decoration: none; white-space: nowrap; }
 nav.toc a:hover { text-decoration: underline; }
 main { padding: 8px 32px 32px; max-width: 1280px; }
 section { margin-top: 28px; }
+section#overview { margin-top: 4px; }
+section#overview h2 { margin: 4px 0; }
 h2 { font-size: 20px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 16px; margin-top: 22px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em;
@@ -59,6 +61,24 @@ svg .in-bar { fill: #fff; font-size: 11px; pointer-events: none; }
 svg .in-bar.dark { fill: #1d2329; }
 svg .bar:hover, svg .marker:hover { stroke: #000; stroke-width: 1; }
 svg .series { fill: none; stroke-width: 2; }
+svg .series.dashed { stroke-dasharray: 7 3; }
+table.overview td { padding: 2px 8px; vertical-align: middle; }
+table.overview tr.first td { border-top: 2px solid #aab4be; }
+table.overview svg.splitbar { display: block; outline: 1px solid var(--line); }
+table.overview code { white-space: nowrap; }
+table.overview tr:has(.win) td { background: #f1f8f1; }
+.win { display: inline-block; font-size: 11px; font-weight: 600; color: #fff; background: var(--ok); border-radius: 8px;
+       padding: 0 6px; }
+table.overview td.top { min-width: 200px; max-width: 330px; font-size: 13px; }
+table.overview td.at { max-width: 200px; overflow-wrap: break-word; font-size: 13px; }
+.dot::before { content: ""; display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 5px; }
+.dot.sev-critical::before { background: var(--critical); }
+.dot.sev-warning::before { background: var(--warning); }
+.dot.sev-info::before { background: var(--info); }
+.v-faster { color: var(--ok); font-weight: 600; }
+.v-slower { color: var(--critical); font-weight: 600; }
+p.legend { font-size: 13px; margin: 4px 0; }
+details.evidence { font-size: 13px; }
 svg .whisker { stroke: #555; stroke-width: 1; }
 svg .baseline { stroke: #333; stroke-dasharray: 5 4; }
 svg .cross { stroke-dasharray: 3 3; stroke-width: 1.5; }
@@ -73,7 +93,7 @@ svg .roof-cpu { stroke: #6a51a3; stroke-dasharray: 6 3; }
 footer { color: var(--muted); font-size: 12.5px; padding: 16px 32px; border-top: 1px solid var(--line); }
 @media (max-width: 700px) { main, header.page, nav.toc, footer { padding-left: 12px; padding-right: 12px; } }
 @media print {
-  body { font-size: 10.5pt; }
+  body { font-size: 10.5pt; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
   nav.toc, #controls { display: none; }
   main { padding: 0; max-width: none; }
   header.page, footer { padding-left: 0; padding-right: 0; }

@@ -14,8 +14,9 @@ namespace speedlab::reports::html {
 
 namespace {
 
-constexpr const char* palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                   "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+// Okabe-Ito (colour-blind safe), then two greys for the 9th and 10th series.
+constexpr const char* palette[] = {"#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9",
+                                   "#d55e00", "#f0e442", "#000000", "#999999", "#666666"};
 
 struct split_part {
   const char* name;
@@ -106,15 +107,17 @@ void rect(writer& w, double x, double y, double width, double height, const std:
 }
 
 // Frame, grid and tick labels of a log-log plot.
+// y_tick, when given, writes the y tick labels (times: "10.0 µs").
 void log_frame(writer& w, const log_axis& x, const log_axis& y, const std::string& x_label, const std::string& y_label,
-               const std::string& x_suffix, const std::string& y_suffix, bool compact_y = true) {
+               const std::string& x_suffix, const std::string& y_suffix, bool compact_y = true,
+               std::string (*y_tick)(double) = nullptr) {
   for (double t : x.ticks()) {
     line(w, x(t), y.px1, x(t), y.px0, "grid");
     text(w, x(t), y.px0 + 16, tidy(compact(t)) + x_suffix, "middle", "tick");
   }
   for (double t : y.ticks()) {
     line(w, x.px0, y(t), x.px1, y(t), "grid");
-    text(w, x.px0 - 6, y(t) + 4, tidy(compact_y ? compact(t) : fmt_sig(t, 3)) + y_suffix, "end", "tick");
+    text(w, x.px0 - 6, y(t) + 4, y_tick ? y_tick(t) : tidy(compact_y ? compact(t) : fmt_sig(t, 3)) + y_suffix, "end", "tick");
   }
   w.empty("rect", {{"x", num(x.px0)}, {"y", num(y.px1)}, {"width", num(x.px1 - x.px0)}, {"height", num(y.px0 - y.px1)},
                    {"class", "frame"}});
@@ -123,6 +126,30 @@ void log_frame(writer& w, const log_axis& x, const log_axis& y, const std::strin
                   {"transform", "translate(14," + num((y.px0 + y.px1) / 2) + ") rotate(-90)"}});
   w << y_label;
   w.close("text");
+}
+
+// A crossover size as a dotted line from y0 to y1 with its interval shaded; returns its x.
+double crossover_mark(writer& w, const log_axis& x, double y0, double y1, const analysis::crossover& c,
+                      const std::string& colour) {
+  const double cx = x(*c.size);
+  w.open("g", {{"class", "crossover"}, {"stroke", colour}});
+  if (c.size_low > 0 && c.size_high > c.size_low)
+    w.empty("rect", {{"x", num(x(std::max(c.size_low, x.lo)))}, {"y", num(y0)},
+                     {"width", num(x(std::min(c.size_high, x.hi)) - x(std::max(c.size_low, x.lo)))},
+                     {"height", num(y1 - y0)}, {"fill", colour}, {"class", "band"}});
+  line(w, cx, y0, cx, y1, "cross");
+  w.close("g");
+  return cx;
+}
+
+// Markers (with whiskers and tooltips) on at most 16 points of a long series, evenly spaced
+// with both ends; the line still passes through every point.
+bool marked(std::size_t i, std::size_t n) {
+  constexpr std::size_t most = 16;
+  if (n <= most) return true;
+  for (std::size_t k = 0; k < most; ++k)
+    if (i == k * (n - 1) / (most - 1)) return true;
+  return false;
 }
 
 // Whether a "#rrggbb" fill is light enough to need dark text on it.
@@ -136,15 +163,121 @@ bool light_fill(const std::string& colour) {
 
 } // namespace
 
+// Okabe-Ito: distinguishable with deuteranopia, protanopia and tritanopia; sync in grey
+// (waiting), host in sky blue.
 const char* split_colour(std::string_view part) {
-  if (part == "kernel") return "#4e79a7";
-  if (part == "h2d") return "#f28e2b";
-  if (part == "d2h") return "#e15759";
-  if (part == "copy_other") return "#b07aa1";
-  if (part == "memset") return "#9c755f";
-  if (part == "sync") return "#bab0ac";
-  if (part == "api") return "#edc948";
-  return "#76b7b2"; // host
+  if (part == "kernel") return "#0072b2";
+  if (part == "h2d") return "#e69f00";
+  if (part == "d2h") return "#d55e00";
+  if (part == "copy_other") return "#cc79a7";
+  if (part == "memset") return "#009e73";
+  if (part == "sync") return "#999999";
+  if (part == "api") return "#f0e442";
+  return "#56b4e9"; // host
+}
+
+void split_bar(writer& w, const time_split& s) {
+  const double width = 160, height = 14;
+  std::string tip;
+  for (const auto& p : split_parts)
+    if (s.*p.field > 0) tip += (tip.empty() ? "" : ", ") + std::string(p.name) + " " + fmt_percent(100 * s.*p.field / s.wall_ns);
+  w.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"},
+                 {"viewBox", "0 0 " + num(width) + " " + num(height)},
+                 {"width", num(width)},
+                 {"height", num(height)},
+                 {"preserveAspectRatio", "none"},
+                 {"class", "splitbar"},
+                 {"role", "img"},
+                 {"aria-label", "time split: " + tip}});
+  w.element("title", "time split: " + tip);
+  double x = 0;
+  for (const auto& p : split_parts) {
+    const double part = s.*p.field / s.wall_ns * width;
+    if (part <= 0) continue;
+    w.empty("rect", {{"x", num(x)}, {"y", "0"}, {"width", num(std::max(part, 0.5))}, {"height", num(height)},
+                     {"fill", split_colour(p.name)}});
+    x += part;
+  }
+  w.close("svg");
+}
+
+bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis::analysis_result& analysis) {
+  struct dot {
+    double size, median, lo, hi;
+    std::string tip;
+  };
+  std::map<std::string, std::vector<dot>> series; // by variant
+  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+  bool any = false;
+  for (const auto* p : sweep.points) {
+    if (!p->valid() || p->wall.median <= 0 || p->size_value() <= 0) continue;
+    const double lo = p->wall.ci_low > 0 ? p->wall.ci_low : p->wall.median;
+    const double hi = p->wall.ci_high > 0 ? p->wall.ci_high : p->wall.median;
+    series[p->variant].push_back({p->size_value(), p->wall.median, lo, hi,
+                                  p->variant + " at " + size_label(*p) + ": " + fmt_duration(p->wall.median) +
+                                      " (95% CI " + fmt_duration(lo) + "–" + fmt_duration(hi) + ")"});
+    xmin = any ? std::min(xmin, p->size_value()) : p->size_value();
+    xmax = any ? std::max(xmax, p->size_value()) : p->size_value();
+    ymin = any ? std::min(ymin, lo) : lo;
+    ymax = any ? std::max(ymax, hi) : hi;
+    any = true;
+  }
+  if (!any || xmax <= xmin) return false;
+  const double width = 900, height = 360, left = 70, right = 190, top = 20, bottom = 56;
+  log_axis x{xmin / 1.6, xmax * 1.6, left, width - right};
+  auto [ylo, yhi] = decades(ymin / 1.3, ymax * 1.3);
+  log_axis y{ylo, yhi, height - bottom, top};
+  const std::string size_name = sweep.points.front()->size_param();
+  svg_open(w, width, height,
+           "Median time versus " + size_name + ": " + wl.name + (sweep.params_key.empty() ? "" : " (" + sweep.params_key + ")"));
+  // The axis is in ns; the tick labels carry their unit.
+  log_frame(w, x, y, size_name + " (log scale)", "median time per repetition (log scale)", "", "", true,
+            [](double ns) { return fmt_duration(ns); });
+  std::map<std::string, std::string> colour;
+  std::map<std::string, const char*> shape;
+  int ci = 0;
+  for (const auto& v : wl.variants)
+    if (series.count(v)) colour[v] = palette[ci++ % 10];
+  double label_y = top + 14;
+  for (const auto& c : analysis.crossovers) {
+    if (c.workload != wl.name || c.params_key != sweep.params_key || !c.with_transfers || !c.size ||
+        !colour.count(c.variant) || *c.size < x.lo || *c.size > x.hi)
+      continue;
+    const double cx = crossover_mark(w, x, top, height - bottom, c, colour[c.variant]);
+    const std::string label = c.variant + " beats " + c.baseline + (c.faster_above ? " above " : " below ") +
+                              c.size_param + "≈" + tidy(compact(*c.size)) + " [" + tidy(compact(c.size_low)) + "–" +
+                              tidy(compact(c.size_high)) + "]";
+    // Right of the line when it fits inside the plot, else left of it (about 6.5 px a character).
+    const bool fits = cx + 4 + 6.5 * static_cast<double>(label.size()) < x.px1;
+    text(w, fits ? cx + 4 : cx - 4, label_y, label, fits ? "start" : "end", "note");
+    label_y += 14;
+  }
+  double ly = top + 8;
+  int vi = 0;
+  for (const auto& v : wl.variants) {
+    auto it = series.find(v);
+    if (it == series.end()) continue;
+    auto dots = it->second;
+    std::sort(dots.begin(), dots.end(), [](const dot& a, const dot& b) { return a.size < b.size; });
+    std::string points;
+    for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.median)) + " ";
+    // Every other variant dashed, so the lines part without colour too.
+    w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", vi % 2 ? "series dashed" : "series"}});
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      if (!marked(i, dots.size())) continue;
+      const auto& d = dots[i];
+      line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
+      w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.median))}, {"r", "3.5"}, {"fill", colour[v]}, {"class", "marker"}});
+      w.element("title", d.tip);
+      w.close("circle");
+    }
+    w.empty("rect", {{"x", num(width - right + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", colour[v]}});
+    text(w, width - right + 34, ly + 10, v, "start", "legend");
+    ly += 18;
+    ++vi;
+  }
+  w.close("svg");
+  return true;
 }
 
 bool split_chart(writer& w, const workload_view& wl) {
@@ -240,14 +373,7 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
         !c.size || !colour.count(c.variant))
       continue;
     if (*c.size < x.lo || *c.size > x.hi) continue;
-    const double cx = x(*c.size);
-    w.open("g", {{"class", "crossover"}, {"stroke", colour[c.variant]}});
-    if (c.size_low > 0 && c.size_high > c.size_low)
-      w.empty("rect", {{"x", num(x(std::max(c.size_low, x.lo)))}, {"y", num(top)},
-                       {"width", num(x(std::min(c.size_high, x.hi)) - x(std::max(c.size_low, x.lo)))},
-                       {"height", num(height - bottom - top)}, {"fill", colour[c.variant]}, {"class", "band"}});
-    line(w, cx, top, cx, height - bottom, "cross");
-    w.close("g");
+    const double cx = crossover_mark(w, x, top, height - bottom, c, colour[c.variant]);
     text(w, cx + 4, label_y, c.variant + " wins " + (c.faster_above ? "above" : "below") + " " + c.size_param + "≈" +
                                  tidy(compact(*c.size)),
          "start", "note");
@@ -263,7 +389,9 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
     std::string points;
     for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.ratio)) + " ";
     w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", "series"}});
-    for (const auto& d : dots) {
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      if (!marked(i, dots.size())) continue;
+      const auto& d = dots[i];
       line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
       w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.ratio))}, {"r", "4"}, {"fill", colour[v]}});
       w.element("title", d.tip);

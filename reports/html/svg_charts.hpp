@@ -14,6 +14,13 @@ namespace speedlab::reports::html {
 // Colour of a time-split part ("kernel", "h2d", ...), shared by charts and legends.
 const char* split_colour(std::string_view part);
 
+// A small stacked bar of one time split (160 px, parts in split_colour), for table cells.
+void split_bar(writer& w, const time_split& s);
+
+// Median time versus size (log-log), one line per variant with 95% CI whiskers, and the
+// analysis' crossover sizes (copies included) with their interval. False when nothing to draw.
+bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis::analysis_result& analysis);
+
 // Stacked horizontal bars: where each repetition's wall time goes, one bar per point with a
 // split. Returns false (and writes nothing) when no point has one.
 bool split_chart(writer& w, const workload_view& wl);

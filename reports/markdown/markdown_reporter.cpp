@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "analysis/finding_groups.hpp"
 #include "model/atomic_file.hpp"
+#include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/reporter.hpp"
@@ -62,14 +64,34 @@ std::string split_cell(double part, double wall) {
   return fmt_percent(100 * part / wall) + " (" + fmt_ms(part) + " ms)";
 }
 
+// How many finding groups the short report (report.md) shows; the rest are in report-full.md.
+constexpr std::size_t short_report_groups = 5;
+
 class markdown_writer {
 public:
-  markdown_writer(const report_input& in) : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)) {}
+  markdown_writer(const report_input& in)
+      : m_in(in), m_index(in.analysis, in.points), m_workloads(group_workloads(in.points)),
+        m_groups(analysis::group_findings(in.analysis, in.points)) {}
 
-  std::string render() {
+  // report.md: fits a pull-request comment (overview, the top findings, the run).
+  std::string render_short() {
+    title_line();
+    overview();
+    groups(short_report_groups, false);
+    m_out += "Everything else (every finding with its evidence, per-workload tables, time splits, crossovers, "
+             "roofline, what-if bounds, measurement integrity) is in `report-full.md`.\n\n";
     header();
     summary();
-    findings();
+    return std::move(m_out);
+  }
+
+  // report-full.md: the whole report.
+  std::string render_full() {
+    title_line();
+    overview();
+    groups(m_groups.size(), true);
+    header();
+    summary();
     for (const auto& w : m_workloads) workload(w);
     roofline();
     what_ifs();
@@ -82,11 +104,111 @@ private:
   const report_input& m_in;
   analysis_index m_index;
   std::vector<workload_view> m_workloads;
+  std::vector<analysis::finding_group> m_groups;
   std::string m_out;
+
+  void title_line() {
+    const auto& r = m_in.run;
+    const auto c = count_statuses(m_in.points);
+    m_out += "# speedlab report\n\n";
+    m_out += md_code(r.suite) + " on " + (r.gpu_name.empty() ? "no GPU" : md_text(r.gpu_name)) + ", started " +
+             md_text(r.started_at) + fmt::format(": {} points ({} ok), {} findings in {} groups.\n\n", c.total, c.ok,
+                                                 m_in.analysis.findings.size(), m_groups.size());
+  }
+
+  // One row per workload x variant (x parameter set) at the largest size of its sweep.
+  void overview() {
+    m_out += "## Overview\n\n";
+    const auto rows = overview_rows(m_workloads, m_index, m_in.analysis);
+    if (rows.empty()) {
+      m_out += "No points.\n\n";
+      return;
+    }
+    m_out += "Largest size of each sweep (**fastest** marks its winner); speedup over the serial variant with its 95% interval; where the time "
+             "goes (share of the median repetition); % of the roof that bounds it; its largest finding.\n\n";
+    table_rows out;
+    for (const auto& r : rows) {
+      const auto& p = *r.point;
+      std::string where = md_code(p.params_key().empty() ? "—" : p.params_key());
+      if (r.sizes > 1) where += fmt::format(" (largest of {})", r.sizes);
+      out.push_back({md_code(p.workload), md_code(p.variant), where,
+                     p.valid() && p.wall.count ? (r.fastest ? "**" + fmt_duration(p.wall.median) + " fastest**"
+                                                            : fmt_duration(p.wall.median))
+                                               : md_text(status_label(p)),
+                     speedup_cell(r.speedup), p.split_median ? md_text(split_words(*p.split_median)) : "—",
+                     r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0
+                         ? fmt_percent(r.roof->percent_of_bound) + " " + md_text(r.roof->bound)
+                         : "—",
+                     r.top ? md_text(short_finding(*r.top)) : "—"});
+    }
+    table(m_out, {"workload", "variant", "at", "median", "vs serial [95% CI]", "time split", "% of roof", "top finding"},
+          out, {false, false, false, true, true, false, true, false});
+  }
+
+  // Findings grouped by rule and workload, ranked by what fixing them would save.
+  void groups(std::size_t limit, bool evidence) {
+    if (m_groups.empty()) return;
+    m_out += "## Findings\n\n";
+    m_out += fmt::format("{} findings in {} groups (one per rule and workload), ranked by what fixing them would save: "
+                         "the estimated gain of each point times its share of the workload's measured time.",
+                         m_in.analysis.findings.size(), m_groups.size());
+    if (limit < m_groups.size()) m_out += fmt::format(" The top {} here; all in `report-full.md`.", limit);
+    m_out += "\n\n";
+    for (std::size_t i = 0; i < m_groups.size() && i < limit; ++i) group(i + 1, m_groups[i], evidence);
+  }
+
+  void group(std::size_t n, const analysis::finding_group& g, bool evidence) {
+    const auto& top = m_in.analysis.findings[g.findings.front()];
+    m_out += fmt::format("### {}. [{}] ", n, g.severity) + md_code(g.rule) +
+             (g.workload.empty() ? "" : " in " + md_code(g.workload)) + ": " + md_text(g.headline.empty() ? top.title : g.headline) + "\n\n";
+    std::string facts = fmt::format("- {} point{}", g.findings.size(), g.findings.size() == 1 ? "" : "s");
+    if (const auto range = figure_range(g); !range.empty()) facts += ", " + md_text(range);
+    if (const auto gain = gain_range(g); !gain.empty()) facts += "; " + md_text(gain) + " if fixed";
+    if (g.saved_share > 0)
+      facts += "; would save about " + fmt_percent(100 * g.saved_share) + " of the workload's measured time";
+    m_out += facts + ".\n";
+    m_out += "- Largest: " + md_text(top.title) + (top.point_id.empty() ? "" : " (" + md_code(top.point_id) + ")") + ".\n";
+    if (!top.threshold.empty()) m_out += "- Threshold: " + md_text(top.threshold) + ".\n";
+    if (!top.explanation.empty()) m_out += "- " + md_text(top.explanation) + "\n";
+    if (!top.next_experiment.empty()) m_out += "- **Next experiment:** " + md_text(top.next_experiment) + "\n";
+    m_out += "\n";
+    // The points it covers: a line in the short report, a table with evidence in the full one.
+    if (!evidence) {
+      std::string points;
+      const std::size_t shown = std::min<std::size_t>(g.findings.size(), 8);
+      for (std::size_t i = 0; i < shown; ++i) {
+        const auto& f = m_in.analysis.findings[g.findings[i]];
+        const auto* p = m_index.point(f.point_id);
+        points += (points.empty() ? "" : ", ") + md_code(p ? point_label(*p) : f.point_id);
+      }
+      if (g.findings.size() > shown) points += fmt::format(" and {} more", g.findings.size() - shown);
+      m_out += "Points: " + points + ".\n\n";
+      return;
+    }
+    table_rows rows;
+    for (std::size_t i : g.findings) {
+      const auto& f = m_in.analysis.findings[i];
+      const auto* p = m_index.point(f.point_id);
+      rows.push_back({md_code(f.point_id.empty() ? f.workload : f.point_id), md_text(f.severity), md_text(f.title),
+                      p && p->wall.count ? fmt_duration(p->wall.median) : "—",
+                      f.estimated_gain > 1 ? fmt_ratio(f.estimated_gain) : "—"});
+    }
+    table(m_out, {"point", "severity", "finding", "median", "gain if fixed"}, rows, {false, false, false, true, true});
+    for (std::size_t i : g.findings) {
+      const auto& f = m_in.analysis.findings[i];
+      if (f.evidence.empty()) continue;
+      m_out += "<details><summary>Evidence: " + md_text(f.point_id.empty() ? f.workload : f.point_id) +
+               "</summary>\n\n";
+      table_rows ev;
+      for (const auto& e : f.evidence) ev.push_back({md_text(e.name), md_text(e.value)});
+      table(m_out, {"evidence", "value"}, ev);
+      m_out += "</details>\n\n";
+    }
+  }
 
   void header() {
     const auto& r = m_in.run;
-    m_out += "# speedlab report\n\n";
+    m_out += "## Run\n\n";
     table_rows rows = {
         {"suite", md_code(r.suite)},
         {"started (UTC)", md_text(r.started_at)},
@@ -121,34 +243,6 @@ private:
     std::string names;
     for (const auto& w : m_workloads) names += (names.empty() ? "" : ", ") + md_code(w.name);
     m_out += "- Workloads: " + (names.empty() ? std::string("none") : names) + ".\n\n";
-  }
-
-  void findings() {
-    if (m_in.analysis.findings.empty()) return;
-    m_out += "## Findings\n\n";
-    // Critical first, then warnings, then info; input order within a severity.
-    auto rank = [](const std::string& s) { return s == "critical" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; };
-    std::vector<const analysis::finding*> fs;
-    for (const auto& f : m_in.analysis.findings) fs.push_back(&f);
-    std::stable_sort(fs.begin(), fs.end(), [&](auto* a, auto* b) { return rank(a->severity) < rank(b->severity); });
-    int n = 0;
-    for (const auto* f : fs) {
-      m_out += fmt::format("### {}. [{}] {}\n\n", ++n, md_text(f->severity), md_text(f->title));
-      std::string where = "- Rule " + md_code(f->rule);
-      if (!f->point_id.empty()) where += ", point " + md_code(f->point_id);
-      else if (!f->workload.empty()) where += ", workload " + md_code(f->workload);
-      m_out += where + ".\n";
-      if (!f->threshold.empty()) m_out += "- Threshold: " + md_text(f->threshold) + ".\n";
-      if (!f->explanation.empty()) m_out += "- " + md_text(f->explanation) + "\n";
-      if (f->estimated_gain > 1) m_out += "- Estimated gain if fixed: up to " + fmt_ratio(f->estimated_gain) + ".\n";
-      if (!f->next_experiment.empty()) m_out += "- **Next experiment:** " + md_text(f->next_experiment) + "\n";
-      m_out += "\n";
-      if (!f->evidence.empty()) {
-        table_rows rows;
-        for (const auto& e : f->evidence) rows.push_back({md_text(e.name), md_text(e.value)});
-        table(m_out, {"evidence", "value"}, rows);
-      }
-    }
   }
 
   void workload(const workload_view& w) {
@@ -445,12 +539,13 @@ class markdown_reporter final : public reporter {
 public:
   std::string name() const override { return "markdown"; }
   std::string description() const override {
-    return "report.md: tables, time splits, crossovers, findings and measurement integrity (GitHub Markdown)";
+    return "report.md: overview and the top findings (fits a pull-request comment); report-full.md: everything (GitHub Markdown)";
   }
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
-    const auto path = dir / "report.md";
-    write_file_atomically(path, markdown_writer(in).render());
-    return {path};
+    const auto path = dir / "report.md", full = dir / "report-full.md";
+    write_file_atomically(path, markdown_writer(in).render_short());
+    write_file_atomically(full, markdown_writer(in).render_full());
+    return {path, full};
   }
 };
 

@@ -27,12 +27,12 @@ TEST_CASE("what-if bounds follow Amdahl's law on the split", "[analysis][whatif]
   CHECK(k->measured_ns == 10e6);
   CHECK(k->projected_ns == 8e6);
   CHECK(k->max_speedup == Approx(1.25));
-  CHECK(k->arithmetic == "10 ms wall - 2 ms kernels = 8 ms; 10 ms / 8 ms = 1.25x at most");
+  CHECK(k->arithmetic == "10.0 ms wall - 2.00 ms kernels = 8.00 ms; 10.0 ms / 8.00 ms = 1.25x at most");
 
   const auto* o = scenario(w, "copies overlap kernels");
   REQUIRE(o);
   CHECK(o->projected_ns == 8e6); // min(4, 2) = 2 ms hidden
-  CHECK(o->arithmetic.find("min(4 ms copies, 2 ms kernels)") != std::string::npos);
+  CHECK(o->arithmetic.find("min(4.00 ms copies, 2.00 ms kernels)") != std::string::npos);
 
   const auto* d = scenario(w, "data stays on the device");
   REQUIRE(d);
@@ -55,7 +55,7 @@ TEST_CASE("the pinned-memory projection uses the measured bandwidth ratio", "[an
   // H2D 3 ms x (1 - 10/25) = 1.8 ms, D2H 1 ms x (1 - 20/25) = 0.2 ms: 2 ms saved.
   CHECK(pin->projected_ns == Approx(8e6));
   CHECK(pin->max_speedup == Approx(1.25));
-  CHECK(pin->arithmetic.find("3 ms pageable H2D x (1 - 10 GB/s / 25 GB/s)") != std::string::npos);
+  CHECK(pin->arithmetic.find("3.00 ms pageable H2D x (1 - 10.0 GB/s / 25.0 GB/s)") != std::string::npos);
   CHECK(pin->arithmetic.find("estimates") == std::string::npos);
 
   // Half of the H2D time pinned already: only the pageable half is projected.

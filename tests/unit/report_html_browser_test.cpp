@@ -1,14 +1,27 @@
-// Renders report.html in headless Chromium (when /usr/bin/chromium exists): the DOM has the
-// title, tables and SVG charts, the hostile kernel name is text rather than an element, and a
-// screenshot is written. Without Chromium the test prints why and passes (Catch2 v2 has no SKIP).
+// Loads report.html pages in headless Chromium (/usr/bin/chromium, Debian's package): the
+// fixture's report (hostile names), the default suite's (a real quick CPU run), a recorded
+// H100 run's (tests/fixtures/gpu/suite) and a comparison's. For each: no console message
+// (errors, uncaught exceptions), the overview visible without scrolling at 1280x800, every
+// SVG chart drawn (a non-empty bounding box). A wrapper page measures the report in an
+// iframe of that size and writes what it found into its DOM, which --dump-dom prints.
+// Without Chromium the test warns and passes, unless SPEEDLAB_REQUIRE_CHROMIUM is set
+// (scripts/test.sh sets it where scripts/install-deps.sh installs Chromium): then it fails.
 #include <cstdlib>
-#include <regex>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "speedlab_catch.hpp"
 
+#include "analysis/analyze.hpp"
+#include "analysis/compare.hpp"
+#include "app/output_folder.hpp"
+#include "model/statistics.hpp"
+#include "reports/compare/compare_report.hpp"
 #include "reports/reporter.hpp"
 #include "tests/golden/golden.hpp"
 #include "tests/golden/report_fixture.hpp"
+#include "test_support.hpp"
 
 using namespace speedlab;
 
@@ -16,10 +29,18 @@ namespace {
 
 constexpr const char* chromium = "/usr/bin/chromium";
 
+bool have_chromium() {
+  if (std::filesystem::exists(chromium)) return true;
+  if (std::getenv("SPEEDLAB_REQUIRE_CHROMIUM")) FAIL(chromium << " not found but SPEEDLAB_REQUIRE_CHROMIUM is set");
+  WARN("SKIPPED: " << chromium << " not found; install Debian's chromium to run the browser test");
+  return false;
+}
+
 std::string chromium_command(const std::filesystem::path& profile) {
   return std::string(chromium) +
          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking"
-         " --disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir='" +
+         " --disable-component-update --disable-sync --disable-dev-shm-usage --allow-file-access-from-files"
+         " --enable-logging=stderr --log-level=0 --user-data-dir='" +
          profile.string() + "'";
 }
 
@@ -29,17 +50,97 @@ std::size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
+// The wrapper: the page in a 1280x800 iframe; on load it measures and writes JSON into
+// <pre id="result">.
+constexpr const char* wrapper = R"HTML(<!DOCTYPE html><html><head><meta charset="utf-8"></head>
+<body style="margin:0"><iframe id="f" src="PAGE" style="width:1280px;height:800px;border:0"></iframe><pre id="result"></pre>
+<script>
+window.addEventListener('load', () => {
+  const r = {};
+  try {
+    const d = document.getElementById('f').contentDocument;
+    const first = d.querySelector('#overview tbody tr') || d.querySelector('#comparison tbody tr');
+    r.first_row_bottom = first ? first.getBoundingClientRect().bottom : -1;
+    const top = d.getElementById('overview') || d.getElementById('comparison');
+    r.top = top ? top.getBoundingClientRect().top : -1;
+    const svgs = Array.from(d.querySelectorAll('svg'));
+    r.svgs = svgs.length;
+    r.undrawn = svgs.filter(s => { const b = s.getBoundingClientRect(); return !(b.width > 0 && b.height > 0) ||
+                                   s.querySelectorAll('rect,line,polyline,circle,path,polygon').length == 0; })
+                    .map(s => s.getAttribute('aria-label') || s.getAttribute('class'));
+    r.title = d.title;
+  } catch (e) { r.error = String(e); }
+  document.getElementById('result').textContent = JSON.stringify(r);
+});
+</script></body></html>)HTML";
+
+struct browser_result {
+  nlohmann::json measured;
+  std::string dom, console; // the wrapper's DOM, console lines of the log
+};
+
+browser_result load_in_chromium(const std::filesystem::path& page, const std::filesystem::path& work) {
+  std::string html = wrapper;
+  html.replace(html.find("PAGE"), 4, "file://" + page.string());
+  const auto wrap = work / "wrapper.html";
+  std::ofstream(wrap) << html;
+  const auto dom_file = work / "dom.html", log = work / "chromium.log";
+  const int rc = std::system((chromium_command(work / "profile") + " --window-size=1280,900 --dump-dom 'file://" +
+                              wrap.string() + "' > '" + dom_file.string() + "' 2> '" + log.string() + "'")
+                                 .c_str());
+  browser_result r;
+  r.dom = test_golden::read_file(dom_file);
+  const std::string text = test_golden::read_file(log);
+  INFO("chromium log: " << text);
+  REQUIRE(rc == 0);
+  for (std::size_t pos = 0, end; pos < text.size(); pos = end + 1) {
+    end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const auto line = text.substr(pos, end - pos);
+    if (line.find(":CONSOLE") != std::string::npos) r.console += line + "\n";
+  }
+  const auto a = r.dom.find("<pre id=\"result\">"), b = r.dom.find("</pre>", a);
+  REQUIRE(a != std::string::npos);
+  std::string json = r.dom.substr(a + 17, b - a - 17);
+  for (auto p = json.find("&quot;"); p != std::string::npos; p = json.find("&quot;")) json.replace(p, 6, "\"");
+  for (auto p = json.find("&amp;"); p != std::string::npos; p = json.find("&amp;")) json.replace(p, 5, "&");
+  INFO("measured: " << json);
+  r.measured = nlohmann::json::parse(json);
+  return r;
+}
+
+// What every page must satisfy.
+void check_page(const std::filesystem::path& page, const std::filesystem::path& work, std::size_t min_svgs) {
+  INFO("page: " << page.string());
+  const auto r = load_in_chromium(page, work);
+  INFO("measured: " << r.measured.dump());
+  CHECK(r.console.empty());
+  CHECK_FALSE(r.measured.contains("error"));
+  // The overview (or the comparison table): its first row inside the first 800 px.
+  CHECK(r.measured.value("top", -1.0) >= 0);
+  CHECK(r.measured.value("first_row_bottom", -1.0) > 0);
+  CHECK(r.measured.value("first_row_bottom", 1e9) <= 800);
+  CHECK(r.measured.value("svgs", 0) >= static_cast<int>(min_svgs));
+  CHECK(r.measured.at("undrawn").empty());
+  if (const char* keep = std::getenv("SPEEDLAB_KEEP_SCREENSHOT")) {
+    const int rc = std::system((chromium_command(work / "profile-shot") + " --hide-scrollbars --window-size=1280,800 --screenshot='" +
+                                std::string(keep) + "/" + page.parent_path().filename().string() + ".png' 'file://" +
+                                page.string() + "' > /dev/null 2>&1")
+                                   .c_str());
+    CHECK(rc == 0);
+  }
+}
+
 } // namespace
 
 TEST_CASE("report.html renders in headless Chromium", "[report][html][browser]") {
-  if (!std::filesystem::exists(chromium)) {
-    WARN("SKIPPED: " << chromium << " not found; install Debian's chromium to run the browser test");
-    return;
-  }
+  if (!have_chromium()) return;
   const auto f = test_fixture::make_report_fixture(true);
   test_golden::temp_dir dir;
-  const auto files = reports::make_reporter("html")->write(f.input(), dir.path);
+  std::filesystem::create_directories(dir.path / "fixture");
+  const auto files = reports::make_reporter("html")->write(f.input(), dir.path / "fixture");
   REQUIRE(files.size() == 1);
+  check_page(files[0], dir.path, 5);
   const auto page = "file://" + files[0].string();
 
   const auto dom_file = dir.path / "dom.html";
@@ -73,5 +174,50 @@ TEST_CASE("report.html renders in headless Chromium", "[report][html][browser]")
   const auto bytes = test_golden::read_file(png);
   CHECK(bytes.size() > 10000);
   CHECK(bytes.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
-  if (const char* keep = std::getenv("SPEEDLAB_KEEP_SCREENSHOT")) std::filesystem::copy_file(png, keep, std::filesystem::copy_options::overwrite_existing);
+}
+
+TEST_CASE("the default suite's report.html renders in headless Chromium", "[report][html][browser]") {
+  if (!have_chromium()) return;
+  test_golden::temp_dir dir;
+  const auto out = dir.path / "default";
+  // The whole built-in suite, each point cut short: real results, a few seconds.
+  const auto r = speedlab::testing::run_command(speedlab::testing::speedlab_binary().string() +
+                                                " run --max-time 0.02 --min-time 0 --min-samples 3 --max-samples 5 "
+                                                "--warmup 0 --calibrate off --reports html --out '" +
+                                                out.string() + "'");
+  INFO(r.output);
+  REQUIRE(std::filesystem::exists(out / "report.html"));
+  check_page(out / "report.html", dir.path, 10);
+}
+
+TEST_CASE("a recorded H100 run's report.html renders in headless Chromium", "[report][html][browser][gpu-fixtures]") {
+  if (!have_chromium()) return;
+  const auto run = app::load_run(std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "gpu" / "suite");
+  const auto dir0 = run.dir;
+  auto loader = [dir0](const point_result& p) { return app::load_point_trace(dir0, p); };
+  const auto result = analysis::analyze(run.points, run.device.value_or(analysis::device_model{}), loader);
+  test_golden::temp_dir dir;
+  std::filesystem::create_directories(dir.path / "h100");
+  const auto files =
+      reports::make_reporter("html")->write({run.run, run.points, result, loader}, dir.path / "h100");
+  REQUIRE(files.size() == 1);
+  check_page(files[0], dir.path, 10);
+}
+
+TEST_CASE("a comparison's compare.html renders in headless Chromium", "[report][html][browser][compare]") {
+  if (!have_chromium()) return;
+  const auto run = app::load_run(std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "gpu" / "suite");
+  auto slower = run.points;
+  for (auto& p : slower)
+    if (p.variant == "cuda") {
+      for (auto& s : p.samples_ns) s *= 1.2;
+      p.wall = stats::summarize(p.samples_ns);
+    }
+  const auto c = analysis::compare_runs(run.run, run.points, run.run, slower);
+  test_golden::temp_dir dir;
+  std::filesystem::create_directories(dir.path / "compare");
+  const auto page = dir.path / "compare" / "compare.html";
+  std::ofstream(page) << reports::compare_html(c);
+  CHECK(c.has_regression());
+  check_page(page, dir.path, 0);
 }

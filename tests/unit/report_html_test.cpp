@@ -60,8 +60,12 @@ TEST_CASE("html has the charts and sections", "[report][html]") {
   CHECK(html.find("aria-label=\"Timeline of one repetition of vector_add/cuda_naive/n=1048576\"") != std::string::npos);
   CHECK(count(html, "<svg") >= 5);
   CHECK(count(html, "<svg") == count(html, "</svg>"));
-  // Crossover marks on the speedup chart, one per crossover of the sweep.
-  CHECK(count(html, "class=\"cross\"") == 3);
+  // Crossover marks, one per crossover of the sweep, on the time chart and on the speedup chart.
+  CHECK(html.find("aria-label=\"Median time versus n: vector_add\"") != std::string::npos);
+  CHECK(count(html, "class=\"cross\"") == 6);
+  // Overview first: before the findings, one stacked split bar per GPU row.
+  CHECK(html.find("id=\"overview\"") < html.find("id=\"findings\""));
+  CHECK(count(html, "class=\"splitbar\"") >= 1);
   // The timeline shows the copy and the kernel of the chosen repetition.
   CHECK(html.find("Memcpy HtoD (Pageable -&gt; Device)") != std::string::npos);
   CHECK(html.find("id=\"findings\"") != std::string::npos);
@@ -88,7 +92,7 @@ TEST_CASE("html and markdown work for CPU-only results", "[report][html][markdow
   CHECK(html.find("No GPU trace in this run") != std::string::npos);
   CHECK(html.find("No GPU model: CPU-only results.") != std::string::npos);
   CHECK(html.find("No device time split") != std::string::npos);
-  const auto md = test_golden::render("markdown", f.input(), "report.md");
+  const auto md = test_golden::render("markdown", f.input(), "report-full.md");
   CHECK(md.find("No GPU model: CPU-only results.") != std::string::npos);
   CHECK(md.find("## Workload `vector_add`") != std::string::npos);
   CHECK(md.find("Where the time goes") == std::string::npos);
@@ -96,7 +100,7 @@ TEST_CASE("html and markdown work for CPU-only results", "[report][html][markdow
 
 TEST_CASE("markdown keeps hostile names inert", "[report][markdown]") {
   const auto f = test_fixture::make_report_fixture(true);
-  const auto md = test_golden::render("markdown", f.input(), "report.md");
+  const auto md = test_golden::render("markdown", f.input(), "report-full.md");
   // Raw HTML in Markdown would render: it must only appear inside code spans or escaped.
   CHECK(md.find("`<script>alert(1)</script>`") != std::string::npos);
   CHECK(md.find("signal 11 &lt;SIGSEGV&gt; &amp; \"core\"") != std::string::npos);

@@ -29,6 +29,7 @@ TEST_CASE("markdown report of a recorded GPU run matches its golden file", "[rep
   const recorded_input r;
   REQUIRE(r.run.points.size() > 10);
   test_golden::check_golden("recorded/report.md", test_golden::render("markdown", r.input(), "report.md"));
+  test_golden::check_golden("recorded/report-full.md", test_golden::render("markdown", r.input(), "report-full.md"));
 }
 
 TEST_CASE("JSON results of a recorded GPU run match their golden file", "[report][json][gpu-fixtures]") {

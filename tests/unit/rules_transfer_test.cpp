@@ -46,10 +46,10 @@ TEST_CASE("transfer-bound and pageable-memory show the copy calls' bandwidth whe
   REQUIRE(f.size() == 1);
   // 128 MiB in 12 ms: 11.2 GB/s; the GPU copied for 6 ms of them.
   CHECK(evidence(f[0], "H2D bandwidth of the copy calls").find("11.2 GB/s") != std::string::npos);
-  CHECK(evidence(f[0], "H2D bandwidth of the copy calls").find("6 ms of the 12 ms") != std::string::npos);
+  CHECK(evidence(f[0], "H2D bandwidth of the copy calls").find("6.00 ms of the 12.0 ms") != std::string::npos);
   auto g = findings_of(r, "pageable-memory");
   REQUIRE(g.size() == 1);
-  CHECK(evidence(g[0], "pageable copy calls per repetition").find("16 ms") != std::string::npos);
+  CHECK(evidence(g[0], "pageable copy calls per repetition").find("16.0 ms") != std::string::npos);
 
   // Split and DMA agree: no extra line.
   p = cuda_point("vector", "cuda_lesson", {{"n", "16777216"}}, make_split(0.5e6, 6e6, 2e6, 0, 0, 1.5e6));

@@ -1,0 +1,104 @@
+#include "reports/common/overview.hpp"
+
+#include <algorithm>
+
+#include "analysis/finding_groups.hpp"
+#include "reports/common/text.hpp"
+
+namespace speedlab::reports {
+
+std::vector<overview_row> overview_rows(const std::vector<workload_view>& workloads, const analysis_index& index,
+                                        const analysis::analysis_result& analysis) {
+  const auto top = analysis::top_finding_by_point(analysis);
+  std::vector<overview_row> rows;
+  for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
+    const auto& w = workloads[wi];
+    for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
+      const auto& s = w.sweeps[si];
+      const std::size_t first = rows.size();
+      for (const auto& v : w.variants) {
+        // The largest valid size, else the largest (its status then says what went wrong).
+        const point_result* pick = nullptr;
+        for (const auto* p : s.points) {
+          if (p->variant != v) continue;
+          const bool better = !pick || (p->valid() && !pick->valid()) ||
+                              (p->valid() == pick->valid() && p->size_value() >= pick->size_value());
+          if (better) pick = p;
+        }
+        if (!pick) continue;
+        overview_row r;
+        r.point = pick;
+        r.workload_index = wi;
+        r.sweep_index = si;
+        r.sizes = s.sizes.size();
+        r.speedup = index.speedup(*pick);
+        r.roof = index.roofline(*pick);
+        if (auto it = top.find(pick->id); it != top.end()) r.top = &analysis.findings[it->second];
+        rows.push_back(r);
+      }
+      // The winner of the sweep at its largest size (only among rows measured at that size).
+      overview_row* best = nullptr;
+      for (std::size_t i = first; i < rows.size(); ++i) {
+        const auto& p = *rows[i].point;
+        if (!p.valid() || !(p.wall.median > 0)) continue;
+        if (!best || p.size_value() > best->point->size_value() ||
+            (p.size_value() == best->point->size_value() && p.wall.median < best->point->wall.median))
+          best = &rows[i];
+      }
+      if (best && rows.size() - first > 1) best->fastest = true;
+    }
+  }
+  return rows;
+}
+
+std::string short_finding(const analysis::finding& f) {
+  if (f.title.size() <= 60) return f.title;
+  double v = 0;
+  std::string unit;
+  if (analysis::title_figure(f.title, v, unit)) return f.rule + ": " + fmt_sig(v) + unit;
+  return f.rule;
+}
+
+const std::vector<split_part_view>& split_parts() {
+  static const std::vector<split_part_view> parts = {
+      {"kernel", "kernel", &time_split::kernel}, {"h2d", "H2D", &time_split::h2d},
+      {"d2h", "D2H", &time_split::d2h},          {"copy_other", "other copy", &time_split::copy_other},
+      {"memset", "memset", &time_split::memset}, {"sync", "sync", &time_split::sync},
+      {"api", "API", &time_split::api},          {"host", "host", &time_split::host}};
+  return parts;
+}
+
+std::string split_words(const time_split& s) {
+  if (s.wall_ns <= 0) return "";
+  std::vector<std::pair<double, const char*>> shares;
+  for (const auto& p : split_parts())
+    if (s.*p.field / s.wall_ns >= 0.02) shares.push_back({s.*p.field / s.wall_ns, p.label});
+  std::stable_sort(shares.begin(), shares.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::string out;
+  for (const auto& [share, label] : shares)
+    out += (out.empty() ? "" : " · ") + std::string(label) + " " + fmt_sig(100 * share, 2) + "%";
+  return out;
+}
+
+std::string figure_range(const analysis::finding_group& g) {
+  if (g.figure_unit.empty()) return "";
+  const std::string lo = fmt_sig(g.figure_min) + g.figure_unit, hi = fmt_sig(g.figure_max) + g.figure_unit;
+  return lo == hi ? lo : lo + "–" + hi;
+}
+
+std::string gain_range(const analysis::finding_group& g) {
+  if (g.gain_max <= 1) return "";
+  const std::string lo = fmt_ratio(g.gain_min), hi = fmt_ratio(g.gain_max);
+  return "up to " + (lo == hi ? hi : lo + "–" + hi) + " faster";
+}
+
+std::string point_label(const point_result& p) {
+  const std::string key = p.params_key();
+  return key.empty() ? p.variant : p.variant + " " + key;
+}
+
+std::string sweep_anchor(std::size_t workload_index, std::size_t sweep_index) {
+  return "sweep-" + std::to_string(workload_index) + "-" + std::to_string(sweep_index);
+}
+
+} // namespace speedlab::reports

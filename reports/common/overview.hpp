@@ -1,0 +1,52 @@
+// The overview every human report opens with: one row per workload x variant (x parameter
+// set) at the largest measured size of its sweep, with the figures a reader needs at a
+// glance. A lookup over the analysis, shared so Markdown and HTML show the same rows.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.hpp"
+#include "analysis/finding_groups.hpp"
+#include "reports/common/report_data.hpp"
+
+namespace speedlab::reports {
+
+struct overview_row {
+  const point_result* point = nullptr;
+  std::size_t workload_index = 0, sweep_index = 0;
+  std::size_t sizes = 1;                           // sizes in its sweep (>1: a sweep one click away)
+  const analysis::speedup* speedup = nullptr;      // over serial, when there is one
+  const analysis::roofline_point* roof = nullptr;
+  const analysis::finding* top = nullptr;          // its finding with the largest saving
+  bool fastest = false;                            // lowest valid median of its sweep's rows
+};
+
+std::vector<overview_row> overview_rows(const std::vector<workload_view>& workloads, const analysis_index& index,
+                                        const analysis::analysis_result& analysis);
+
+// A finding in a few words: its title when short, else the rule and the figure it leads with.
+std::string short_finding(const analysis::finding& f);
+
+// The parts of a time split in display order with their labels ("kernel", "H2D", ...).
+struct split_part_view {
+  const char* key;   // "kernel", "h2d", ... (CSS/colour key)
+  const char* label; // "kernel", "H2D", ...
+  double time_split::*field;
+};
+const std::vector<split_part_view>& split_parts();
+// "H2D 72% · D2H 22% · kernel 3%": the parts of at least 2% of the wall time, largest first.
+std::string split_words(const time_split& s);
+
+// A finding group's figures in words: "9.2%–93.9%" (one value when all agree, "" without).
+std::string figure_range(const analysis::finding_group& g);
+// "up to 1.07x–2.85x faster" or "" when no finding estimates a gain.
+std::string gain_range(const analysis::finding_group& g);
+// "variant n=1024": a point named inside its workload.
+std::string point_label(const point_result& p);
+
+// Anchor of a sweep's section in report.html ("sweep-0-1").
+std::string sweep_anchor(std::size_t workload_index, std::size_t sweep_index);
+
+} // namespace speedlab::reports

@@ -1,0 +1,172 @@
+#include "reports/compare/compare_report.hpp"
+
+#include <fmt/format.h>
+
+#include "reports/common/text.hpp"
+#include "reports/html/html_style.hpp"
+#include "reports/html/html_writer.hpp"
+
+namespace speedlab::reports {
+
+namespace {
+
+using html::operator""_html;
+
+std::string change(const analysis::point_delta& d) {
+  return d.ratio > 0 ? fmt_signed_percent(100 * (d.ratio - 1)) : "—";
+}
+
+std::string interval(const analysis::point_delta& d) {
+  if (d.method == "none" || !(d.ci_high > 0)) return "—";
+  return fmt_signed_percent(100 * (d.ci_low - 1)) + " … " + fmt_signed_percent(100 * (d.ci_high - 1));
+}
+
+std::string median(double ns, const std::string& status) {
+  return status == "ok" && ns > 0 ? fmt_duration(ns) : status;
+}
+
+// "kernel +21.3%, h2d -0.4%": the split parts that moved, largest change first.
+std::string parts_words(const analysis::point_delta& d) {
+  std::string out;
+  for (const auto& p : d.parts) {
+    if (p.base_ns <= 0 || p.new_ns <= 0) continue;
+    const double rel = p.new_ns / p.base_ns - 1;
+    if (std::abs(rel) < 0.02) continue;
+    out += (out.empty() ? "" : ", ") + p.part + " " + fmt_signed_percent(100 * rel);
+  }
+  return out;
+}
+
+std::string headline(const analysis::comparison& c) {
+  std::string s = fmt::format("{} points compared: {} slower, {} faster, {} same, {} unclear", c.points.size(),
+                              c.count("slower"), c.count("faster"), c.count("same"), c.count("unclear"));
+  if (c.count("broken")) s += fmt::format(", {} broken", c.count("broken"));
+  if (c.count("fixed")) s += fmt::format(", {} fixed", c.count("fixed"));
+  if (!c.only_base.empty() || !c.only_new.empty())
+    s += fmt::format("; {} only in BASE, {} only in NEW", c.only_base.size(), c.only_new.size());
+  return s + ".";
+}
+
+std::string result_line(const analysis::comparison& c) {
+  return c.has_regression() ? "**Regression**: at least one point is slower with its whole 95% interval beyond the "
+                              "threshold (or broke)."
+                            : "No clear regression beyond the threshold.";
+}
+
+} // namespace
+
+std::string compare_markdown(const analysis::comparison& c) {
+  std::string out = "# speedlab compare\n\n";
+  for (const auto& w : c.warnings) out += "> **Warning:** " + md_text(w) + "\n>\n";
+  if (!c.warnings.empty()) out += "\n";
+  out += fmt::format("BASE: {} ({}, {}), NEW: {} ({}, {}). Threshold {}.\n\n", md_code(c.base_run.suite),
+                     md_text(c.base_run.started_at), md_text(c.base_run.gpu_name.empty() ? "no GPU" : c.base_run.gpu_name),
+                     md_code(c.new_run.suite), md_text(c.new_run.started_at),
+                     md_text(c.new_run.gpu_name.empty() ? "no GPU" : c.new_run.gpu_name), fmt_percent(100 * c.threshold));
+  out += result_line(c) + " " + md_text(headline(c)) + "\n\n";
+  out += "Change = NEW / BASE - 1 of the median time per repetition; interval: 95%, exact two-sample bootstrap of the "
+         "ratio of medians.\n\n";
+  out += "| verdict | point | BASE median | NEW median | change | 95% interval | samples | split parts that moved |\n"
+         "|---|---|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& d : c.points) {
+    const std::string moved = parts_words(d);
+    out += "| " + md_text(d.verdict) + " | " + md_code(d.id) + " | " + median(d.base_median_ns, d.base_status) + " | " +
+           median(d.new_median_ns, d.new_status) + " | " + change(d) + " | " + interval(d) + " | " +
+           fmt::format("{} / {}", d.base_samples, d.new_samples) + " | " + (moved.empty() ? "—" : md_text(moved)) + " |\n";
+  }
+  out += "\n";
+  auto list = [&](const char* title, const std::vector<std::string>& ids) {
+    if (ids.empty()) return;
+    out += std::string("**") + title + "**: ";
+    for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + md_code(ids[i]);
+    out += "\n\n";
+  };
+  list("Only in BASE", c.only_base);
+  list("Only in NEW", c.only_new);
+  return out;
+}
+
+std::string compare_html(const analysis::comparison& c) {
+  html::writer w;
+  w << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>speedlab compare</title><style>"_html
+    << html::markup{html::stylesheet}
+    << "tr.v-slower td, tr.v-broken td { background: #fff4f2; } tr.v-faster td { background: #f1f8f1; }"
+       ".warning { border-left: 4px solid var(--warning); padding: 4px 10px; background: #fff8f0; }</style></head><body>"
+       "<header class=\"page\"><h1>speedlab compare</h1>"_html;
+  w.element("p", "BASE: " + c.base_run.suite + " · " + c.base_run.started_at + " · " +
+                     (c.base_run.gpu_name.empty() ? "no GPU" : c.base_run.gpu_name) + " — NEW: " + c.new_run.suite +
+                     " · " + c.new_run.started_at + " · " + (c.new_run.gpu_name.empty() ? "no GPU" : c.new_run.gpu_name) +
+                     " — threshold " + fmt_percent(100 * c.threshold),
+            {{"class", "sub"}});
+  w << "</header><main><section id=\"comparison\">"_html;
+  for (const auto& warning : c.warnings) w.element("p", "Warning: " + warning, {{"class", "warning"}});
+  w.element("p", std::string(c.has_regression() ? "Regression: a point is slower with its whole 95% interval beyond the "
+                                                   "threshold (or it broke). "
+                                                 : "No clear regression beyond the threshold. ") +
+                     headline(c),
+            {{"id", "verdict"}, {"class", c.has_regression() ? "v-slower" : "v-faster"}});
+  w << "<p class=\"note\">Change = NEW / BASE - 1 of the median time per repetition; interval: 95%, exact two-sample "
+       "bootstrap of the ratio of medians.</p><div class=\"scroll\"><table><thead><tr><th>verdict</th><th>point</th>"
+       "<th class=\"num\">BASE median</th><th class=\"num\">NEW median</th><th class=\"num\">change</th>"
+       "<th class=\"num\">95% interval</th><th class=\"num\">samples</th><th>split parts that moved</th></tr></thead><tbody>"_html;
+  for (const auto& d : c.points) {
+    std::string cls = "v-" + d.verdict;
+    for (auto& ch : cls)
+      if (ch == ' ') ch = '-';
+    w.open("tr", {{"class", cls}});
+    w << "<td>"_html << d.verdict << "</td><td><code>"_html << d.id << "</code></td><td class=\"num\">"_html
+      << median(d.base_median_ns, d.base_status) << "</td><td class=\"num\">"_html << median(d.new_median_ns, d.new_status)
+      << "</td><td class=\"num\">"_html << change(d) << "</td><td class=\"num\">"_html << interval(d)
+      << "</td><td class=\"num\">"_html << fmt::format("{} / {}", d.base_samples, d.new_samples) << "</td><td>"_html
+      << parts_words(d) << "</td></tr>"_html;
+  }
+  w << "</tbody></table></div>"_html;
+  auto list = [&](const char* title, const std::vector<std::string>& ids) {
+    if (ids.empty()) return;
+    w << "<h3>"_html << title << "</h3><ul>"_html;
+    for (const auto& id : ids) w << "<li><code>"_html << id << "</code></li>"_html;
+    w << "</ul>"_html;
+  };
+  list("Only in BASE", c.only_base);
+  list("Only in NEW", c.only_new);
+  w << "</section></main></body></html>\n"_html;
+  return w.take();
+}
+
+nlohmann::json compare_json(const analysis::comparison& c) {
+  nlohmann::json j;
+  j["threshold"] = c.threshold;
+  j["regression"] = c.has_regression();
+  j["warnings"] = c.warnings;
+  j["base"] = c.base_run;
+  j["new"] = c.new_run;
+  j["method"] = "exact two-sample bootstrap of the ratio of medians (95% percentile interval)";
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& d : c.points) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& p : d.parts) parts.push_back({{"part", p.part}, {"base_ns", p.base_ns}, {"new_ns", p.new_ns}});
+    points.push_back({{"id", d.id},
+                      {"workload", d.workload},
+                      {"variant", d.variant},
+                      {"size", d.size},
+                      {"verdict", d.verdict},
+                      {"base_status", d.base_status},
+                      {"new_status", d.new_status},
+                      {"base_median_ns", d.base_median_ns},
+                      {"new_median_ns", d.new_median_ns},
+                      {"base_samples", d.base_samples},
+                      {"new_samples", d.new_samples},
+                      {"ratio", d.ratio},
+                      {"ci_low", d.ci_low},
+                      {"ci_high", d.ci_high},
+                      {"method", d.method},
+                      {"parts", parts}});
+  }
+  j["points"] = points;
+  j["only_base"] = c.only_base;
+  j["only_new"] = c.only_new;
+  return j;
+}
+
+} // namespace speedlab::reports
