@@ -96,11 +96,16 @@ folder_lock::folder_lock(const fs::path& dir) {
   const auto file = dir / layout::lock;
   m_fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (m_fd < 0) throw folder_refused(fmt::format("{}: cannot create the lock file: {}", file.string(), std::strerror(errno)));
-  if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+  // A POSIX record lock, not flock: it belongs to this process alone, so a point's child
+  // (forked, not exec'd) never holds the folder after speedlab itself has died.
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  if (::fcntl(m_fd, F_SETLK, &whole) != 0) {
     const int error = errno;
     ::close(m_fd);
     m_fd = -1;
-    if (error != EWOULDBLOCK)
+    if (error != EACCES && error != EAGAIN)
       throw folder_refused(fmt::format("{}: cannot lock: {}", file.string(), std::strerror(error)));
     std::string pid = read_small_file(file);
     pid.erase(std::remove_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }), pid.end());
@@ -114,7 +119,7 @@ folder_lock::folder_lock(const fs::path& dir) {
 }
 
 folder_lock::~folder_lock() {
-  if (m_fd >= 0) ::close(m_fd); // releases the flock
+  if (m_fd >= 0) ::close(m_fd); // releases the lock
 }
 
 std::vector<std::string> earlier_run_files(const fs::path& dir) {

@@ -35,7 +35,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// flock() on DIR/.speedlab.lock for as long as the object lives; the holder's pid is in
+// A POSIX record lock (fcntl F_SETLK; not inherited by forked children) on DIR/.speedlab.lock for as long as the object lives; the holder's pid is in
 // the file so that the refusal can name it. Throws folder_refused when another process
 // holds it. Forked children inherit the lock and die with speedlab (child_process.hpp).
 class folder_lock {
