@@ -100,6 +100,11 @@ std::uint32_t phase_thread(const trace::device_trace& t) {
 }
 
 std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
+  return compute_time_splits(t, t.repetitions);
+}
+
+std::vector<time_split> compute_time_splits(const trace::device_trace& t,
+                                            const std::vector<trace::repetition_window>& windows) {
   std::vector<edge> edges;
   edges.reserve(2 * (t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.api_calls.size() + t.syncs.size()));
   auto add = [&](std::uint64_t start, std::uint64_t end, category c) {
@@ -143,8 +148,8 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
   const std::vector<segment> segments = build_segments(edges);
 
   std::vector<time_split> out;
-  out.reserve(t.repetitions.size());
-  for (const auto& w : t.repetitions) {
+  out.reserve(windows.size());
+  for (const auto& w : windows) {
     time_split s;
     if (w.end <= w.start) {
       out.push_back(s);

@@ -9,29 +9,13 @@
 #include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
+#include "reports/markdown/markdown_program.hpp"
+#include "reports/markdown/markdown_table.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::reports {
 
 namespace {
-
-using table_rows = std::vector<std::vector<std::string>>;
-
-// Cells are already escaped; `right` marks numeric columns.
-void table(std::string& out, const std::vector<std::string>& header, const table_rows& rows,
-           const std::vector<bool>& right = {}) {
-  out += "|";
-  for (const auto& h : header) out += " " + h + " |";
-  out += "\n|";
-  for (std::size_t i = 0; i < header.size(); ++i) out += i < right.size() && right[i] ? "---:|" : "---|";
-  out += "\n";
-  for (const auto& r : rows) {
-    out += "|";
-    for (std::size_t i = 0; i < header.size(); ++i) out += " " + (i < r.size() && !r[i].empty() ? r[i] : " ") + " |";
-    out += "\n";
-  }
-  out += "\n";
-}
 
 std::string spread_cell(const summary_stats& s) {
   if (s.count == 0) return "—";
@@ -68,6 +52,7 @@ public:
 
   std::string render() {
     header();
+    if (m_in.program) m_out += markdown_program_section(*m_in.program);
     summary();
     findings();
     for (const auto& w : m_workloads) workload(w);
