@@ -105,9 +105,11 @@ std::vector<program_stream> stream_table(const trace::device_trace& t, std::uint
 class range_cursor {
 public:
   explicit range_cursor(std::vector<const trace::range_record*> ranges) : m_ranges(std::move(ranges)) {
-    std::sort(m_ranges.begin(), m_ranges.end(), [](const auto* a, const auto* b) {
+    auto outer_first = [](const auto* a, const auto* b) {
       return a->start < b->start || (a->start == b->start && a->end > b->end);
-    });
+    };
+    if (!std::is_sorted(m_ranges.begin(), m_ranges.end(), outer_first))
+      std::sort(m_ranges.begin(), m_ranges.end(), outer_first);
   }
   const trace::range_record* at(std::uint64_t t) {
     for (; m_next < m_ranges.size() && m_ranges[m_next]->start <= t; ++m_next) {
@@ -133,7 +135,8 @@ gap_summary find_gaps(const trace::device_trace& t, const std::vector<interval>&
   std::vector<const trace::api_record*> calls;
   for (const auto& a : t.api_calls)
     if (a.thread == host_thread) calls.push_back(&a);
-  std::sort(calls.begin(), calls.end(), [](const auto* a, const auto* b) { return a->start < b->start; });
+  auto by_start = [](const auto* a, const auto* b) { return a->start < b->start; };
+  if (!std::is_sorted(calls.begin(), calls.end(), by_start)) std::sort(calls.begin(), calls.end(), by_start);
   std::vector<const trace::range_record*> ranges;
   for (const auto& r : t.ranges)
     if (r.thread == host_thread) ranges.push_back(&r);

@@ -14,7 +14,7 @@ for processes in 8 1; do
   echo "== $records records, $processes process(es)"
   if [ -x /usr/bin/time ]; then
     /usr/bin/time -v "$bench" --records "$records" --processes "$processes" 2>&1 |
-      grep -E '^(records|generate_s|analyze_s|peak_rss_mib|kernels)|Maximum resident|Elapsed \(wall'
+      grep -E '^(records|generate_s|analyze_s|trace_rss_mib|peak_rss_mib|kernels)|Maximum resident|Elapsed \(wall|User time|System time|Percent of CPU'
   else
     "$bench" --records "$records" --processes "$processes"
   fi
