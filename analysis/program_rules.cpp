@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/rule_support.hpp"
+#include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 
 namespace speedlab::analysis {
@@ -12,16 +13,7 @@ using detail::gain_from_saving;
 using detail::put;
 
 finding program_rule::start(const program_rule_context& ctx, std::string title, double gain) const {
-  finding f;
-  f.rule = name();
-  f.title = std::move(title);
-  f.threshold = threshold();
-  f.point_id = ctx.point.id;
-  f.workload = ctx.point.workload;
-  f.variant = ctx.point.variant;
-  f.estimated_gain = text::finite(gain > 0 ? gain : 1);
-  f.severity = severity_for_gain(f.estimated_gain);
-  return f;
+  return start_finding(name(), threshold(), ctx.point, std::move(title), gain);
 }
 
 namespace {

@@ -90,21 +90,7 @@ std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::
                                 return *it->second;
                               },
                               &program};
-  std::vector<std::filesystem::path> written;
-  for (const auto& name : formats) {
-    auto reporter = reports::make_reporter(name);
-    if (!reporter) {
-      std::cerr << fmt::format("speedlab: unknown report format '{}'; valid formats: {}\n", name,
-                               fmt::join(reports::reporter_names(), ", "));
-      continue;
-    }
-    try {
-      for (auto& f : reporter->write(input, dir)) written.push_back(std::move(f));
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("speedlab: report '{}' failed: {}\n", name, e.what());
-    }
-  }
-  return written;
+  return write_report_formats(input, dir, formats);
 }
 
 std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::path& dir,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/profile.hpp"
+#include "unit/analysis_test_support.hpp"
 
 namespace speedlab::test_program {
 
@@ -25,16 +26,12 @@ inline trace::api_record api(std::uint64_t start, std::uint64_t end, std::uint32
   return a;
 }
 
+// A kernel of 256 blocks of 128 threads on a stream, launched by call `correlation`.
 inline trace::kernel_record kernel(std::uint64_t start, std::uint64_t end, std::uint32_t stream, std::uint32_t correlation,
                                    std::string name) {
-  trace::kernel_record k;
-  k.start = start;
-  k.end = end;
+  trace::kernel_record k = analysis_test::kernel(name, start, end, 256, 128);
   k.stream = stream;
   k.correlation = correlation;
-  k.name = std::move(name);
-  k.grid = {256, 1, 1};
-  k.block = {128, 1, 1};
   return k;
 }
 
@@ -64,15 +61,9 @@ inline profile::process_profile bad_loop(std::uint32_t pid = 100, int steps = 12
     p.trace.kernels.push_back(kernel(t + 100 * us, t + 110 * us, 7, launch, kernel_name));
     const std::uint32_t copy = corr++;
     p.trace.api_calls.push_back(api(t + 120 * us, t + 400 * us, pid, copy, "cudaMemcpy_v3020"));
-    trace::memcpy_record m;
-    m.start = t + 300 * us;
-    m.end = t + 400 * us;
+    trace::memcpy_record m = analysis_test::copy(trace::copy_dtoh, t + 300 * us, t + 400 * us, 4 << 20, trace::mem_pageable);
     m.stream = 7;
     m.correlation = copy;
-    m.bytes = 4 << 20;
-    m.copy_kind = trace::copy_dtoh;
-    m.src_kind = trace::mem_device;
-    m.dst_kind = trace::mem_pageable;
     p.trace.memcpys.push_back(m);
     p.trace.api_calls.push_back(api(t + 410 * us, t + 460 * us, pid, corr++, "cudaFree_v3020"));
   }
@@ -102,15 +93,8 @@ inline profile::process_profile clean_loop(std::uint32_t pid = 200) {
     p.trace.api_calls.push_back(api(ms + i * 5 * us, ms + i * 5 * us + 4 * us, pid, launch, "cudaLaunchKernel_v7000"));
     p.trace.kernels.push_back(kernel(t, t + ms, 0, launch, "big_kernel"));
   }
-  trace::memcpy_record m;
-  m.start = 52 * ms;
-  m.end = 52 * ms + 200 * us;
+  trace::memcpy_record m = analysis_test::copy(trace::copy_dtoh, 52 * ms, 52 * ms + 200 * us, 1 << 20, trace::mem_pinned, true);
   m.correlation = corr++;
-  m.bytes = 1 << 20;
-  m.copy_kind = trace::copy_dtoh;
-  m.src_kind = trace::mem_device;
-  m.dst_kind = trace::mem_pinned;
-  m.async = true;
   p.trace.memcpys.push_back(m);
   p.trace.api_calls.push_back(api(ms + 300 * us, ms + 305 * us, pid, m.correlation, "cudaMemcpyAsync_v3020"));
   p.trace.api_calls.push_back(api(ms + 310 * us, 52 * ms + 250 * us, pid, corr++, "cudaDeviceSynchronize_v3020"));
