@@ -106,6 +106,7 @@ private:
     auto link = [this](const std::string& href, const std::string& label) {
       m_w.element("a", label, {{"href", "#" + href}});
     };
+    if (m_in.program) link("program", "Program");
     link("summary", "Summary");
     if (!m_in.analysis.findings.empty()) link("findings", "Findings");
     for (std::size_t i = 0; i < m_workloads.size(); ++i) link("workload-" + std::to_string(i), m_workloads[i].name);

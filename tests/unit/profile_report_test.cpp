@@ -69,6 +69,7 @@ TEST_CASE("profile reports: every format renders a program", "[profile-report]")
 
   const std::string html = read(dir.path / "report.html");
   CHECK(html.find("id=\"program\"") != std::string::npos);
+  CHECK(html.find("href=\"#program\"") != std::string::npos);
   CHECK(html.find("<script>alert(1)") == std::string::npos);
   CHECK(html.find("&lt;/script&gt;&lt;script&gt;alert(1)") != std::string::npos);
   CHECK(html.find("--name=&lt;b&gt;&amp;&quot;x&quot;") != std::string::npos);
