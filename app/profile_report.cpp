@@ -76,7 +76,7 @@ run_info program_run_info(const analysis::program_facts& facts) {
   return r;
 }
 
-std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::path& dir,
+written_reports write_profile_reports(const std::filesystem::path& dir,
                                                          const std::vector<profile::process_profile>& processes,
                                                          const analysis::program_analysis& program,
                                                          const std::vector<std::string>& formats) {
@@ -93,7 +93,7 @@ std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::
   return write_report_formats(input, dir, formats);
 }
 
-std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::path& dir,
+written_reports write_profile_reports(const std::filesystem::path& dir,
                                                          const std::vector<profile::process_profile>& processes,
                                                          const analysis::program_facts& facts,
                                                          const std::vector<std::string>& formats,
@@ -144,7 +144,7 @@ analysis::program_analysis analyze_profile_folder(const std::filesystem::path& d
   return load_and_analyze(dir).analysis;
 }
 
-std::vector<std::filesystem::path> report_profile_folder(const std::filesystem::path& dir,
+written_reports report_profile_folder(const std::filesystem::path& dir,
                                                          const std::vector<std::string>& formats) {
   const analysed_profile p = load_and_analyze(dir);
   return write_profile_reports(dir, p.saved.processes, p.analysis, formats);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/program_analysis.hpp"
+#include "app/output_folder.hpp"
 #include "model/profile.hpp"
 #include "model/results.hpp"
 
@@ -26,15 +27,15 @@ bool is_profile_folder(const std::filesystem::path& dir);
 // The program as a run: run_info from the facts (command line, start, host, wall, notes).
 run_info program_run_info(const analysis::program_facts& facts);
 
-// Analyses the processes and writes every format named (unknown names: a message, skipped)
-// into dir; returns the files written. device: the ceilings, when known.
-std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::path& dir,
+// Analyses the processes and writes every format named into dir (an unknown or failing
+// format: a message on stderr, counted in failed); device: the ceilings, when known.
+written_reports write_profile_reports(const std::filesystem::path& dir,
                                                          const std::vector<profile::process_profile>& processes,
                                                          const analysis::program_facts& facts,
                                                          const std::vector<std::string>& formats,
                                                          const analysis::device_model& device = {});
 // The same from an analysis already made (its processes' traces for the trace exporters).
-std::vector<std::filesystem::path> write_profile_reports(const std::filesystem::path& dir,
+written_reports write_profile_reports(const std::filesystem::path& dir,
                                                          const std::vector<profile::process_profile>& processes,
                                                          const analysis::program_analysis& analysis,
                                                          const std::vector<std::string>& formats);
@@ -54,8 +55,8 @@ std::string program_summary(const analysis::program_analysis& analysis);
 // `speedlab analyze DIR` on a profile folder: the analysis of what it holds (device.json's
 // ceilings when present). Reader messages become notes.
 analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir);
-// `speedlab report DIR` on a profile folder: the files written.
-std::vector<std::filesystem::path> report_profile_folder(const std::filesystem::path& dir,
+// `speedlab report DIR` on a profile folder.
+written_reports report_profile_folder(const std::filesystem::path& dir,
                                                          const std::vector<std::string>& formats);
 
 } // namespace speedlab::app

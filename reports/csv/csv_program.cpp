@@ -3,6 +3,7 @@
 #include <fstream>
 #include <string>
 
+#include "model/atomic_file.hpp"
 #include "reports/common/program_tables.hpp"
 #include "reports/common/text.hpp"
 
@@ -12,15 +13,15 @@ namespace {
 using csv_row = std::vector<std::string>;
 
 std::filesystem::path write_file(const std::filesystem::path& path, const csv_row& header, const std::vector<csv_row>& rows) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  atomic_file file(path);
+  std::ofstream& out = file.stream();
   for (std::size_t i = 0; i < header.size(); ++i) out << (i ? "," : "") << header[i];
   out << "\r\n";
   for (const auto& r : rows) {
     for (std::size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
     out << "\r\n";
   }
-  if (!out) throw std::runtime_error("error writing " + path.string());
+  file.commit();
   return path;
 }
 

@@ -45,8 +45,9 @@ TEST_CASE("profile reports: every format renders a program", "[profile-report]")
   std::vector<profile::process_profile> ps{shell(), bad_loop(100, 120, evil_kernel), clean_loop()};
   ps[1].process.truncated = true;
   ps[1].process.last_flush_ns = 100 * ms;
-  const auto files = app::write_profile_reports(dir.path, ps, facts(),
-                                                {"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"});
+  const auto written = app::write_profile_reports(dir.path, ps, facts(),
+                                                  {"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"});
+  CHECK(written.failed == 0);
   for (const char* f : {"report.md", "report.html", "results.json", "results.csv", "program_kernels.csv",
                         "program_processes.csv", "program_ranges.csv", "program_streams.csv", "trace.json"}) {
     INFO(f);
@@ -105,9 +106,10 @@ TEST_CASE("profile reports: report and analyze on a profile folder", "[profile-r
   CHECK(saved.facts.command_line == facts().command_line);
   const auto a = app::analyze_profile_folder(dir.path);
   CHECK(a.facts.exit_code == 3);
-  const auto files = app::report_profile_folder(dir.path, {"markdown"});
-  REQUIRE(files.size() == 1);
-  CHECK(read(files[0]).find("python3 train.py") != std::string::npos);
+  const auto written = app::report_profile_folder(dir.path, {"markdown", "no-such-format"});
+  CHECK(written.failed == 1);
+  REQUIRE(written.files.size() == 1);
+  CHECK(read(written.files[0]).find("python3 train.py") != std::string::npos);
   CHECK(app::program_summary(a).find("exit code") != std::string::npos);
 
   std::ofstream(dir.path / app::profile_facts_file) << "{not json";
