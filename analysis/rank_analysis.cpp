@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/intervals.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 #include "analysis/time_split.hpp"
@@ -16,40 +17,10 @@
 namespace speedlab::analysis {
 namespace {
 
-using interval = std::pair<std::uint64_t, std::uint64_t>;
-
-std::vector<interval> merged(std::vector<interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
-  }
-  return out;
-}
-
-// Total length of sorted disjoint intervals inside [lo, hi).
-double measure(const std::vector<interval>& v, std::uint64_t lo, std::uint64_t hi) {
-  double sum = 0;
-  auto it = std::lower_bound(v.begin(), v.end(), lo, [](const interval& iv, std::uint64_t x) { return iv.second <= x; });
-  for (; it != v.end() && it->first < hi; ++it) {
-    const auto a = std::max(it->first, lo), b = std::min(it->second, hi);
-    if (b > a) sum += static_cast<double>(b - a);
-  }
-  return sum;
-}
-
-double intersection(const std::vector<interval>& a, const std::vector<interval>& b) {
-  double sum = 0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const auto lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) sum += static_cast<double>(hi - lo);
-    (a[i].second < b[j].second ? i : j)++;
-  }
-  return sum;
-}
+using intervals::interval;
+using intervals::intersection;
+using intervals::measure;
+using intervals::merged;
 
 std::optional<int> tag_int(const profile::process_info& p, const char* key) {
   auto it = p.tags.find(key);

@@ -44,8 +44,9 @@ inline latency launch_latency(const device_model& d) {
   return {5.0, "5 us (assumed: no calibration; CPU launches typically cost 5-20 us)"};
 }
 
-template <class Rule>
-void put(std::map<std::string, std::unique_ptr<rule>>& m) {
+// Registers one rule in a registry keyed by name (point rules and program rules alike).
+template <class Rule, class Map>
+void put(Map& m) {
   auto r = std::make_unique<Rule>();
   std::string n = r->name();
   m[n] = std::move(r);

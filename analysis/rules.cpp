@@ -15,17 +15,22 @@ const roofline_point* rule_context::kernel_roofline(const std::string& kernel) c
   return nullptr;
 }
 
-finding rule::start(const rule_context& ctx, std::string title, double gain) const {
+finding start_finding(const std::string& rule, const std::string& threshold, const point_result& point,
+                      std::string title, double gain) {
   finding f;
-  f.rule = name();
+  f.rule = rule;
   f.title = std::move(title);
-  f.threshold = threshold();
-  f.point_id = ctx.point.id;
-  f.workload = ctx.point.workload;
-  f.variant = ctx.point.variant;
+  f.threshold = threshold;
+  f.point_id = point.id;
+  f.workload = point.workload;
+  f.variant = point.variant;
   f.estimated_gain = text::finite(gain > 0 ? gain : 1);
   f.severity = severity_for_gain(f.estimated_gain);
   return f;
+}
+
+finding rule::start(const rule_context& ctx, std::string title, double gain) const {
+  return start_finding(name(), threshold(), ctx.point, std::move(title), gain);
 }
 
 std::string severity_for_gain(double gain) {

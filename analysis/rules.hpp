@@ -57,6 +57,11 @@ const rule_map& rule_registry();
 const rule* find_rule(const std::string& name);
 std::vector<std::string> rule_names();
 
+// A finding of `rule` about `point`: its identity, the threshold, the gain (<= 0 reads as 1)
+// and the severity that follows from it. Point rules and program rules start theirs here.
+finding start_finding(const std::string& rule, const std::string& threshold, const point_result& point,
+                      std::string title, double gain);
+
 // Severity from the estimated gain: >= 2x critical, >= 1.1x warning, else info.
 std::string severity_for_gain(double gain);
 

@@ -53,9 +53,47 @@ category copy_call_category(std::uint8_t kind) {
   return cat_copy_other_call;
 }
 
+bool earlier(const edge& a, const edge& b) { return a.time < b.time; }
+
+// The edges of every interval in time order. Records come mostly in time order per kind
+// (one stream, one thread), so each kind's start edges and end edges are runs that are
+// sorted already or nearly so; sorting each run and merging them pairwise costs far less
+// than sorting all edges at once (a whole program has tens of millions).
+class edge_runs {
+public:
+  void next_run() {
+    m_runs.emplace_back();
+    m_runs.emplace_back();
+  }
+  void add(std::uint64_t start, std::uint64_t end, std::uint8_t cat) {
+    m_runs[m_runs.size() - 2].push_back({start, cat, +1});
+    m_runs.back().push_back({end, cat, -1});
+  }
+  std::vector<edge> take_sorted() {
+    std::erase_if(m_runs, [](const auto& r) { return r.empty(); });
+    for (auto& r : m_runs)
+      if (!std::is_sorted(r.begin(), r.end(), earlier)) std::sort(r.begin(), r.end(), earlier);
+    while (m_runs.size() > 1) {
+      std::vector<std::vector<edge>> next;
+      for (std::size_t i = 0; i + 1 < m_runs.size(); i += 2) {
+        std::vector<edge> both(m_runs[i].size() + m_runs[i + 1].size());
+        std::merge(m_runs[i].begin(), m_runs[i].end(), m_runs[i + 1].begin(), m_runs[i + 1].end(), both.begin(), earlier);
+        m_runs[i] = {};
+        m_runs[i + 1] = {};
+        next.push_back(std::move(both));
+      }
+      if (m_runs.size() % 2) next.push_back(std::move(m_runs.back()));
+      m_runs = std::move(next);
+    }
+    return m_runs.empty() ? std::vector<edge>{} : std::move(m_runs.front());
+  }
+
+private:
+  std::vector<std::vector<edge>> m_runs; // start edges, end edges, per kind
+};
+
 // Sweeps all intervals once into disjoint segments, each labelled with the winning category.
-std::vector<segment> build_segments(std::vector<edge>& edges) {
-  std::sort(edges.begin(), edges.end(), [](const edge& a, const edge& b) { return a.time < b.time; });
+std::vector<segment> build_segments(const std::vector<edge>& edges) {
   std::array<int, cat_count> open{};
   std::vector<segment> segments;
   segments.reserve(edges.size());
@@ -100,28 +138,37 @@ std::uint32_t phase_thread(const trace::device_trace& t) {
 }
 
 std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
-  std::vector<edge> edges;
-  edges.reserve(2 * (t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.api_calls.size() + t.syncs.size()));
+  return compute_time_splits(t, t.repetitions);
+}
+
+std::vector<time_split> compute_time_splits(const trace::device_trace& t,
+                                            const std::vector<trace::repetition_window>& windows) {
+  edge_runs edges;
   auto add = [&](std::uint64_t start, std::uint64_t end, category c) {
     if (end <= start) return; // empty or malformed: contributes nothing
-    edges.push_back({start, c, +1});
-    edges.push_back({end, c, -1});
+    edges.add(start, end, c);
   };
+  edges.next_run();
   for (const auto& k : t.kernels) add(k.start, k.end, cat_kernel);
+  edges.next_run();
   std::unordered_map<std::uint32_t, std::uint8_t> copy_kind_of_call; // correlation -> copy kind
   for (const auto& m : t.memcpys) {
     add(m.start, m.end, copy_category(m.copy_kind));
     copy_kind_of_call.emplace(m.correlation, m.copy_kind);
   }
+  edges.next_run();
   for (const auto& m : t.memsets) add(m.start, m.end, cat_memset);
 
   // Host side: only the phase thread's calls say what the measured code was waiting on.
   const std::uint32_t thread = phase_thread(t);
+  // Which calls own the sync records (only needed when there are sync records).
   std::unordered_set<std::uint32_t> phase_correlations, all_correlations;
+  const bool match_syncs = !t.syncs.empty();
+  edges.next_run();
   for (const auto& a : t.api_calls) {
-    all_correlations.insert(a.correlation);
+    if (match_syncs) all_correlations.insert(a.correlation);
     if (a.thread != thread) continue;
-    phase_correlations.insert(a.correlation);
+    if (match_syncs) phase_correlations.insert(a.correlation);
     category c = cat_api;
     const trace::api_kind kind = trace::classify_api(a.name);
     if (trace::blocks_host(kind)) {
@@ -134,17 +181,18 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
   }
   // Sync records have no thread: they count when their call is the phase thread's, or when
   // API records were not collected. Stream-wait-event (type 2) never blocks the host.
+  edges.next_run();
   for (const auto& s : t.syncs) {
     if (s.type == 2) continue;
     if (phase_correlations.count(s.correlation) || !all_correlations.count(s.correlation))
       add(s.start, s.end, cat_sync);
   }
 
-  const std::vector<segment> segments = build_segments(edges);
+  const std::vector<segment> segments = build_segments(edges.take_sorted());
 
   std::vector<time_split> out;
-  out.reserve(t.repetitions.size());
-  for (const auto& w : t.repetitions) {
+  out.reserve(windows.size());
+  for (const auto& w : windows) {
     time_split s;
     if (w.end <= w.start) {
       out.push_back(s);

@@ -22,6 +22,9 @@
 namespace speedlab::analysis {
 
 std::vector<time_split> compute_time_splits(const trace::device_trace& trace);
+// The same over other windows (a whole process's lifetime, say) without copying the trace.
+std::vector<time_split> compute_time_splits(const trace::device_trace& trace,
+                                            const std::vector<trace::repetition_window>& windows);
 
 // Component-wise quantiles (linear interpolation, Hyndman-Fan type 7). Note that the parts
 // of a median split need not add up to the median wall time.

@@ -4,13 +4,14 @@
 #include <map>
 #include <utility>
 
+#include "analysis/intervals.hpp"
 #include "model/cuda_api.hpp"
 
 namespace speedlab::analysis {
 
 namespace {
 
-using interval = std::pair<std::uint64_t, std::uint64_t>;
+using intervals::interval;
 
 // Finds the repetition window holding t (windows sorted by start); -1 if none.
 long window_of(const std::vector<trace::repetition_window>& w, std::uint64_t t) {
@@ -19,30 +20,6 @@ long window_of(const std::vector<trace::repetition_window>& w, std::uint64_t t) 
   if (it == w.begin()) return -1;
   --it;
   return t <= it->end ? static_cast<long>(it - w.begin()) : -1;
-}
-
-std::vector<interval> merged(std::vector<interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<interval> out;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
-  }
-  return out;
-}
-
-double intersection_ns(const std::vector<interval>& a, const std::vector<interval>& b) {
-  double total = 0;
-  std::size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const auto lo = std::max(a[i].first, b[j].first);
-    const auto hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) total += static_cast<double>(hi - lo);
-    if (a[i].second < b[j].second) ++i;
-    else ++j;
-  }
-  return total;
 }
 
 double median_of(std::vector<double> v) {
@@ -144,7 +121,7 @@ trace_summary summarize_trace(const trace::device_trace& t) {
     else if (m.copy_kind == trace::copy_dtoh) add_copy(s.d2h, m);
     else add_copy(s.other_copies, m);
   }
-  s.copy_kernel_overlap_ns = intersection_ns(merged(std::move(kernel_iv)), merged(std::move(copy_iv)));
+  s.copy_kernel_overlap_ns = intervals::intersection(intervals::merged(std::move(kernel_iv)), intervals::merged(std::move(copy_iv)));
 
   std::size_t sync_records = 0, sync_calls = 0;
   double sync_record_ns = 0, sync_call_ns = 0;

@@ -27,6 +27,7 @@
 #include "app/names.hpp"
 #include "app/output_folder.hpp"
 #include "app/plugin_loader.hpp"
+#include "app/profile_report.hpp"
 #include "app/progress.hpp"
 #include "app/suite_plan.hpp"
 #include "app/terminal_summary.hpp"
@@ -71,33 +72,19 @@ bool counts_as_failure(const point_result& p) {
   return true;
 }
 
-struct written_reports {
-  std::vector<std::filesystem::path> files;
-  std::size_t failed = 0; // formats that could not be written (each said on stderr)
-};
+void print_findings(const analysis::analysis_result& result) {
+  for (const auto& f : result.findings) {
+    std::cout << fmt::format("[{}] {} ({}{})\n", f.severity, f.title, f.rule, f.point_id.empty() ? "" : ", " + f.point_id);
+    for (const auto& e : f.evidence) std::cout << fmt::format("    {}: {}\n", e.name, e.value);
+    std::cout << fmt::format("    why: {}\n    next: {}\n", f.explanation, f.next_experiment);
+  }
+}
 
-// Every requested reporter; a failing one is reported and the others still run.
 written_reports write_reports(const saved_run& saved, const analysis::analysis_result& result,
                               const std::vector<std::string>& formats) {
   reports::report_input input{saved.run, saved.points, result,
                               [&saved](const point_result& p) { return load_point_trace(saved.dir, p); }};
-  written_reports out;
-  for (const auto& name : formats) {
-    auto reporter = reports::make_reporter(name);
-    if (!reporter) {
-      std::cerr << fmt::format("speedlab: unknown report format '{}'; valid formats: {}\n", name,
-                               fmt::join(reports::reporter_names(), ", "));
-      ++out.failed;
-      continue;
-    }
-    try {
-      for (auto& f : reporter->write(input, saved.dir)) out.files.push_back(std::move(f));
-    } catch (const std::exception& e) {
-      std::cerr << fmt::format("speedlab: error: report '{}' could not be written: {}\n", name, e.what());
-      ++out.failed;
-    }
-  }
-  return out;
+  return write_report_formats(input, saved.dir, formats);
 }
 
 analysis::analysis_result analyze_saved(const saved_run& saved) {
@@ -352,6 +339,11 @@ int command_report(const report_options& options) {
   // A run writing into the folder owns it; the lock goes first so that its message shows.
   std::optional<folder_lock> lock;
   if (std::filesystem::is_directory(options.dir)) lock.emplace(options.dir);
+  if (is_profile_folder(options.dir)) { // `speedlab profile`'s folder: profile.json and the streams
+    const auto written = report_profile_folder(options.dir, formats);
+    for (const auto& f : written.files) std::cout << f.string() << '\n';
+    return written.failed ? exit_failures : exit_ok;
+  }
   const auto saved = load_for_reading(options.dir);
   if (!saved) return exit_usage;
   const auto result = analyze_saved(*saved);
@@ -361,6 +353,16 @@ int command_report(const report_options& options) {
 }
 
 int command_analyze(const analyze_options& options) {
+  if (is_profile_folder(options.dir)) {
+    const analysis::program_analysis program = analyze_profile_folder(options.dir);
+    if (options.json) {
+      std::cout << nlohmann::json{{"program", program}, {"analysis", program.result}}.dump(2) << '\n';
+      return exit_ok;
+    }
+    std::cout << program_summary(program) << '\n';
+    print_findings(program.result);
+    return exit_ok;
+  }
   const auto loaded = load_for_reading(options.dir);
   if (!loaded) return exit_usage;
   const saved_run& saved = *loaded;
@@ -370,11 +372,7 @@ int command_analyze(const analyze_options& options) {
     return exit_ok;
   }
   std::cout << terminal_summary(saved.points, result) << '\n';
-  for (const auto& f : result.findings) {
-    std::cout << fmt::format("[{}] {} ({}{})\n", f.severity, f.title, f.rule, f.point_id.empty() ? "" : ", " + f.point_id);
-    for (const auto& e : f.evidence) std::cout << fmt::format("    {}: {}\n", e.name, e.value);
-    std::cout << fmt::format("    why: {}\n    next: {}\n", f.explanation, f.next_experiment);
-  }
+  print_findings(result);
   for (const auto& c : result.crossovers)
     std::cout << fmt::format("crossover {} {} vs {} ({}): {}{}\n", c.workload, c.variant, c.baseline,
                              c.with_transfers ? "with transfers" : "kernels only",

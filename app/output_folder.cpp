@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -183,6 +184,27 @@ std::string write_point_trace(const fs::path& dir, const std::string& point_id, 
   const std::string relative = std::string(layout::traces) + "/" + safe_file_name(point_id) + ".json";
   write_file_atomically(dir / relative, nlohmann::json(trace).dump());
   return relative;
+}
+
+written_reports write_report_formats(const reports::report_input& input, const fs::path& dir,
+                                     const std::vector<std::string>& formats) {
+  written_reports out;
+  for (const auto& name : formats) {
+    auto reporter = reports::make_reporter(name);
+    if (!reporter) {
+      std::cerr << fmt::format("speedlab: unknown report format '{}'; valid formats: {}\n", name,
+                               fmt::join(reports::reporter_names(), ", "));
+      ++out.failed;
+      continue;
+    }
+    try {
+      for (auto& f : reporter->write(input, dir)) out.files.push_back(std::move(f));
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("speedlab: error: report '{}' could not be written: {}\n", name, e.what());
+      ++out.failed;
+    }
+  }
+  return out;
 }
 
 void write_json_file(const fs::path& file, const nlohmann::json& j) { write_file_atomically(file, j.dump(2) + "\n"); }

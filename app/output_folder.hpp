@@ -17,6 +17,7 @@
 #include "analysis/analysis.hpp"
 #include "model/results.hpp"
 #include "model/trace.hpp"
+#include "reports/reporter.hpp"
 
 namespace speedlab::app {
 
@@ -108,6 +109,16 @@ saved_run load_run(const std::filesystem::path& dir);
 // The point's trace; nullopt when it has none. Throws naming the file when the trace is
 // missing or not a valid trace (reporters show that per point).
 std::optional<trace::device_trace> load_point_trace(const std::filesystem::path& dir, const point_result& p);
+
+// The files the reporters wrote, and how many formats failed (each said on stderr).
+struct written_reports {
+  std::vector<std::filesystem::path> files;
+  std::size_t failed = 0;
+};
+// Runs every reporter named into dir; an unknown name or a failing reporter is a message on
+// stderr and the others still run.
+written_reports write_report_formats(const reports::report_input& input, const std::filesystem::path& dir,
+                                     const std::vector<std::string>& formats);
 
 // Written atomically (temporary file + fsync + rename).
 void write_json_file(const std::filesystem::path& file, const nlohmann::json& j);

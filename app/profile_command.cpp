@@ -12,9 +12,11 @@
 
 #include "app/commands.hpp"
 #include "app/output_folder.hpp"
+#include "app/profile_report.hpp"
 #include "app/program_launcher.hpp"
 #include "device/host_info.hpp"
 #include "model/profile_stream.hpp"
+#include "reports/reporter.hpp"
 #include "speedlab/config.hpp"
 
 namespace speedlab::app {
@@ -222,6 +224,15 @@ int command_profile(const profile_options& options) {
   }
   for (const auto& n : notes) std::cerr << "speedlab: note: " << n << '\n';
   std::cerr << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file, with_cuda);
+  // The reports of the program; whatever happens to them, speedlab exits as PROGRAM did.
+  try {
+    const auto written = write_profile_reports(dir, processes, facts.get<analysis::program_facts>(),
+                                               reports::reporter_names());
+    for (const auto& f : written.files) std::cerr << "speedlab: wrote " << f.string() << '\n';
+  } catch (const std::exception& e) {
+    std::cerr << "speedlab: error: the profile's reports could not be written: " << e.what()
+              << " (the streams are kept; run `speedlab report " << dir.string() << "` again)\n";
+  }
   return run.exit_code;
 }
 

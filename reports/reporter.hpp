@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/analysis.hpp"
+#include "analysis/program_analysis.hpp"
 #include "model/results.hpp"
 #include "model/trace.hpp"
 
@@ -22,6 +23,9 @@ struct report_input {
   const analysis::analysis_result& analysis;
   // Loads the device trace of a point (nullopt when it has none); reads files lazily.
   std::function<std::optional<trace::device_trace>(const point_result&)> load_trace;
+  // A profiled program (`speedlab profile`): its processes are the points, and its tables
+  // (split, kernels, NVTX ranges, streams, gaps, processes) get a section of their own.
+  const analysis::program_analysis* program = nullptr;
 };
 
 class reporter {

@@ -4,6 +4,7 @@
 #include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
+#include "reports/csv/csv_program.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::reports {
@@ -71,7 +72,10 @@ public:
       out << "\r\n";
     }
     file.commit();
-    return {path};
+    std::vector<std::filesystem::path> written{path};
+    if (in.program)
+      for (auto& f : write_program_csv(*in.program, dir)) written.push_back(std::move(f));
+    return written;
   }
 };
 

@@ -13,7 +13,9 @@
 #include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
+#include "reports/html/html_program.hpp"
 #include "reports/html/html_style.hpp"
+#include "reports/html/html_table.hpp"
 #include "reports/html/html_writer.hpp"
 #include "reports/html/svg_charts.hpp"
 #include "reports/reporter.hpp"
@@ -22,47 +24,17 @@ namespace speedlab::reports {
 
 namespace {
 
+using html::cell;
+using html::code;
+using html::code_cell;
 using html::markup;
+using html::num_cell;
 using html::operator""_html;
-
-// Table cells: escaped text, code spans, numbers.
-markup txt(std::string_view s) { return markup{html_escape(s)}; }
-markup code(std::string_view s) { return markup{"<code>" + html_escape(s) + "</code>"}; }
-
-struct cell {
-  markup content;
-  bool numeric = false;
-};
-cell num_cell(std::string s) { return {txt(s), true}; }
-cell text_cell(std::string_view s) { return {txt(s), false}; }
-cell code_cell(std::string_view s) { return {code(s), false}; }
-// Parameters other than the size; "—" when there are none.
-cell params_cell(std::string_view s) { return s.empty() ? text_cell("—") : code_cell(s); }
-
-struct row {
-  row(std::vector<cell> c, std::string k = {}) : cells(std::move(c)), cls(std::move(k)) {}
-  std::vector<cell> cells;
-  std::string cls; // "bad", "expected"
-};
-
-void table(html::writer& w, const std::vector<std::string>& header, const std::vector<row>& rows,
-           const std::vector<bool>& numeric = {}) {
-  w << "<div class=\"scroll\"><table><thead><tr>"_html;
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    if (i < numeric.size() && numeric[i]) w.element("th", header[i], {{"class", "num"}});
-    else w.element("th", header[i]);
-  }
-  w << "</tr></thead><tbody>"_html;
-  for (const auto& r : rows) {
-    if (r.cls.empty()) w << "<tr>"_html;
-    else w.open("tr", {{"class", r.cls}});
-    for (const auto& c : r.cells) {
-      w << (c.numeric ? "<td class=\"num\">"_html : "<td>"_html) << c.content << "</td>"_html;
-    }
-    w << "</tr>"_html;
-  }
-  w << "</tbody></table></div>"_html;
-}
+using html::params_cell;
+using html::row;
+using html::table;
+using html::text_cell;
+using html::txt;
 
 int severity_rank(const std::string& s) { return s == "critical" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; }
 
@@ -79,6 +51,7 @@ public:
     m_w << "<div id=\"controls\" hidden><button type=\"button\" id=\"expand-all\">Expand all</button>"
            "<button type=\"button\" id=\"collapse-all\">Collapse all</button></div>"_html;
     overview();
+    if (m_in.program) html::program_section(m_w, *m_in.program);
     findings();
     summary();
     for (std::size_t i = 0; i < m_workloads.size(); ++i) workload(i, m_workloads[i]);
@@ -147,6 +120,7 @@ private:
       m_w.element("a", label, {{"href", "#" + href}});
     };
     link("overview", "Overview");
+    if (m_in.program) link("program", "Program");
     if (!m_in.analysis.findings.empty()) link("findings", "Findings");
     link("summary", "Run");
     for (std::size_t i = 0; i < m_workloads.size(); ++i) link("workload-" + std::to_string(i), m_workloads[i].name);

@@ -45,7 +45,10 @@ public:
     }
     out << (in.points.empty() ? "],\n" : "\n  ],\n");
     nlohmann::json analysis = in.analysis;
-    out << "  \"analysis\": " << nested_dump(analysis, 1) << "\n}\n";
+    out << "  \"analysis\": " << nested_dump(analysis, 1);
+    // A profiled program: its facts and tables (analysis/program_analysis.hpp's to_json).
+    if (in.program) out << ",\n  \"program\": " << nested_dump(nlohmann::json(*in.program), 1);
+    out << "\n}\n";
     file.commit();
     return {path};
   }

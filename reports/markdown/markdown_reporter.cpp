@@ -11,29 +11,13 @@
 #include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
+#include "reports/markdown/markdown_program.hpp"
+#include "reports/markdown/markdown_table.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::reports {
 
 namespace {
-
-using table_rows = std::vector<std::vector<std::string>>;
-
-// Cells are already escaped; `right` marks numeric columns.
-void table(std::string& out, const std::vector<std::string>& header, const table_rows& rows,
-           const std::vector<bool>& right = {}) {
-  out += "|";
-  for (const auto& h : header) out += " " + h + " |";
-  out += "\n|";
-  for (std::size_t i = 0; i < header.size(); ++i) out += i < right.size() && right[i] ? "---:|" : "---|";
-  out += "\n";
-  for (const auto& r : rows) {
-    out += "|";
-    for (std::size_t i = 0; i < header.size(); ++i) out += " " + (i < r.size() && !r[i].empty() ? r[i] : " ") + " |";
-    out += "\n";
-  }
-  out += "\n";
-}
 
 std::string spread_cell(const summary_stats& s) {
   if (s.count == 0) return "—";
@@ -91,6 +75,7 @@ public:
     overview();
     groups(m_groups.size(), true);
     header();
+    if (m_in.program) m_out += markdown_program_section(*m_in.program);
     summary();
     for (const auto& w : m_workloads) workload(w);
     roofline();

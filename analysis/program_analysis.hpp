@@ -1,0 +1,145 @@
+// What a whole profiled program did (`speedlab profile -- PROGRAM`): each process's time
+// split over its lifetime, kernels by name, the program's own NVTX ranges, streams, GPU idle
+// gaps and what the host was inside meanwhile, allocations and synchronous pageable copies,
+// and the findings of the program rules (program_rules.hpp) beside the point rules.
+//
+//   std::vector<analysis::process_summary> summaries;
+//   for (auto& p : processes) summaries.push_back(analysis::summarize_process(p)); // one at a time
+//   analysis::program_analysis a = analysis::analyze_program(std::move(summaries), facts, device);
+//
+// summarize_process keeps only tables and counts, never the records, so a program of many
+// large processes is analysed with one process's trace in memory at a time. Each process is
+// also a point (process_point): one repetition, its lifetime, so the run reporters and the
+// trace exporters show it unchanged.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "analysis/analysis.hpp"
+#include "analysis/trace_summary.hpp"
+#include "model/profile.hpp"
+#include "model/results.hpp"
+
+namespace speedlab::analysis {
+
+// Facts about the profiled program as a whole (the profile command knows them).
+struct program_facts {
+  std::vector<std::string> command_line; // argv of PROGRAM
+  std::string started_at;                // ISO-8601 UTC
+  std::string hostname, speedlab_version;
+  double wall_s = 0;
+  std::optional<int> exit_code;          // PROGRAM's (128+N when killed by signal N)
+  std::vector<std::string> notes;        // another CUPTI client present, ...
+};
+
+struct program_options {
+  double gap_min_ns = 100e3;            // GPU idle shorter than this is no gap (100 us)
+  std::set<std::string> disabled_rules; // program rules and point rules, by name
+};
+
+struct program_kernel {
+  std::string name;
+  std::size_t launches = 0, processes = 0;
+  double total_ns = 0, mean_ns = 0, min_ns = 0, max_ns = 0;
+  std::array<std::int32_t, 3> grid{1, 1, 1}, block{1, 1, 1}; // of the longest launch
+  double share = 0;                     // of all kernel time in the program
+};
+
+struct program_range {
+  std::string domain, name;
+  std::size_t count = 0, kernels = 0;   // kernels: launches that started inside
+  double total_ns = 0;                  // sum of the ranges' durations
+  double gpu_ns = 0;                    // GPU busy (kernels, copies, memsets) inside them
+};
+
+struct program_stream {
+  std::uint32_t pid = 0, device = 0, stream = 0;
+  std::size_t kernels = 0, copies = 0, memsets = 0;
+  double kernel_ns = 0, copy_ns = 0, memset_ns = 0;
+};
+
+// GPU idle gaps between the first and the last GPU activity of a process, by what the host
+// thread was inside while the GPU waited: a CUDA call covering most of the gap (by name),
+// else the innermost NVTX range around it ("range NAME"), else "host code".
+struct idle_cause {
+  std::string what;
+  std::size_t gaps = 0;
+  double total_ns = 0, largest_ns = 0;
+};
+struct gap_summary {
+  std::size_t count = 0;
+  double total_ns = 0, largest_ns = 0;
+  double largest_at_ns = 0;           // from the process start
+  std::string largest_inside;
+  double active_span_ns = 0;          // first to last GPU activity
+  double before_first_ns = 0;         // process start to the first GPU activity
+  std::vector<idle_cause> causes;     // by total, longest first
+};
+
+struct alloc_summary {
+  std::size_t allocs = 0, frees = 0;
+  std::size_t repeated = 0;           // allocs + frees after the first kernel launch
+  double ns = 0, repeated_ns = 0;     // time inside those calls
+  double steady_span_ns = 0;          // first kernel to the last GPU activity
+};
+
+struct pageable_sync_copies {
+  std::size_t count = 0;
+  double bytes = 0, ns = 0;           // the copies on the GPU
+  double call_ns = 0;                 // the host blocked in their calls
+};
+
+struct process_summary {
+  profile::process_info info;
+  std::string label;                  // "pid 1234 (python3 train.py)"
+  std::uint64_t window_start = 0, window_end = 0;
+  std::size_t records = 0;
+  std::optional<time_split> split;    // absent without CUDA
+  trace_summary trace;
+  std::vector<program_range> ranges;
+  std::vector<program_stream> streams;
+  gap_summary gaps;
+  alloc_summary allocs;
+  pageable_sync_copies pageable_sync;
+  double launch_call_median_ns = 0;   // measured launch cost on the host (0: no launch records)
+  std::string backend, note;          // of the trace
+};
+
+process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});
+
+// "pid 1234": the id of a process's point.
+std::string process_point_id(std::uint32_t pid);
+// The process as a point of the run model: one repetition over its lifetime.
+point_result process_point(const process_summary& p);
+
+struct program_analysis {
+  program_facts facts;
+  std::vector<process_summary> processes; // by start time
+  std::vector<point_result> points;       // process_point of each process that used CUDA
+  time_split split;                       // summed over the processes that used CUDA
+  copy_stats h2d, d2h, other_copies;      // summed likewise: counts, bytes, pageable/pinned
+  std::vector<program_kernel> kernels;    // by total time, longest first
+  std::vector<program_range> ranges;      // by domain and name, longest total first
+  std::vector<program_stream> streams;    // by pid, device, stream
+  std::size_t records = 0;
+  analysis_result result;                 // findings (program and point rules), what-ifs, notes
+};
+
+program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,
+                                 const device_model& device, const program_options& options = {});
+program_analysis analyze_program(const std::vector<profile::process_profile>& processes, program_facts facts,
+                                 const device_model& device, const program_options& options = {});
+
+void to_json(nlohmann::json& j, const program_facts& f);
+void from_json(const nlohmann::json& j, program_facts& f);
+// The program's tables and processes (the findings are in result, as for a run).
+void to_json(nlohmann::json& j, const program_analysis& a);
+
+} // namespace speedlab::analysis

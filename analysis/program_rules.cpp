@@ -1,0 +1,222 @@
+#include "analysis/program_rules.hpp"
+
+#include <fmt/format.h>
+
+#include "analysis/rule_support.hpp"
+#include "analysis/rules.hpp"
+#include "analysis/text.hpp"
+
+namespace speedlab::analysis {
+
+using detail::add;
+using detail::gain_from_saving;
+using detail::put;
+
+finding program_rule::start(const program_rule_context& ctx, std::string title, double gain) const {
+  return start_finding(name(), threshold(), ctx.point, std::move(title), gain);
+}
+
+namespace {
+
+double wall_of(const program_rule_context& ctx) { return ctx.process.split ? ctx.process.split->wall_ns : 0; }
+
+class gpu_idle_gaps final : public program_rule {
+public:
+  static constexpr double min_share = 0.2;
+  std::string name() const override { return "gpu-idle-gaps"; }
+  std::string threshold() const override {
+    return "gaps of at least the gap threshold (100 us by default) between GPU work add up to at least 20% of "
+           "the time from the first to the last GPU activity";
+  }
+  std::string summary() const override { return "the GPU waits between bursts of work"; }
+
+  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
+    const gap_summary& g = ctx.process.gaps;
+    if (g.count == 0 || !(g.active_span_ns > 0) || g.total_ns / g.active_span_ns < min_share) return {};
+    const double wall = wall_of(ctx);
+    const double gain = gain_from_saving(wall, g.total_ns);
+    finding f = start(ctx, fmt::format("the GPU idles in {} gaps, {} of its active time", g.count,
+                                       text::percent(g.total_ns / g.active_span_ns)),
+                      gain);
+    add(f, "gaps", fmt::format("{} of at least {}, {} in all", g.count, text::time(ctx.options.gap_min_ns), text::time(g.total_ns)));
+    add(f, "largest gap", fmt::format("{} at {} after the start, host inside: {}", text::time(g.largest_ns),
+                                      text::time(g.largest_at_ns), g.largest_inside));
+    for (std::size_t i = 0; i < g.causes.size() && i < 3; ++i)
+      add(f, "host inside: " + g.causes[i].what,
+          fmt::format("{} gaps, {} ({} of the gap time)", g.causes[i].gaps, text::time(g.causes[i].total_ns),
+                      text::percent(g.causes[i].total_ns / g.total_ns)));
+    add(f, "first to last GPU activity", text::time(g.active_span_ns));
+    add(f, "projection", fmt::format("if every gap were filled with work: {} / ({} - {}) = {}", text::time(wall),
+                                     text::time(wall), text::time(g.total_ns), text::factor(gain)));
+    f.explanation = fmt::format(
+        "Between bursts of GPU work the device has nothing queued: {} gaps of at least {} add up to {} of the time "
+        "the program used the GPU. The largest, {}, came while the host was inside {}. The host prepares the next "
+        "work (or waits for a result) instead of keeping the GPU fed.",
+        g.count, text::time(ctx.options.gap_min_ns), text::percent(g.total_ns / g.active_span_ns),
+        text::time(g.largest_ns), g.largest_inside);
+    f.next_experiment =
+        "Look at what the host does in the listed calls or ranges: move data loading and preprocessing off the "
+        "critical path (prefetch, a loader thread, pinned buffers with async copies), avoid reading results back "
+        "every step, and queue the next step's work before waiting on the last; compare the gap total.";
+    return {f};
+  }
+};
+
+class alloc_in_loop final : public program_rule {
+public:
+  static constexpr std::size_t min_repeated = 20;
+  static constexpr double min_per_launch = 0.02;
+  std::string name() const override { return "alloc-in-loop"; }
+  std::string threshold() const override {
+    return "at least 20 cudaMalloc/cudaFree-like calls after the first kernel launch, and at least one per "
+           "50 kernel launches";
+  }
+  std::string summary() const override { return "device memory allocated and freed again while the program runs"; }
+
+  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
+    const alloc_summary& a = ctx.process.allocs;
+    const double launches = static_cast<double>(ctx.process.trace.kernel_launches);
+    if (a.repeated < min_repeated) return {};
+    const double per_launch = launches > 0 ? static_cast<double>(a.repeated) / launches : 0;
+    if (launches > 0 && per_launch < min_per_launch) return {};
+    const double wall = wall_of(ctx);
+    const double gain = gain_from_saving(wall, a.repeated_ns);
+    finding f = start(ctx, fmt::format("{} allocations and frees while the program runs ({} in them)", a.repeated,
+                                       text::time(a.repeated_ns)),
+                      gain);
+    add(f, "allocations / frees (whole process)", fmt::format("{} / {}", a.allocs, a.frees));
+    add(f, "after the first kernel launch", std::to_string(a.repeated));
+    if (a.steady_span_ns > 0)
+      add(f, "per second", text::number(static_cast<double>(a.repeated) / (a.steady_span_ns / 1e9)));
+    if (launches > 0) add(f, "per kernel launch", text::number(per_launch));
+    add(f, "time inside them", fmt::format("{} ({} of the wall time)", text::time(a.repeated_ns),
+                                           text::percent(wall > 0 ? a.repeated_ns / wall : 0)));
+    add(f, "projection", fmt::format("{} / ({} - {}) = {}", text::time(wall), text::time(wall),
+                                     text::time(a.repeated_ns), text::factor(gain)));
+    f.explanation =
+        "Device memory is allocated and released over and over while kernels run. Each cudaMalloc costs "
+        "microseconds to milliseconds, and cudaFree synchronizes the device, so every iteration pays for the "
+        "allocation and drains the GPU's queue.";
+    f.next_experiment =
+        "Allocate the buffers once before the loop and reuse them (or use a memory pool: cudaMallocAsync, "
+        "CuPy's and PyTorch's caching allocators); compare allocation calls and wall time.";
+    return {f};
+  }
+};
+
+class sync_pageable_copies final : public program_rule {
+public:
+  static constexpr double min_share = 0.05;
+  std::string name() const override { return "sync-pageable-copies"; }
+  std::string threshold() const override {
+    return "the host is blocked in synchronous copies from or to pageable memory for at least 5% of the wall time";
+  }
+  std::string summary() const override { return "synchronous copies through pageable memory block the host"; }
+
+  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
+    const pageable_sync_copies& c = ctx.process.pageable_sync;
+    const double wall = wall_of(ctx);
+    // Without API records the copies' own time is what the host waited at least.
+    const double blocked = std::max(c.call_ns, c.ns);
+    if (c.count == 0 || !(wall > 0) || blocked / wall < min_share) return {};
+    const double gain = gain_from_saving(wall, blocked - c.ns / 2);
+    finding f = start(ctx, fmt::format("{} synchronous pageable copies block the host for {} of the run", c.count,
+                                       text::percent(blocked / wall)),
+                      gain);
+    add(f, "copies", fmt::format("{} ({})", c.count, text::bytes(c.bytes)));
+    add(f, "copy time on the GPU", text::time(c.ns));
+    if (c.call_ns > 0) add(f, "host blocked in the copy calls", text::time(c.call_ns));
+    if (c.ns > 0) add(f, "achieved", text::gbps(c.bytes / c.ns));
+    add(f, "projection",
+        fmt::format("pinned memory roughly halves the copy and async copies let the host go on: {} / ({} - {}) = {}",
+                    text::time(wall), text::time(wall), text::time(blocked - c.ns / 2), text::factor(gain)));
+    f.explanation =
+        "cudaMemcpy from or to ordinary (pageable) host memory returns only once the data has been staged "
+        "through a pinned bounce buffer and copied, so the host can neither queue more work nor overlap the "
+        "copy with kernels meanwhile.";
+    f.next_experiment =
+        "Use pinned host buffers (cudaMallocHost / cudaHostRegister, pin_memory=True, cupyx.empty_pinned) with "
+        "cudaMemcpyAsync on a stream, or keep the data on the device between steps; compare the blocked time.";
+    return {f};
+  }
+};
+
+class tiny_kernels final : public program_rule {
+public:
+  static constexpr std::size_t min_launches = 100;
+  std::string name() const override { return "tiny-kernels"; }
+  std::string threshold() const override {
+    return "at least 100 kernel launches and the median kernel shorter than the launch cost (the program's "
+           "median launch call, else the device's launch latency)";
+  }
+  std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
+
+  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
+    const trace_summary& t = ctx.process.trace;
+    if (t.kernel_launches < min_launches || t.kernel_durations.empty()) return {};
+    std::string cost_text;
+    double cost = ctx.process.launch_call_median_ns;
+    if (cost > 0) cost_text = text::time(cost) + " (median launch call of this program)";
+    else {
+      const auto lat = detail::launch_latency(ctx.device);
+      cost = lat.us * 1e3;
+      cost_text = lat.text;
+    }
+    std::vector<double> d = t.kernel_durations;
+    std::nth_element(d.begin(), d.begin() + static_cast<long>(d.size() / 2), d.end());
+    const double median = d[d.size() / 2];
+    if (median >= cost) return {};
+    double idle = 0;
+    std::size_t shorter = 0;
+    for (double k : t.kernel_durations)
+      if (k < cost) {
+        idle += cost - k;
+        ++shorter;
+      }
+    const double wall = wall_of(ctx);
+    const double kernel = ctx.process.split ? ctx.process.split->kernel : t.kernel_ns;
+    const double saved = std::min(idle, std::max(0.0, wall - kernel));
+    const double gain = gain_from_saving(wall, saved);
+    finding f = start(ctx, fmt::format("{} kernel launches, median {} against a launch cost of {}", t.kernel_launches,
+                                       text::time(median), text::time(cost)),
+                      gain);
+    add(f, "kernel launches", std::to_string(t.kernel_launches));
+    add(f, "median kernel", text::time(median));
+    add(f, "launch cost", cost_text);
+    add(f, "kernels shorter than a launch",
+        text::percent(static_cast<double>(shorter) / static_cast<double>(t.kernel_durations.size())));
+    if (wall > 0) add(f, "launches per second", text::number(static_cast<double>(t.kernel_launches) / (wall / 1e9)));
+    add(f, "projection", fmt::format("GPU waits ~{} for launches; {} / ({} - {}) = {}", text::time(idle),
+                                     text::time(wall), text::time(wall), text::time(saved), text::factor(gain)));
+    f.explanation = fmt::format(
+        "Half the kernels run for less than {}, less than it costs the host to launch one ({}): the GPU finishes "
+        "each and waits for the next, so the program is paced by launches, not by work.",
+        text::time(median), text::time(cost));
+    f.next_experiment =
+        "Fuse element-wise kernels (torch.compile, cupy.fuse / ElementwiseKernel, one Numba kernel doing the "
+        "whole step), batch more work per launch, or capture the step in a CUDA graph; compare launches per "
+        "second and wall time.";
+    return {f};
+  }
+};
+
+} // namespace
+
+const program_rule_map& program_rule_registry() {
+  static const program_rule_map registry = [] {
+    program_rule_map m;
+    put<gpu_idle_gaps>(m);
+    put<alloc_in_loop>(m);
+    put<sync_pageable_copies>(m);
+    put<tiny_kernels>(m);
+    return m;
+  }();
+  return registry;
+}
+
+const std::vector<std::string>& point_rules_replaced_for_programs() {
+  static const std::vector<std::string> names{"launch-bound"};
+  return names;
+}
+
+} // namespace speedlab::analysis

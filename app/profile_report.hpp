@@ -1,0 +1,62 @@
+// Reports of a profiled program (`speedlab profile -- PROGRAM`): the program analysis
+// (analysis/program_analysis.hpp) rendered by the same reporters as a run, each process a
+// point with one window over its lifetime, plus the program's own section. Used by the
+// profile command when the program has ended, and by `speedlab report DIR` / `analyze DIR`
+// on a profile folder (one with profile.json and the per-process streams).
+//
+//   auto files = app::write_profile_reports(dir, processes, facts, {"markdown", "html"});
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analysis/program_analysis.hpp"
+#include "app/output_folder.hpp"
+#include "model/profile.hpp"
+#include "model/results.hpp"
+
+namespace speedlab::app {
+
+// The program's facts as `speedlab profile` writes them into DIR.
+inline constexpr const char* profile_facts_file = "profile.json";
+
+// True when dir holds a profile (profile.json) rather than a run (results.jsonl).
+bool is_profile_folder(const std::filesystem::path& dir);
+
+// The program as a run: run_info from the facts (command line, start, host, wall, notes).
+run_info program_run_info(const analysis::program_facts& facts);
+
+// Analyses the processes and writes every format named into dir (an unknown or failing
+// format: a message on stderr, counted in failed); device: the ceilings, when known.
+written_reports write_profile_reports(const std::filesystem::path& dir,
+                                                         const std::vector<profile::process_profile>& processes,
+                                                         const analysis::program_facts& facts,
+                                                         const std::vector<std::string>& formats,
+                                                         const analysis::device_model& device = {});
+// The same from an analysis already made (its processes' traces for the trace exporters).
+written_reports write_profile_reports(const std::filesystem::path& dir,
+                                                         const std::vector<profile::process_profile>& processes,
+                                                         const analysis::program_analysis& analysis,
+                                                         const std::vector<std::string>& formats);
+
+// A profile folder read back: its facts and streams (messages: what the reader skipped).
+struct saved_profile {
+  analysis::program_facts facts;
+  std::vector<profile::process_profile> processes;
+  std::vector<std::string> messages;
+};
+// Throws std::runtime_error naming the file when profile.json is missing or unreadable.
+saved_profile load_profile(const std::filesystem::path& dir);
+
+// The program's facts, time split and top kernels as plain text for the terminal.
+std::string program_summary(const analysis::program_analysis& analysis);
+
+// `speedlab analyze DIR` on a profile folder: the analysis of what it holds (device.json's
+// ceilings when present). Reader messages become notes.
+analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir);
+// `speedlab report DIR` on a profile folder.
+written_reports report_profile_folder(const std::filesystem::path& dir,
+                                                         const std::vector<std::string>& formats);
+
+} // namespace speedlab::app

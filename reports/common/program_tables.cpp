@@ -1,0 +1,169 @@
+#include "reports/common/program_tables.hpp"
+
+#include <fmt/format.h>
+
+#include "reports/common/text.hpp"
+
+namespace speedlab::reports {
+namespace {
+
+using cells = std::vector<program_cell>;
+
+program_cell t(std::string s) { return {std::move(s), false}; }
+program_cell c(std::string s) { return {std::move(s), true}; }
+program_cell count(std::size_t v) { return {std::to_string(v), false}; }
+program_cell dur(double ns) { return {ns > 0 ? fmt_duration(ns) : "—", false}; }
+program_cell share(double part, double whole) { return {whole > 0 ? fmt_percent(100 * part / whole) : "—", false}; }
+
+std::string dims(const std::array<std::int32_t, 3>& d) { return fmt::format("{}×{}×{}", d[0], d[1], d[2]); }
+
+void limit(program_table& table, std::size_t max_rows) {
+  if (table.rows.size() <= max_rows) return;
+  table.omitted = table.rows.size() - max_rows;
+  table.rows.resize(max_rows);
+}
+
+program_table facts_table(const analysis::program_analysis& a) {
+  program_table tb{"program-facts", "Program", "", {"", ""}, {false, false}, {}, "", 0};
+  const auto& f = a.facts;
+  std::size_t cuda = 0, truncated = 0;
+  for (const auto& p : a.processes) {
+    cuda += p.split ? 1 : 0;
+    truncated += p.info.truncated ? 1 : 0;
+  }
+  tb.rows.push_back({t("command"), c(command_text(f.command_line))});
+  if (!f.started_at.empty()) tb.rows.push_back({t("started (UTC)"), t(f.started_at)});
+  if (!f.hostname.empty()) tb.rows.push_back({t("host"), c(f.hostname)});
+  tb.rows.push_back({t("wall time"), t(fmt_duration(f.wall_s * 1e9))});
+  tb.rows.push_back({t("exit code"), t(f.exit_code ? std::to_string(*f.exit_code) +
+                                                          (*f.exit_code > 128 ? fmt::format(" (signal {}?)", *f.exit_code - 128) : "")
+                                                    : "unknown")});
+  tb.rows.push_back({t("processes"), t(fmt::format("{}, {} used CUDA{}", a.processes.size(), cuda,
+                                                   truncated ? fmt::format(", {} truncated", truncated) : ""))});
+  tb.rows.push_back({t("activity records"), t(std::to_string(a.records))});
+  for (const auto& note : f.notes) tb.rows.push_back({t("note"), t(note)});
+  return tb;
+}
+
+program_table split_table(const analysis::program_analysis& a) {
+  const time_split& s = a.split;
+  program_table tb{"program-split", "Where the time went",
+                   "Each process's wall time split (GPU busy first: kernels, copies, memsets; then what the host did while "
+                   "the GPU idled), summed over the processes that used CUDA.",
+                   {"part", "time", "share", "detail"}, {false, true, true, false}, {}, "", 0};
+  auto copies = [](const analysis::copy_stats& cs) {
+    if (cs.count == 0) return std::string();
+    return fmt::format("{} copies, {}; pageable {} ({}), pinned {} ({})", cs.count, fmt_bytes(cs.bytes), cs.pageable_count,
+                       fmt_duration(cs.pageable_ns), cs.count - cs.pageable_count, fmt_duration(cs.pinned_ns));
+  };
+  const double w = s.wall_ns;
+  tb.rows.push_back({t("kernels"), dur(s.kernel), share(s.kernel, w), t("")});
+  tb.rows.push_back({t("copies host → device"), dur(s.h2d), share(s.h2d, w), t(copies(a.h2d))});
+  tb.rows.push_back({t("copies device → host"), dur(s.d2h), share(s.d2h, w), t(copies(a.d2h))});
+  tb.rows.push_back({t("other copies"), dur(s.copy_other), share(s.copy_other, w), t(copies(a.other_copies))});
+  tb.rows.push_back({t("memsets"), dur(s.memset), share(s.memset, w), t("")});
+  tb.rows.push_back({t("synchronization (GPU idle)"), dur(s.sync), share(s.sync, w), t("")});
+  tb.rows.push_back({t("other CUDA API (GPU idle)"), dur(s.api), share(s.api, w), t("")});
+  tb.rows.push_back({t("host code (GPU idle)"), dur(s.host), share(s.host, w), t("")});
+  tb.rows.push_back({t("wall time"), dur(w), share(w, w), t("")});
+  if (w <= 0) tb.rows.clear();
+  tb.empty_note = "No process used CUDA: there is no GPU time to split.";
+  return tb;
+}
+
+program_table process_table(const analysis::program_analysis& a) {
+  program_table tb{"program-processes", "Processes", "",
+                   {"pid", "parent", "command line", "CUDA", "wall", "exit", "profile", "records"},
+                   {true, true, false, false, true, false, false, true}, {}, "No process was recorded.", 0};
+  for (const auto& p : a.processes) {
+    const auto& i = p.info;
+    std::string exit = i.signal ? fmt::format("signal {}", *i.signal) : i.exit_code ? std::to_string(*i.exit_code) : "unknown";
+    std::string profile = i.truncated ? fmt::format("truncated after {}",
+                                                    fmt_duration(i.last_flush_ns > i.start_ns ? double(i.last_flush_ns - i.start_ns) : 0))
+                                      : "complete";
+    if (i.dropped_records) profile += fmt::format(", {} records dropped", i.dropped_records);
+    for (const auto& note : i.notes) profile += "; " + note;
+    tb.rows.push_back({count(i.pid), count(i.parent_pid), c(command_text(i.command_line)),
+                       t(p.split ? "yes" : "no (costs nothing)"),
+                       dur(p.window_end > p.window_start ? double(p.window_end - p.window_start) : 0), t(exit), t(profile),
+                       count(p.records)});
+  }
+  return tb;
+}
+
+program_table kernel_table(const analysis::program_analysis& a) {
+  program_table tb{"program-kernels", "Top kernels", "By total GPU time over all processes; grid and block of the longest launch.",
+                   {"kernel", "launches", "total", "mean", "min", "max", "grid", "block", "share"},
+                   {false, true, true, true, true, true, false, false, true}, {}, "No kernels ran.", 0};
+  for (const auto& k : a.kernels)
+    tb.rows.push_back({c(k.name), count(k.launches), dur(k.total_ns), dur(k.mean_ns), dur(k.min_ns), dur(k.max_ns),
+                       t(dims(k.grid)), t(dims(k.block)), t(fmt_percent(100 * k.share))});
+  return tb;
+}
+
+program_table range_table(const analysis::program_analysis& a) {
+  program_table tb{"program-ranges", "NVTX ranges",
+                   "The program's own ranges by name: how often, how long in all, and the GPU busy time inside them.",
+                   {"domain", "range", "count", "total", "GPU busy inside", "GPU share", "kernels started"},
+                   {false, false, true, true, true, true, true}, {}, "The program marked no NVTX ranges.", 0};
+  for (const auto& r : a.ranges)
+    tb.rows.push_back({c(r.domain.empty() ? "(default)" : r.domain), c(r.name), count(r.count), dur(r.total_ns),
+                       dur(r.gpu_ns), share(r.gpu_ns, r.total_ns), count(r.kernels)});
+  return tb;
+}
+
+program_table stream_table(const analysis::program_analysis& a) {
+  program_table tb{"program-streams", "Streams", "",
+                   {"pid", "device", "stream", "kernels", "kernel time", "copies", "copy time", "memsets", "memset time"},
+                   {true, true, true, true, true, true, true, true, true}, {}, "No GPU activity on any stream.", 0};
+  for (const auto& s : a.streams)
+    tb.rows.push_back({count(s.pid), count(s.device), count(s.stream), count(s.kernels), dur(s.kernel_ns),
+                       count(s.copies), dur(s.copy_ns), count(s.memsets), dur(s.memset_ns)});
+  return tb;
+}
+
+program_table gap_table(const analysis::program_analysis& a, std::size_t max_causes) {
+  program_table tb{"program-gaps", "GPU idle gaps",
+                   "Gaps between GPU work from the first to the last GPU activity of each process, by what the host thread "
+                   "was inside meanwhile: a CUDA call covering most of the gap, else the innermost NVTX range.",
+                   {"process", "host inside", "gaps", "total", "largest", "share of active time"},
+                   {false, false, true, true, true, true}, {}, "No gaps: the GPU was never idle long between work.", 0};
+  for (const auto& p : a.processes) {
+    if (p.gaps.count == 0) continue;
+    tb.rows.push_back({c(p.label), t("all gaps"), count(p.gaps.count), dur(p.gaps.total_ns), dur(p.gaps.largest_ns),
+                       share(p.gaps.total_ns, p.gaps.active_span_ns)});
+    for (std::size_t i = 0; i < p.gaps.causes.size() && i < max_causes; ++i) {
+      const auto& cause = p.gaps.causes[i];
+      tb.rows.push_back({t(""), c(cause.what), count(cause.gaps), dur(cause.total_ns), dur(cause.largest_ns),
+                         share(cause.total_ns, p.gaps.active_span_ns)});
+    }
+  }
+  return tb;
+}
+
+} // namespace
+
+std::string command_text(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& arg : argv) {
+    if (!s.empty()) s += ' ';
+    const bool quote = arg.empty() || arg.find_first_of(" \t\"'\\") != std::string::npos;
+    if (!quote) {
+      s += arg;
+      continue;
+    }
+    s += '\'';
+    for (char ch : arg) s += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    s += '\'';
+  }
+  return s;
+}
+
+std::vector<program_table> program_tables(const analysis::program_analysis& a, std::size_t max_rows) {
+  std::vector<program_table> out{facts_table(a),  split_table(a),  process_table(a), kernel_table(a),
+                                 range_table(a), stream_table(a), gap_table(a, 5)};
+  for (std::size_t i = 2; i < out.size(); ++i) limit(out[i], max_rows);
+  return out;
+}
+
+} // namespace speedlab::reports
