@@ -140,8 +140,8 @@ TEST_CASE("program rules fire on the bad loop, with evidence", "[program][rules]
   CHECK(evidence(alloc, "after the first kernel launch") == "239"); // all frees and every malloc but the first
   CHECK(evidence(alloc, "per kernel launch") == "1.992");
   const auto& tiny = finding_of(a, "tiny-kernels");
-  CHECK(evidence(tiny, "median kernel") == "10 us");
-  CHECK(evidence(tiny, "launch cost") == "30 us (median launch call of this program)");
+  CHECK(evidence(tiny, "median kernel") == "10.0 µs");
+  CHECK(evidence(tiny, "launch cost") == "30.0 µs (median launch call of this program)");
   const auto& pageable = finding_of(a, "sync-pageable-copies");
   CHECK(evidence(pageable, "host blocked in the copy calls") == "33.6 ms");
   CHECK(finding_of(a, "gpu-idle-gaps").severity == "critical");
