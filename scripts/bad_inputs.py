@@ -129,8 +129,7 @@ def cases(ctx):
     add(Case(cl, "unknown report format", run_base + quick("--reports") + ["--reports", "markdwon"], expect=r"did you mean 'markdown'"))
     add(Case(cl, "unknown calibrate mode", run_base + quick("--calibrate") + ["--calibrate", "sometimes"], expect=r"calibrate"))
     add(Case(cl, "--out ''", run_ok + ["--out", ""], expect=r"--out is an empty path"))
-    add(Case(cl, "--force and --resume together", run_ok + ["--force", "--resume"], expect=r"force|resume",
-             pending="safety"))
+    add(Case(cl, "--force and --resume together", run_ok + ["--force", "--resume"], expect=r"force|resume"))
     add(Case(cl, "suite file missing", ["run", "/nonexistent/suite.yaml"], expect=r"/nonexistent/suite.yaml: cannot open"))
     add(Case(cl, "suite file ''", ["run", ""], expect=r"suite file name is empty"))
     add(Case(cl, "suite is a folder", ["run", "{tmp}"], expect=r"is a folder, not a suite file"))
@@ -259,9 +258,9 @@ def cases(ctx):
     good_lines = ctx.good_run.joinpath("results.jsonl").read_text()
     good_line = good_lines.splitlines()[0]
     run_json = ctx.good_run.joinpath("run.json").read_text()
-    def folder(title, files, expect, codes=(1, 2), pending="safety", command="report"):
-        add(Case(rf, title, [command, "{tmp}"], files=files, expect=expect, codes=codes, pending=pending))
-    folder("empty folder", {}, r"results.jsonl", pending=None)
+    def folder(title, files, expect, codes=(1, 2), command="report"):
+        add(Case(rf, title, [command, "{tmp}"], files=files, expect=expect, codes=codes))
+    folder("empty folder", {}, r"results.jsonl")
     folder("results.jsonl empty", {"results.jsonl": "", "run.json": run_json}, r"no (valid|readable)|empty")
     folder("all garbage", {"results.jsonl": "garbage\n{{{\n", "run.json": run_json}, r"line 1")
     folder("another tool's JSONL", {"results.jsonl": '{"a": 1}\n{"b": 2}\n', "run.json": run_json}, r"status|missing")
@@ -286,14 +285,11 @@ def cases(ctx):
 
     # --- output folders, concurrency, signals ------------------------------------------------
     of = "output folder and signals"
-    add(Case(of, "run into a folder holding an earlier run", None, run="rerun", expect=r"--force|--resume|already|earlier",
-             pending="safety"))
-    add(Case(of, "two runs into one folder at once", None, run="concurrent", expect=r"lock|in use|another",
-             pending="safety"))
-    add(Case(of, "SIGINT during a run keeps finished points (exit 130)", None, run="sigint", expect=r".", codes=(130,),
-             pending="safety"))
+    add(Case(of, "run into a folder holding an earlier run", None, run="rerun", expect=r"--force|--resume|already|earlier"))
+    add(Case(of, "two runs into one folder at once", None, run="concurrent", expect=r"lock|in use|another"))
+    add(Case(of, "SIGINT during a run keeps finished points (exit 130)", None, run="sigint", expect=r".", codes=(130,)))
     add(Case(of, "SIGTERM during a run: the measuring child dies too (exit 143)", None, run="sigterm", expect=r".",
-             codes=(143,), pending="safety"))
+             codes=(143,)))
     add(Case(of, "--out is a file", run_ok + ["--out", "{tmp}/file"], files={"file": "x"}, expect=r"file", codes=(1, 2)))
     add(Case(of, "--out under a file", run_ok + ["--out", "{tmp}/file/sub"], files={"file": "x"}, expect=r"file|directory",
              codes=(1, 2)))
@@ -466,8 +462,8 @@ def write_table(path, rows, ctx, failed, pending_failed):
              "built `speedlab` with a lying input and checks: a non-zero exit (or the documented code), never a signal,",
              "an end within the time limit, a message naming the problem, and no sanitizer report. CI runs the script",
              "(scripts/test.sh) against the release build and the ASan+UBSan build.", "",
-             f"{len(rows)} cases: {len(rows) - failed - pending_failed} ok, {failed} failed, {pending_failed} failing "
-             "only until the output-folder/reader work (branch `safety`) is merged.", "",
+             f"{len(rows)} cases: {len(rows) - failed - pending_failed} ok, {failed} failed"
+             + (f", {pending_failed} failing pending another branch." if pending_failed else "."), "",
              "| # | group | input | exit | message (first lines) | verdict |", "|---|---|---|---|---|---|"]
     for i, case, code, message, verdict, _ in rows:
         title = case.title.replace("|", "\\|")
