@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/commands.hpp"
+#include "app/new_project.hpp"
 #include "speedlab/config.hpp"
 
 int main(int argc, char** argv) {
@@ -70,6 +71,14 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_flag("--json", calibrate.json, "Machine-readable output");
   calibrate_cmd->add_flag("--no-cache", calibrate.no_cache, "Do not write the cache");
 
+  new_options new_project;
+  auto* new_cmd = app.add_subcommand("new", "Write a ready out-of-tree plugin project (CMake, serial reference, "
+                                            "validation, work model, suite, README)");
+  new_cmd->add_option("name", new_project.name, "Plugin and workload name (lower-case letters, digits, '_', '-')")
+      ->required();
+  new_cmd->add_flag("--cuda", new_project.cuda, "Add a CUDA variant (a .cu file using <speedlab/cuda.hpp>)");
+  new_cmd->add_option("--dir", new_project.dir, "Folder to write (default ./NAME); must be new or empty");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -89,6 +98,7 @@ int main(int argc, char** argv) {
     if (*report_cmd) return command_report(report);
     if (*analyze_cmd) return command_analyze(analyze);
     if (*calibrate_cmd) return command_calibrate(calibrate);
+    if (*new_cmd) return command_new(new_project);
   } catch (const std::exception& e) {
     std::cerr << "speedlab: error: " << e.what() << '\n';
     return exit_usage;

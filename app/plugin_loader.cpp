@@ -123,9 +123,9 @@ std::vector<std::filesystem::path> plugin_search_path(const std::vector<std::str
     // Default folders only when nothing was named, so a test can load exactly one folder.
     std::error_code ec;
     const auto exe_dir = boost::dll::program_location(ec).parent_path();
+    // The build tree (<build>/plugins), then the installed layout relative to bin/.
     for (auto candidate : {std::filesystem::path(exe_dir.string()) / "plugins",
-                           std::filesystem::path(exe_dir.string()) / ".." / "lib" / "speedlab" / "plugins",
-                           std::filesystem::path(SPEEDLAB_INSTALL_PLUGIN_DIR)}) {
+                           std::filesystem::path(exe_dir.string()) / SPEEDLAB_PLUGIN_DIR_FROM_BIN}) {
       if (std::filesystem::is_directory(candidate, ec)) {
         out.push_back(std::filesystem::weakly_canonical(candidate, ec));
         break;

@@ -376,6 +376,26 @@ void check_value(const param_spec& spec, const std::string& value, const source_
   if (spec.max_value && v > *spec.max_value) bad(fmt::format("above the maximum {}", format_number(*spec.max_value)));
 }
 
+// The workload's constraints between parameters, checked before any run. A constraint that
+// throws (a parameter it names is missing, say) is reported as the plugin's error.
+void check_constraints(const workload_info& info, const std::map<std::string, std::string>& params,
+                       const workload_request& req) {
+  if (info.constraints.empty()) return;
+  const point p(params);
+  std::string key;
+  for (const auto& [k, v] : params) key += (key.empty() ? "" : ",") + k + "=" + v;
+  for (const auto& c : info.constraints) {
+    std::string why;
+    try {
+      why = c.check ? c.check(p) : std::string();
+    } catch (const std::exception& e) {
+      why = fmt::format("the plugin's check of '{}' failed: {}", c.description, e.what());
+    }
+    if (!why.empty())
+      throw config_error(fmt::format("{}: workload '{}' point {}: {}", req.where.str(), req.name, key, why));
+  }
+}
+
 } // namespace
 
 std::vector<planned_point> plan_points(const suite_config& suite, const plugin_registry& registry) {
@@ -433,14 +453,18 @@ std::vector<planned_point> plan_points(const suite_config& suite, const plugin_r
     if (total * variants.size() > 100000)
       throw config_error(fmt::format("{}: workload '{}' expands to {} points; at most 100000 are allowed",
                                      req.where.str(), req.name, total * variants.size()));
+    std::vector<std::string> size_axes;
+    for (const auto& spec : w->info.parameters)
+      if (spec.size_axis) size_axes.push_back(spec.name);
     for (const auto& variant : variants) {
       for (std::size_t index = 0; index < total; ++index) {
-        planned_point p{req.name, variant, {}, req.measure.value_or(suite.measure)};
+        planned_point p{req.name, variant, {}, req.measure.value_or(suite.measure), size_axes};
         std::size_t rest = index;
         for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
           p.params[it->first] = it->second[rest % it->second.size()];
           rest /= it->second.size();
         }
+        check_constraints(w->info, p.params, req);
         points.push_back(std::move(p));
       }
     }

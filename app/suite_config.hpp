@@ -87,10 +87,12 @@ struct planned_point {
   std::string workload, variant;
   std::map<std::string, std::string> params;
   measure_options measure;
+  std::vector<std::string> size_axes; // the workload's declared size axes (results carry them)
 };
 
 // Checks names, parameters and ranges against the loaded plugins and expands sweeps into
-// points. Unknown names get the valid list and a did-you-mean. Throws config_error.
+// points, each checked against the workload's constraints (rows x cols at most N). Unknown
+// names get the valid list and a did-you-mean. Throws config_error.
 std::vector<planned_point> plan_points(const suite_config& suite, const plugin_registry& registry);
 
 } // namespace speedlab::app

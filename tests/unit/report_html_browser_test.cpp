@@ -1,6 +1,8 @@
 // Renders report.html in headless Chromium (when /usr/bin/chromium exists): the DOM has the
 // title, tables and SVG charts, the hostile kernel name is text rather than an element, and a
-// screenshot is written. Without Chromium the test prints why and passes (Catch2 v2 has no SKIP).
+// screenshot is written. Without Chromium the test fails where Chromium is expected
+// (SPEEDLAB_EXPECT_CHROMIUM=1: scripts/test.sh sets it where install-deps.sh installs
+// Chromium, so CI cannot pass silently), and elsewhere prints why and passes (Catch2 v2 has no SKIP).
 #include <cstdlib>
 #include <regex>
 
@@ -33,6 +35,9 @@ std::size_t count(const std::string& s, const std::string& what) {
 
 TEST_CASE("report.html renders in headless Chromium", "[report][html][browser]") {
   if (!std::filesystem::exists(chromium)) {
+    const char* expected = std::getenv("SPEEDLAB_EXPECT_CHROMIUM");
+    if (expected && std::string(expected) == "1")
+      FAIL(chromium << " not found, but SPEEDLAB_EXPECT_CHROMIUM=1 (scripts/install-deps.sh installs it on Debian)");
     WARN("SKIPPED: " << chromium << " not found; install Debian's chromium to run the browser test");
     return;
   }
