@@ -83,24 +83,22 @@ variant_spec variant(std::string name, std::string description) {
 }
 
 namespace detail {
-struct device_memory { // cudaMalloc: device memory, not readable from the host
-  static constexpr bool host_readable = false;
+// Where a buffer lives: its allocation and release calls, and whether the host may read it.
+template <cudaError_t (*Allocate)(void**, std::size_t), cudaError_t (*Release)(void*), bool HostReadable>
+struct memory {
+  static constexpr bool host_readable = HostReadable;
   static void* allocate(std::size_t bytes) {
     void* p = nullptr;
-    SPEEDLAB_CUDA_CHECK(cudaMalloc(&p, bytes));
+    if (const cudaError_t err = Allocate(&p, bytes); err != cudaSuccess)
+      throw std::runtime_error(std::string(HostReadable ? "cudaMallocHost" : "cudaMalloc") + " of " +
+                               std::to_string(bytes) + " bytes failed: " + cudaGetErrorName(err) + ": " +
+                               cudaGetErrorString(err));
     return p;
   }
-  static void release(void* p) { cudaFree(p); }
+  static void release(void* p) { Release(p); }
 };
-struct pinned_memory { // cudaMallocHost: page-locked host memory
-  static constexpr bool host_readable = true;
-  static void* allocate(std::size_t bytes) {
-    void* p = nullptr;
-    SPEEDLAB_CUDA_CHECK(cudaMallocHost(&p, bytes));
-    return p;
-  }
-  static void release(void* p) { cudaFreeHost(p); }
-};
+using device_memory = memory<cudaMalloc, cudaFree, false>;
+using pinned_memory = memory<cudaMallocHost, cudaFreeHost, true>;
 
 // n elements of T (uninitialised) in Memory, freed with the object; move-only.
 template <class T, class Memory>
@@ -143,53 +141,48 @@ using device_buffer = detail::buffer<T, detail::device_memory>;
 template <class T>
 using pinned_buffer = detail::buffer<T, detail::pinned_memory>;
 
-// A CUDA event (cudaEventCreate / cudaEventDestroy).
-class event {
+namespace detail {
+// Owns one CUDA handle (event, stream), destroyed with the object; move-only.
+template <class Handle, cudaError_t (*Destroy)(Handle)>
+class unique_handle {
 public:
-  explicit event(unsigned flags = cudaEventDefault) { SPEEDLAB_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, flags)); }
-  ~event() {
-    if (m_event) cudaEventDestroy(m_event);
+  unique_handle() = default;
+  ~unique_handle() {
+    if (m_handle) Destroy(m_handle);
   }
-  event(event&& o) noexcept : m_event(std::exchange(o.m_event, nullptr)) {}
-  event& operator=(event&& o) noexcept {
-    std::swap(m_event, o.m_event);
+  unique_handle(unique_handle&& o) noexcept : m_handle(std::exchange(o.m_handle, nullptr)) {}
+  unique_handle& operator=(unique_handle&& o) noexcept {
+    std::swap(m_handle, o.m_handle);
     return *this;
   }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-  cudaEvent_t get() const { return m_event; }
-  void record(cudaStream_t stream = nullptr) { SPEEDLAB_CUDA_CHECK(cudaEventRecord(m_event, stream)); }
-  void synchronize() { SPEEDLAB_CUDA_CHECK(cudaEventSynchronize(m_event)); }
+  unique_handle(const unique_handle&) = delete;
+  unique_handle& operator=(const unique_handle&) = delete;
+  Handle get() const { return m_handle; }
+
+protected:
+  Handle m_handle = nullptr;
+};
+} // namespace detail
+
+// A CUDA event (cudaEventCreateWithFlags / cudaEventDestroy).
+class event : public detail::unique_handle<cudaEvent_t, cudaEventDestroy> {
+public:
+  explicit event(unsigned flags = cudaEventDefault) { SPEEDLAB_CUDA_CHECK(cudaEventCreateWithFlags(&m_handle, flags)); }
+  void record(cudaStream_t stream = nullptr) { SPEEDLAB_CUDA_CHECK(cudaEventRecord(m_handle, stream)); }
+  void synchronize() { SPEEDLAB_CUDA_CHECK(cudaEventSynchronize(m_handle)); }
   // Milliseconds from `start` to this event, both recorded and complete.
   float elapsed_ms_since(const event& start) const {
     float ms = 0;
-    SPEEDLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.m_event, m_event));
+    SPEEDLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), m_handle));
     return ms;
   }
-
-private:
-  cudaEvent_t m_event = nullptr;
 };
 
 // A non-blocking CUDA stream (cudaStreamCreateWithFlags / cudaStreamDestroy).
-class stream {
+class stream : public detail::unique_handle<cudaStream_t, cudaStreamDestroy> {
 public:
-  stream() { SPEEDLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking)); }
-  ~stream() {
-    if (m_stream) cudaStreamDestroy(m_stream);
-  }
-  stream(stream&& o) noexcept : m_stream(std::exchange(o.m_stream, nullptr)) {}
-  stream& operator=(stream&& o) noexcept {
-    std::swap(m_stream, o.m_stream);
-    return *this;
-  }
-  stream(const stream&) = delete;
-  stream& operator=(const stream&) = delete;
-  cudaStream_t get() const { return m_stream; }
-  void synchronize() { SPEEDLAB_CUDA_CHECK(cudaStreamSynchronize(m_stream)); }
-
-private:
-  cudaStream_t m_stream = nullptr;
+  stream() { SPEEDLAB_CUDA_CHECK(cudaStreamCreateWithFlags(&m_handle, cudaStreamNonBlocking)); }
+  void synchronize() { SPEEDLAB_CUDA_CHECK(cudaStreamSynchronize(m_handle)); }
 };
 
 } // namespace speedlab::cuda
