@@ -27,6 +27,10 @@ speedlab="$tmp/prefix/bin/speedlab"
 [[ -x $speedlab ]] || fail "no bin/speedlab in the prefix"
 [[ -f $tmp/prefix/include/speedlab/plugin.hpp && -f $tmp/prefix/include/speedlab/cuda.hpp ]] || fail "SDK headers not installed"
 ls "$tmp"/prefix/lib*/cmake/speedlab/speedlabConfig.cmake >/dev/null || fail "no CMake package installed"
+# plugin.hpp promises C++17 and the standard library alone.
+echo '#include <speedlab/plugin.hpp>' >"$tmp/header.cpp"
+c++ -std=c++17 -M -I"$tmp/prefix/include" "$tmp/header.cpp" >"$tmp/header.deps" || fail "plugin.hpp does not compile as C++17"
+if grep -q boost "$tmp/header.deps"; then fail "plugin.hpp includes Boost headers"; fi
 "$speedlab" list >"$tmp/list-builtin.txt" || fail "installed speedlab list (built-in plugins): $(cat "$tmp/list-builtin.txt")"
 grep -q '^vector ' "$tmp/list-builtin.txt" || fail "the installed speedlab does not find its built-in plugins"
 
