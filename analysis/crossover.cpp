@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "analysis/comparisons.hpp"
@@ -20,8 +21,36 @@ std::string size_text(double s) { return fmt::format("{:.4g}", s); }
 struct series {
   std::string workload, variant, kind, size_param, params_key, base_key;
   int threads = 1;
-  std::vector<const point_result*> points; // sorted by size
+  std::vector<std::pair<double, const point_result*>> points; // (size along the axis, point), sorted by size
 };
+
+// The axes a point is analysed along: each size axis with the other parameters fixed and,
+// with several, their product ("rows*cols") with only the non-size parameters fixed.
+struct axis_view {
+  std::string name;               // the size_param of fits and crossovers
+  std::vector<std::string> fixed; // parameters left out of the series key
+  double size = 0;
+};
+
+std::vector<axis_view> axes_of(const point_result& p) {
+  const auto axes = p.size_params();
+  std::vector<axis_view> out;
+  for (const auto& a : axes) out.push_back({a, {a}, std::strtod(p.params.at(a).c_str(), nullptr)});
+  if (axes.size() > 1) {
+    std::string product;
+    for (const auto& a : axes) product += (product.empty() ? "" : "*") + a;
+    out.push_back({product, axes, p.size_product()});
+  }
+  return out;
+}
+
+// What a baseline series must share with the series it is compared to: the workload, the
+// axis and every parameter off the axis but the thread count.
+std::string base_key_of(const point_result& p, const axis_view& axis) {
+  std::vector<std::string> skip = axis.fixed;
+  skip.push_back("threads");
+  return p.workload + '|' + axis.name + '|' + p.params_key_without(skip);
+}
 
 double sigma_of(const point_result& p, double y, double total) {
   const double half = (p.wall.ci_high - p.wall.ci_low) / 2;
@@ -61,10 +90,10 @@ const char* basis_name(basis b) {
 
 std::optional<cost_curve> curve_of(const series& s, basis b) {
   cost_curve c;
-  for (const auto* p : s.points) {
+  for (const auto& [size, p] : s.points) {
     if (!has_basis(*p, b)) return std::nullopt; // a basis needs every point
     const double y = value_of(*p, b);
-    c.size.push_back(p->size_value());
+    c.size.push_back(size);
     c.cost.push_back(y);
     c.sigma.push_back(sigma_of(*p, y, b == basis::total ? 0 : p->wall.median));
   }
@@ -216,21 +245,25 @@ void locate_crossover(const cost_curve& v, const cost_curve& b, crossover& c) {
 
 sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
   sweep_analysis out;
-  // Series: workload + variant + every parameter but the size.
+  // Series: workload + variant + axis + every parameter off the axis.
   std::map<std::string, series> by_key;
   for (const auto& p : points) {
-    if (!p.valid() || !(p.wall.median > 0) || p.size_param().empty() || !(p.size_value() > 0)) continue;
-    series& s = by_key[p.workload + '\x1f' + p.variant + '\x1f' + p.params_key(true)];
-    if (s.points.empty()) {
-      s.workload = p.workload;
-      s.variant = p.variant;
-      s.kind = p.kind;
-      s.size_param = p.size_param();
-      s.params_key = p.params_key(true);
-      s.base_key = match_key(p, true);
-      s.threads = p.threads;
+    if (!p.valid() || !(p.wall.median > 0)) continue;
+    for (const auto& axis : axes_of(p)) {
+      if (!(axis.size > 0)) continue;
+      const std::string params_key = p.params_key_without(axis.fixed);
+      series& s = by_key[p.workload + '\x1f' + p.variant + '\x1f' + axis.name + '\x1f' + params_key];
+      if (s.points.empty()) {
+        s.workload = p.workload;
+        s.variant = p.variant;
+        s.kind = p.kind;
+        s.size_param = axis.name;
+        s.params_key = params_key;
+        s.base_key = base_key_of(p, axis);
+        s.threads = p.threads;
+      }
+      s.points.emplace_back(axis.size, &p);
     }
-    s.points.push_back(&p);
   }
   struct fitted {
     series* s;
@@ -238,13 +271,12 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
   };
   std::vector<fitted> all;
   for (auto& [key, s] : by_key) {
-    std::stable_sort(s.points.begin(), s.points.end(),
-                     [](const point_result* a, const point_result* b) { return a->size_value() < b->size_value(); });
+    std::stable_sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     fitted f{&s, curve_of(s, basis::total), std::nullopt, std::nullopt, std::nullopt};
     if (!f.total) continue;
     out.fits.push_back(to_fit(s, *f.total, basis::total));
     bool transfers = false;
-    for (const auto* p : s.points)
+    for (const auto& [size, p] : s.points)
       transfers = transfers || (p->split_median && p->split_median->h2d + p->split_median->d2h > 0);
     if (transfers) {
       f.kernel = curve_of(s, basis::kernel);

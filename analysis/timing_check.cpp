@@ -60,7 +60,7 @@ std::vector<timing_check> timing_checks(const std::vector<point_result>& points)
         if (c.verdict == "differ" && c.median_difference < 0 && name == "kernel")
           c.note = "the own timing is longer: an event pair on an idle GPU also times the launch call (the start "
                    "event runs before the kernel is queued) and the GPU's gap around the kernel; hold the stream "
-                   "until both events are queued (plugins/common/cuda_event_timer.cuh) and compare longer kernels";
+                   "until both events are queued (speedlab/cuda_event_timer.hpp) and compare longer kernels";
       }
       out.push_back(std::move(c));
     }

@@ -118,15 +118,23 @@ int command_list(const list_options& options) {
   nlohmann::json j = nlohmann::json::array();
   std::string text;
   for (const auto& [name, w] : registry.workloads()) {
-    nlohmann::json jw{{"name", name}, {"description", w.info.description}, {"plugin", w.file.string()}};
-    text += fmt::format("{}  {}\n  plugin: {}\n  parameters:\n", name, w.info.description, w.file.string());
+    nlohmann::json jw{{"name", name}, {"description", w.info.description}, {"plugin", w.file.string()},
+                      {"example", w.info.example}};
+    text += fmt::format("{}{}  {}\n  plugin: {}\n  parameters:\n", name, w.info.example ? " [example]" : "",
+                        w.info.description, w.file.string());
     for (const auto& p : w.info.parameters) {
       const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
       jw["parameters"].push_back({{"name", p.name}, {"type", type}, {"description", p.description},
                                   {"default", p.default_value}, {"sweep", p.default_sweep}, {"choices", p.choices}});
-      text += fmt::format("    {:<12} {:<8} default {:<10} {}{}{}\n", p.name, type, p.default_value, p.description,
+      text += fmt::format("    {:<12} {:<8} default {:<10} {}{}{}{}\n", p.name, type, p.default_value, p.description,
+                          p.size_axis ? " [size axis]" : "",
                           p.default_sweep.empty() ? "" : fmt::format("; sweep {}", p.default_sweep),
                           p.choices.empty() ? "" : fmt::format("; one of {}", fmt::join(p.choices, ", ")));
+      jw["parameters"].back()["size_axis"] = p.size_axis;
+    }
+    for (const auto& c : w.info.constraints) {
+      jw["constraints"].push_back(c.description);
+      text += fmt::format("  constraint: {}\n", c.description);
     }
     text += "  variants:\n";
     for (const auto& v : w.info.variants) {
@@ -373,9 +381,15 @@ int command_analyze(const analyze_options& options) {
   }
   std::cout << terminal_summary(saved.points, result) << '\n';
   print_findings(result);
+  // Along each size axis (the others fixed, in brackets) and, with several, their product.
+  for (const auto& f : result.fits)
+    if (f.basis == "total")
+      std::cout << fmt::format("fit {} {} along {} [{}]: {:.4g} ns + {:.4g} ns/{}, r2 {:.3f}, {} points\n", f.workload,
+                               f.variant, f.size_param, f.params_key, f.fixed_ns, f.per_unit_ns, f.size_param, f.r2,
+                               f.points);
   for (const auto& c : result.crossovers)
-    std::cout << fmt::format("crossover {} {} vs {} ({}): {}{}\n", c.workload, c.variant, c.baseline,
-                             c.with_transfers ? "with transfers" : "kernels only",
+    std::cout << fmt::format("crossover {} {} vs {} along {} [{}] ({}): {}{}\n", c.workload, c.variant, c.baseline,
+                             c.size_param, c.params_key, c.with_transfers ? "with transfers" : "kernels only",
                              c.size ? fmt::format("{} = {:.4g} [{:.4g}, {:.4g}]", c.size_param, *c.size, c.size_low, c.size_high) : "none",
                              c.note.empty() ? "" : " (" + c.note + ")");
   return exit_ok;

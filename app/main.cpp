@@ -10,6 +10,7 @@
 #include "app/checked_number.hpp"
 #include "app/commands.hpp"
 #include "app/names.hpp"
+#include "app/new_project.hpp"
 #include "app/profile_command.hpp"
 #include "speedlab/config.hpp"
 
@@ -92,6 +93,14 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_flag("--json", calibrate.json, "Machine-readable output");
   calibrate_cmd->add_flag("--no-cache", calibrate.no_cache, "Do not write the cache");
 
+  new_options new_project;
+  auto* new_cmd = app.add_subcommand("new", "Write a ready out-of-tree plugin project (CMake, serial reference, "
+                                            "validation, work model, suite, README)");
+  new_cmd->add_option("name", new_project.name, "Plugin and workload name (lower-case letters, digits, '_', '-')")
+      ->required();
+  new_cmd->add_flag("--cuda", new_project.cuda, "Add a CUDA variant (a .cu file using <speedlab/cuda.hpp>)");
+  new_cmd->add_option("--dir", new_project.dir, "Folder to write (default ./NAME); must be new or empty");
+
   profile_options profile;
   profile.command_line = command_line;
   auto* profile_cmd = app.add_subcommand(
@@ -173,6 +182,7 @@ int main(int argc, char** argv) {
       }
       return command_profile(profile);
     }
+    if (*new_cmd) return command_new(new_project);
   } catch (const std::exception& e) {
     std::cerr << "speedlab: error: " << e.what() << '\n';
     return exit_usage;

@@ -139,8 +139,9 @@ void plugin_registry::load_directory(const std::filesystem::path& dir) {
 std::filesystem::path builtin_plugin_dir() {
   std::error_code ec;
   const auto exe_dir = std::filesystem::path(boost::dll::program_location(ec).parent_path().string());
-  for (auto candidate : {exe_dir / "plugins", exe_dir / ".." / "lib" / "speedlab" / "plugins",
-                         std::filesystem::path(SPEEDLAB_INSTALL_PLUGIN_DIR)}) {
+  // The build tree (<build>/plugins), then the installed layout relative to bin/: no
+  // compiled-in absolute path, so an installed prefix can move.
+  for (auto candidate : {exe_dir / "plugins", exe_dir / SPEEDLAB_PLUGIN_DIR_FROM_BIN}) {
     if (std::filesystem::is_directory(candidate, ec)) return std::filesystem::weakly_canonical(candidate, ec);
   }
   return {};

@@ -287,6 +287,7 @@ point_result new_point_result(const run_request& req) {
   r.variant = v.name;
   r.kind = to_string(v.kind);
   r.params = req.point.params;
+  r.size_axes = req.point.size_axes;
   r.id = point_id(r.workload, r.variant, r.params);
   r.expected_invalid = v.expected_invalid;
   r.threads = v.kind == variant_kind::threads ? req.threads : 1;

@@ -76,6 +76,7 @@ struct planned_point {
   std::string workload, variant;
   std::map<std::string, std::string> params;
   measure_options measure;
+  std::vector<std::string> size_axes; // the workload's declared size axes (results carry them)
 };
 
 } // namespace speedlab::app

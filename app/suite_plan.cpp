@@ -49,6 +49,8 @@ struct axis {
 // One request checked: its variants and one axis of canonical values per parameter.
 struct checked_request {
   const workload_request* request;
+  const workload_info* info;
+  std::vector<std::string> size_axes; // the workload's declared size axes
   std::vector<std::string> variants;
   std::vector<axis> axes;
   double points = 0, bytes = 0; // what its expansion will take
@@ -58,7 +60,9 @@ checked_request check_request(const workload_request& req, const plugin_registry
   const loaded_workload* w = registry.find(req.name);
   if (!w) throw config_error(fmt::format("{}: {}", req.where.str(), unknown_name_message("workload", req.name, names_of(registry))));
 
-  checked_request out{&req, {}, {}};
+  checked_request out{&req, &w->info, {}, {}, {}};
+  for (const auto& spec : w->info.parameters)
+    if (spec.size_axis) out.size_axes.push_back(spec.name);
   std::vector<std::string> valid_variants;
   for (const auto& v : w->info.variants) valid_variants.push_back(v.name);
   out.variants = req.variants.empty() ? valid_variants : req.variants;
@@ -113,6 +117,27 @@ checked_request check_request(const workload_request& req, const plugin_registry
   return out;
 }
 
+// The workload's constraints between parameters (rows x cols at most N), checked before
+// any run. A constraint that throws (a parameter it names is missing, say) is reported as
+// the plugin's error.
+void check_constraints(const workload_info& info, const std::map<std::string, std::string>& params,
+                       const workload_request& req) {
+  if (info.constraints.empty()) return;
+  const point p(params);
+  std::string key;
+  for (const auto& [k, v] : params) key += (key.empty() ? "" : ",") + k + "=" + v;
+  for (const auto& c : info.constraints) {
+    std::string why;
+    try {
+      why = c.check ? c.check(p) : std::string();
+    } catch (const std::exception& e) {
+      why = fmt::format("the plugin's check of '{}' failed: {}", c.description, e.what());
+    }
+    if (!why.empty())
+      throw config_error(fmt::format("{}: workload '{}' point {}: {}", req.where.str(), req.name, echo(key), why));
+  }
+}
+
 } // namespace
 
 std::vector<planned_point> plan_points(const suite_config& suite, const plugin_registry& registry) {
@@ -145,7 +170,7 @@ std::vector<planned_point> plan_points(const suite_config& suite, const plugin_r
     // Cartesian product, variants outermost so a variant's sweep stays together.
     for (const auto& variant : c.variants) {
       for (std::size_t index = 0; index < per_variant; ++index) {
-        planned_point p{req.name, variant, {}, req.measure.value_or(suite.measure)};
+        planned_point p{req.name, variant, {}, req.measure.value_or(suite.measure), c.size_axes};
         std::size_t rest = index;
         for (auto it = c.axes.rbegin(); it != c.axes.rend(); ++it) {
           p.params[it->name] = it->values[rest % it->values.size()];
@@ -157,6 +182,7 @@ std::vector<planned_point> plan_points(const suite_config& suite, const plugin_r
           throw config_error(fmt::format("{}: workload '{}' variant '{}' with the same parameters is already planned by "
                                          "the entry at {}; a point is measured once per run",
                                          req.where.str(), req.name, variant, it->second->where.str()));
+        check_constraints(*c.info, p.params, req);
         points.push_back(std::move(p));
       }
     }

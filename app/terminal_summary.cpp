@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/progress.hpp"
+#include "model/natural_order.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -24,13 +25,14 @@ std::string throughput(const point_result& p) {
 
 std::string terminal_summary(const std::vector<point_result>& points, const analysis::analysis_result& analysis) {
   // Group by workload and the non-size parameters, so each table is one sweep.
-  std::map<std::string, std::vector<const point_result*>> groups;
+  std::map<std::string, std::vector<const point_result*>, natural_order> groups; // "n=4096" before "n=16384"
   for (const auto& p : points) groups[p.workload + "  " + p.params_key(true)].push_back(&p);
   std::string out;
   for (auto& [title, members] : groups) {
     std::stable_sort(members.begin(), members.end(), [](const point_result* a, const point_result* b) {
       if (a->variant != b->variant) return a->variant < b->variant;
-      return a->size_value() < b->size_value();
+      if (a->size_value() != b->size_value()) return a->size_value() < b->size_value();
+      return natural_less(a->params_key(), b->params_key());
     });
     const std::string size_name = members.front()->size_param();
     out += fmt::format("\n{}\n", title);

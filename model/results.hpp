@@ -87,11 +87,23 @@ struct point_result {
   double started_unix_s = 0;
   double duration_s = 0;                       // whole point, setup to teardown
 
+  // The parameters the plugin declared as size axes (param_spec::size_axis), in declaration
+  // order; empty for plugins that declare none (and results written before axes existed).
+  std::vector<std::string> size_axes;
+
   bool valid() const { return status == point_status::ok; }
-  // A parameter that sizes the problem (first of n, size, samples, M, ...), for sweeps.
+  // The size axes of this point: the declared ones present in params, else the first of
+  // n, size, M, samples, elements (plugins that declare none).
+  std::vector<std::string> size_params() const;
+  // The first size axis ("" when none), for sweeps along one size.
   std::string size_param() const;
   double size_value() const;
+  // The product of every size axis (the number of elements of a 2-D problem); size_value()
+  // with one axis.
+  double size_product() const;
   std::string params_key(bool without_size = false) const;
+  // The parameters as "k=v,..." without those named in `skip`.
+  std::string params_key_without(const std::vector<std::string>& skip) const;
 };
 
 struct run_info {

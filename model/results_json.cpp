@@ -28,13 +28,22 @@ point_status point_status_from_string(const std::string& s) {
 
 namespace {
 // Parameters that size a problem, in order of preference, for sweeps and crossovers.
-constexpr const char* size_params[] = {"n", "size", "M", "samples", "elements"};
+constexpr const char* guessed_size_params[] = {"n", "size", "M", "samples", "elements"};
 } // namespace
 
-std::string point_result::size_param() const {
-  for (const char* name : size_params)
-    if (params.count(name)) return name;
+std::vector<std::string> point_result::size_params() const {
+  std::vector<std::string> out;
+  for (const auto& name : size_axes)
+    if (params.count(name)) out.push_back(name);
+  if (!out.empty()) return out;
+  for (const char* name : guessed_size_params)
+    if (params.count(name)) return {name};
   return {};
+}
+
+std::string point_result::size_param() const {
+  const auto axes = size_params();
+  return axes.empty() ? std::string() : axes.front();
 }
 
 double point_result::size_value() const {
@@ -42,11 +51,22 @@ double point_result::size_value() const {
   return p.empty() ? 0.0 : std::strtod(params.at(p).c_str(), nullptr);
 }
 
+double point_result::size_product() const {
+  const auto axes = size_params();
+  if (axes.empty()) return 0;
+  double product = 1;
+  for (const auto& a : axes) product *= std::strtod(params.at(a).c_str(), nullptr);
+  return product;
+}
+
 std::string point_result::params_key(bool without_size) const {
-  const std::string skip = without_size ? size_param() : std::string();
+  return params_key_without(without_size ? std::vector<std::string>{size_param()} : std::vector<std::string>{});
+}
+
+std::string point_result::params_key_without(const std::vector<std::string>& skip) const {
   std::string key;
   for (const auto& [k, v] : params) {
-    if (k == skip) continue;
+    if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
     if (!key.empty()) key += ',';
     key += k + '=' + v;
   }
@@ -93,6 +113,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"started_unix_s", p.started_unix_s},
                      {"duration_s", p.duration_s}};
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
+  if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -130,6 +151,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("started_unix_s", p.started_unix_s);
   get("duration_s", p.duration_s);
   get("self_timed_ns", p.self_timed_ns);
+  get("size_axes", p.size_axes);
 }
 
 } // namespace speedlab

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # On the development machine: build with CUDA into build-gpu and gather what the GPU machine
-# needs into .device-carry/ (git-ignored): the speedlab binary, plugins, test binaries.
+# needs into .device-carry/ (git-ignored), laid out as a test root (tests/test_root.hpp):
+# speedlab, the test binaries, plugins/, test-plugins/, tests/{fixtures,golden,tools}/.
+# The test binaries find all of it relative to themselves: nothing is rewritten there.
 # Then run scripts/gpu-check.sh there with carry [".device-carry"].
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +16,8 @@ cp "$build"/speedlab .device-carry/
 [[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so .device-carry/
 mkdir -p .device-carry/plugins && cp "$build"/plugins/*.so .device-carry/plugins/
 cp -r "$build"/test-plugins .device-carry/test-plugins 2>/dev/null || true
-# Test binaries name the build folder by absolute path; gpu-check.sh links it there.
-echo "$(cd "$build" && pwd)" > .device-carry/build-path
+mkdir -p .device-carry/tests
+cp -rL "$build"/tests/fixtures "$build"/tests/golden "$build"/tests/tools .device-carry/tests/
 for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm; do
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
   [[ -n "$f" ]] && cp "$f" .device-carry/

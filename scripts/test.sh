@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, command 2: install what is missing, build, and run the tests (CTest).
+# Quick start, command 2: install what is missing, build, and run the tests (CTest), the
+# installed-SDK check among them (test sdk_install: scripts/sdk-check.sh).
 # GPU tests are labelled "gpu" and report SKIPPED with the reason where no GPU is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."

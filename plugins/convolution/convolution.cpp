@@ -13,11 +13,11 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "parallel.hpp"
 #include "philox.hpp"
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
+#include <speedlab/cuda.hpp>
 #include "convolution_cuda.hpp"
 #endif
 
@@ -263,7 +263,7 @@ workload_info describe() {
   workload_info w{"convolution", "2-D convolution of a float32 image with a normalized random mask, zero padding"};
   w.lesson = "lesson 6: 2-D convolution (shared-memory tiles, constant memory)";
   w.parameters = {
-      param_spec::integer("size", "image side (size x size float32, Philox uniform)", 2048, "2^8..2^13", 1, 16384),
+      param_spec::integer("size", "image side (size x size float32, Philox uniform)", 2048, "2^8..2^13", 1, 16384).as_size_axis(),
       param_spec::integer("mask", "mask side (odd)", 13, "3..31:4", 1, max_mask),
   };
   w.work = work;
@@ -276,24 +276,16 @@ workload_info describe() {
                                               "threads, same row code as serial"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = variant_spec::make<convolution_cuda_lesson>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<convolution_cuda_lesson>(
+      "cuda-lesson",
       "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
-  lesson.work = [](const point& p) {
-    work_model m = work(p);
-    m.host_to_device_bytes = m.bytes_read;
-    m.device_to_host_bytes = m.bytes_written;
-    return m;
-  };
-  auto tiled = variant_spec::make<convolution_cuda_resident<gpu_kernel::tiled>>(
-      "cuda", variant_kind::cuda,
+  lesson.work = copied_every_repetition(work);
+  auto tiled = cuda::variant<convolution_cuda_resident<gpu_kernel::tiled>>(
+      "cuda",
       "device-resident; shared-memory tile with halo, mask in constant memory, 8 outputs per thread");
-  auto naive = variant_spec::make<convolution_cuda_resident<gpu_kernel::naive>>(
-      "cuda-naive", variant_kind::cuda, "device-resident; one output per thread, every tap read from global memory");
-  for (auto* v : {&lesson, &tiled, &naive}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  auto naive = cuda::variant<convolution_cuda_resident<gpu_kernel::naive>>(
+      "cuda-naive", "device-resident; one output per thread, every tap read from global memory");
+  for (auto* v : {&lesson, &tiled, &naive}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "convolution_cuda.hpp"
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 
 namespace speedlab::plugins::convolution::detail {
 

@@ -15,12 +15,12 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "histogram_problem.hpp"
 #include "parallel.hpp"
 #include "philox.hpp"
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
+#include <speedlab/cuda.hpp>
 #include "histogram_cuda.hpp"
 #endif
 
@@ -227,7 +227,7 @@ workload_info describe() {
   workload_info w{"histogram", "histogram of N(0,1) float32 samples over [-4, 4)"};
   w.lesson = "lesson 5: histogram (atomics, shared-memory privatization, races)";
   w.parameters = {
-      param_spec::integer("n", "samples (Box-Muller on Philox, made in setup)", 1 << 24, "1e4:1e8:10", 1, 2147483647.0),
+      param_spec::integer("n", "samples (Box-Muller on Philox, made in setup)", 1 << 24, "1e4:1e8:10", 1, 2147483647.0).as_size_axis(),
       param_spec::integer("bins", "equal bins over [-4, 4)", 10, "10,64,512,4096", 1, 4096),
   };
   w.work = work;
@@ -238,30 +238,22 @@ workload_info describe() {
                                             "threads, one private histogram per chunk, merged in order"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = variant_spec::make<histogram_cuda_lesson>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<histogram_cuda_lesson>(
+      "cuda-lesson",
       "privatized kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
-  lesson.work = [](const point& p) {
-    work_model m = work(p);
-    m.host_to_device_bytes = m.bytes_read;
-    m.device_to_host_bytes = m.bytes_written;
-    return m;
-  };
-  auto resident = variant_spec::make<histogram_cuda_resident<gpu_kernel::privatized>>(
-      "cuda", variant_kind::cuda,
+  lesson.work = copied_every_repetition(work);
+  auto resident = cuda::variant<histogram_cuda_resident<gpu_kernel::privatized>>(
+      "cuda",
       "device-resident samples; per-thread (<= 11 bins) or per-warp shared-memory bins, 16-byte loads, one "
       "atomic per bin per block");
-  auto global = variant_spec::make<histogram_cuda_resident<gpu_kernel::global_atomics>>(
-      "cuda-global", variant_kind::cuda,
+  auto global = cuda::variant<histogram_cuda_resident<gpu_kernel::global_atomics>>(
+      "cuda-global",
       "device-resident samples; one global atomicAdd per sample (the lesson's kernel)");
-  auto racy = variant_spec::make<histogram_cuda_resident<gpu_kernel::racy>>(
-      "cuda-racy", variant_kind::cuda,
+  auto racy = cuda::variant<histogram_cuda_resident<gpu_kernel::racy>>(
+      "cuda-racy",
       "WRONG ON PURPOSE: shared-memory bins incremented without atomics; concurrent increments are lost");
   racy.expected_invalid = true;
-  for (auto* v : {&lesson, &resident, &global, &racy}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  for (auto* v : {&lesson, &resident, &global, &racy}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "histogram_cuda.hpp"
 #include "histogram_problem.hpp"
 

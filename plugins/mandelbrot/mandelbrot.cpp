@@ -16,11 +16,11 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "mandelbrot_problem.hpp"
 #include "parallel.hpp"
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
+#include <speedlab/cuda.hpp>
 #include "mandelbrot_cuda.hpp"
 #endif
 
@@ -199,7 +199,7 @@ workload_info describe() {
   workload_info w{"mandelbrot", "Mandelbrot escape counts (int32) over [-2, 2]^2, escape bound 2, double precision"};
   w.lesson = "lesson 8: Mandelbrot (load balance, 2-D thread blocks)";
   w.parameters = {
-      param_spec::integer("size", "image side (size x size pixels)", 512, "2^9..2^13", 1, 8192),
+      param_spec::integer("size", "image side (size x size pixels)", 512, "2^9..2^13", 1, 8192).as_size_axis(),
       param_spec::integer("iterations", "maximum iterations per pixel", 256, "2^8..2^12", 1, 4096),
   };
   w.work = work;
@@ -210,8 +210,8 @@ workload_info describe() {
                                              "persistent team of threads"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = variant_spec::make<mandelbrot_cuda_lesson>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<mandelbrot_cuda_lesson>(
+      "cuda-lesson",
       "pageable image copied to a fresh device buffer, rendered and copied back every repetition");
   lesson.work = [](const point& p) {
     work_model m = work(p);
@@ -219,12 +219,9 @@ workload_info describe() {
     m.device_to_host_bytes = m.bytes_written;
     return m;
   };
-  auto resident = variant_spec::make<mandelbrot_cuda_resident>(
-      "cuda", variant_kind::cuda, "device-resident image; one thread per pixel in 8 x 8 thread blocks");
-  for (auto* v : {&lesson, &resident}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  auto resident = cuda::variant<mandelbrot_cuda_resident>(
+      "cuda", "device-resident image; one thread per pixel in 8 x 8 thread blocks");
+  for (auto* v : {&lesson, &resident}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

@@ -3,7 +3,7 @@
 // so few lanes idle while the slowest pixel of the warp iterates.
 #include <cstddef>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "mandelbrot_cuda.hpp"
 #include "mandelbrot_problem.hpp"
 

@@ -12,14 +12,13 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "montecarlo_kernels.hpp"
 #include "montecarlo_problem.hpp"
 #include "parallel.hpp"
 #include "worker_team.hpp"
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #endif
 
 namespace speedlab::plugins::montecarlo {
@@ -295,27 +294,24 @@ std::vector<variant_spec> variants([[maybe_unused]] work_model (*base)(const poi
       return m;
     };
   };
-  auto lesson = variant_spec::make<cuda_lesson_run<P>>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<cuda_lesson_run<P>>(
+      "cuda-lesson",
       "as the lesson: host-generated points (pageable) copied into fresh device memory every call");
   lesson.work = with_points(true);
-  auto hostrng = variant_spec::make<cuda_hostrng_run<P>>(
-      "cuda-hostrng", variant_kind::cuda, "host-generated points in pinned memory copied in every repetition");
+  auto hostrng = cuda::variant<cuda_hostrng_run<P>>(
+      "cuda-hostrng", "host-generated points in pinned memory copied in every repetition");
   hostrng.work = with_points(false);
-  auto ondevice = variant_spec::make<cuda_run<P>>(
-      "cuda", variant_kind::cuda,
+  auto ondevice = cuda::variant<cuda_run<P>>(
+      "cuda",
       "on-device Philox per thread, private sums, warp-shuffle + shared-memory block reduction, one launch");
-  for (variant_spec* s : {&lesson, &hostrng, &ondevice}) {
-    s->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    v.push_back(std::move(*s));
-  }
+  for (variant_spec* s : {&lesson, &hostrng, &ondevice}) v.push_back(std::move(*s));
 #endif
   return v;
 }
 
 std::vector<workload_info> describe() {
   const auto samples = [](const char* what) {
-    return param_spec::integer("M", what, 5120000, "512:5.12e8:10", 2, 1e11);
+    return param_spec::integer("M", what, 5120000, "512:5.12e8:10", 2, 1e11).as_size_axis();
   };
   workload_info moment{"montecarlo", "Monte Carlo estimate of E||x||^2 (= N/3) for x uniform on [0,1]^N, with "
                                      "the estimator's variance"};

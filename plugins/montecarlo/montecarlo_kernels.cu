@@ -3,7 +3,7 @@
 // finish combines the block partials: one launch, one pass, no atomics on the data path.
 #include <algorithm>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "montecarlo_kernels.hpp"
 
 namespace speedlab::plugins::montecarlo {

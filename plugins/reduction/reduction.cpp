@@ -10,12 +10,11 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "reduction_problem.hpp"
 #include "worker_team.hpp"
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "reduction_kernels.hpp"
 #endif
 
@@ -242,7 +241,7 @@ workload_info describe() {
   w.lesson = "lesson 2: reductions (Numba/Carpentries dot product: shared-memory tree vs atomics)";
   w.parameters = {
       param_spec::text("op", "reduction", "mean", {"mean", "dot"}),
-      param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0),
+      param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0).as_size_axis(),
   };
   w.work = base_work;
   w.variants = {
@@ -252,24 +251,16 @@ workload_info describe() {
                                       "padded per-chunk partials merged in order"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = variant_spec::make<cuda_lesson_run>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<cuda_lesson_run>(
+      "cuda-lesson",
       "as the lessons: pageable host arrays, cudaMalloc + copy in and out every call, tree kernel");
-  lesson.work = [](const point& p) {
-    work_model m = base_work(p);
-    m.host_to_device_bytes = m.bytes_read;
-    m.device_to_host_bytes = m.bytes_written;
-    return m;
-  };
-  auto atomic = variant_spec::make<cuda_atomic_run>(
-      "cuda-atomic", variant_kind::cuda, "device-resident data; one global double atomicAdd per element");
-  auto tree = variant_spec::make<cuda_tree_run>(
-      "cuda", variant_kind::cuda,
+  lesson.work = copied_every_repetition(base_work);
+  auto atomic = cuda::variant<cuda_atomic_run>(
+      "cuda-atomic", "device-resident data; one global double atomicAdd per element");
+  auto tree = cuda::variant<cuda_tree_run>(
+      "cuda",
       "device-resident data; float4 grid-stride loads, warp-shuffle + shared-memory tree, last block finishes");
-  for (variant_spec* v : {&lesson, &atomic, &tree}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  for (variant_spec* v : {&lesson, &atomic, &tree}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

@@ -2,7 +2,7 @@
 // last block finishes) and the lessons' global-atomics version.
 #include <algorithm>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "reduction_kernels.hpp"
 
 namespace speedlab::plugins::reduction {

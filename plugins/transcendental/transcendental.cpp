@@ -10,13 +10,12 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "transcendental_kernels.hpp"
 #include "transcendental_problem.hpp"
 #include "worker_team.hpp"
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #endif
 
 namespace speedlab::plugins::transcendental {
@@ -195,6 +194,9 @@ variant_spec typed(std::string name, variant_kind kind, std::string description)
     if (p.get_text("dtype") == "float64") return std::make_unique<Run<double>>(p, c);
     return std::make_unique<Run<float>>(p, c);
   };
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  if (kind == variant_kind::cuda) v.unavailable_reason = &cuda::unavailable_reason;
+#endif
   return v;
 }
 
@@ -218,7 +220,7 @@ workload_info describe() {
   w.parameters = {
       param_spec::text("func", "function", "gauss", {"gauss", "hypot"}),
       param_spec::text("dtype", "element type", "float32", {"float32", "float64"}),
-      param_spec::integer("n", "elements", 1000000, "1e3:1e8:10", 1, 2147483648.0),
+      param_spec::integer("n", "elements", 1000000, "1e3:1e8:10", 1, 2147483648.0).as_size_axis(),
   };
   w.work = base_work;
   w.variants = {
@@ -230,18 +232,10 @@ workload_info describe() {
   auto lesson = typed<cuda_lesson_run>(
       "cuda-lesson", variant_kind::cuda,
       "as the lessons' ufunc on host arrays: cudaMalloc + copy in and out every call, one thread per element");
-  lesson.work = [](const point& p) {
-    work_model m = base_work(p);
-    m.host_to_device_bytes = m.bytes_read;
-    m.device_to_host_bytes = m.bytes_written;
-    return m;
-  };
+  lesson.work = copied_every_repetition(base_work);
   auto resident = typed<cuda_run>("cuda", variant_kind::cuda,
                                   "device-resident data; 16-byte loads, grid-stride kernel filling every SM");
-  for (variant_spec* v : {&lesson, &resident}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  for (variant_spec* v : {&lesson, &resident}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

@@ -2,7 +2,7 @@
 // version with 16-byte loads (4 floats or 2 doubles per access) and a scalar tail.
 #include <algorithm>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "transcendental_kernels.hpp"
 
 namespace speedlab::plugins::transcendental {

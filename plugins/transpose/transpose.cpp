@@ -11,10 +11,10 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "parallel.hpp"
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
+#include <speedlab/cuda.hpp>
 #include "transpose_cuda.hpp"
 #endif
 
@@ -159,7 +159,7 @@ workload_info describe() {
   workload_info w{"transpose", "transpose of an n x n int32 matrix (arange); bandwidth 8 n^2 / t"};
   w.lesson = "lesson 7: matrix transpose (coalescing, 32x33 shared-memory tile, bank conflicts)";
   w.parameters = {
-      param_spec::integer("size", "matrix side n (n x n int32)", 4096, "512,1000,2048,4096,4097,8192,16384", 1, 32768)};
+      param_spec::integer("size", "matrix side n (n x n int32)", 4096, "512,1000,2048,4096,4097,8192,16384", 1, 32768).as_size_axis()};
   w.work = work;
   w.variants = {
       variant_spec::make<transpose_serial>("serial", variant_kind::serial, "loop over 32 x 32 tiles"),
@@ -168,23 +168,15 @@ workload_info describe() {
                                             "team of threads, 32 x 32 tiles"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = variant_spec::make<transpose_cuda_lesson>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<transpose_cuda_lesson>(
+      "cuda-lesson",
       "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
-  lesson.work = [](const point& p) {
-    work_model m = work(p);
-    m.host_to_device_bytes = m.bytes_read;
-    m.device_to_host_bytes = m.bytes_written;
-    return m;
-  };
-  auto tiled = variant_spec::make<transpose_cuda_resident<gpu_kernel::tiled>>(
-      "cuda", variant_kind::cuda, "device-resident; 32x32 tile through shared memory padded to 32x33");
-  auto naive = variant_spec::make<transpose_cuda_resident<gpu_kernel::naive>>(
-      "cuda-naive", variant_kind::cuda, "device-resident; coalesced reads, writes strided by n");
-  for (auto* v : {&lesson, &tiled, &naive}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  lesson.work = copied_every_repetition(work);
+  auto tiled = cuda::variant<transpose_cuda_resident<gpu_kernel::tiled>>(
+      "cuda", "device-resident; 32x32 tile through shared memory padded to 32x33");
+  auto naive = cuda::variant<transpose_cuda_resident<gpu_kernel::naive>>(
+      "cuda-naive", "device-resident; coalesced reads, writes strided by n");
+  for (auto* v : {&lesson, &tiled, &naive}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

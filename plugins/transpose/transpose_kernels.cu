@@ -2,7 +2,7 @@
 // elements per thread); n need not be a multiple of 32.
 #include <cstddef>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "transpose_cuda.hpp"
 
 namespace speedlab::plugins::transpose::detail {

@@ -9,13 +9,12 @@
 
 #include <speedlab/plugin.hpp>
 
-#include "cuda_availability.hpp"
 #include "vector_problem.hpp"
 #include "worker_team.hpp"
 
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-#include "cuda_event_timer.cuh"
-#include "cuda_support.cuh"
+#include <speedlab/cuda_event_timer.hpp>
+#include <speedlab/cuda.hpp>
 #include "vector_kernels.hpp"
 #endif
 
@@ -203,7 +202,7 @@ workload_info describe() {
   w.lesson = "lesson 1: elementwise add (Numba ufuncs, ContinuumIO/Carpentries) and multiply (PyShop PyCUDA)";
   w.parameters = {
       param_spec::text("op", "elementwise operation", "mul", {"add", "mul"}),
-      param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0),
+      param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0).as_size_axis(),
   };
   w.work = base_work;
   w.variants = {
@@ -212,21 +211,13 @@ workload_info describe() {
                                       "contiguous chunks (about 4 per thread) on a persistent team of threads"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = variant_spec::make<cuda_lesson_run>(
-      "cuda-lesson", variant_kind::cuda,
+  auto lesson = cuda::variant<cuda_lesson_run>(
+      "cuda-lesson",
       "as the lessons: pageable host arrays, cudaMalloc + copy in and out every call, one thread per element");
-  lesson.work = [](const point& p) {
-    work_model m = base_work(p);
-    m.host_to_device_bytes = m.bytes_read;
-    m.device_to_host_bytes = m.bytes_written;
-    return m;
-  };
-  auto resident = variant_spec::make<cuda_run>(
-      "cuda", variant_kind::cuda, "device-resident data; float4 grid-stride kernel filling every SM");
-  for (variant_spec* v : {&lesson, &resident}) {
-    v->unavailable_reason = plugin_support::cuda_unavailable_reason;
-    w.variants.push_back(std::move(*v));
-  }
+  lesson.work = copied_every_repetition(base_work);
+  auto resident = cuda::variant<cuda_run>(
+      "cuda", "device-resident data; float4 grid-stride kernel filling every SM");
+  for (variant_spec* v : {&lesson, &resident}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

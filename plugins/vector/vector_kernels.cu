@@ -1,7 +1,7 @@
 // Lesson 1 kernels: the lessons' one-thread-per-element kernel and a tuned streaming one.
 #include <algorithm>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 #include "vector_kernels.hpp"
 
 namespace speedlab::plugins::vector {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "model/natural_order.hpp"
 #include "reports/common/text.hpp"
 
 namespace speedlab::reports {
@@ -63,11 +64,12 @@ std::vector<workload_view> group_workloads(const std::vector<point_result>& poin
       std::stable_sort(s.points.begin(), s.points.end(), [&](const point_result* a, const point_result* b) {
         if (variant_rank(a) != variant_rank(b)) return variant_rank(a) < variant_rank(b);
         if (a->size_value() != b->size_value()) return a->size_value() < b->size_value();
-        return a->params_key() < b->params_key();
+        return natural_less(a->params_key(), b->params_key());
       });
       std::vector<const point_result*> by_size = s.points;
       std::stable_sort(by_size.begin(), by_size.end(), [](const point_result* a, const point_result* b) {
-        return a->size_value() < b->size_value();
+        if (a->size_value() != b->size_value()) return a->size_value() < b->size_value();
+        return natural_less(a->params_key(), b->params_key());
       });
       for (const auto* p : by_size) {
         const std::string label = size_label(*p);

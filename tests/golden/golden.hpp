@@ -13,17 +13,13 @@
 #include "speedlab_catch.hpp"
 
 #include "reports/reporter.hpp"
+#include "test_root.hpp"
 
 namespace speedlab::test_golden {
 
-// The source tree this test was built from; when the binary runs elsewhere (a copy of the
-// tree on another machine), the current directory is taken as the repository root.
-inline std::filesystem::path source_root() {
-  const auto built = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-  return std::filesystem::exists(built / "tests" / "golden") ? built : std::filesystem::current_path();
-}
-
-inline std::filesystem::path golden_dir() { return source_root() / "tests" / "golden"; }
+// tests/golden under the test root (test_root.hpp); in the build folder it links to the
+// sources, so SPEEDLAB_UPDATE_GOLDEN=1 rewrites the files in the source tree.
+inline std::filesystem::path golden_dir() { return testing::golden_root(); }
 
 // A new empty directory under the system temp dir, removed when the object dies.
 struct temp_dir {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda_event_timer.cuh"
+#include <speedlab/cuda_event_timer.hpp>
 
 #include "gpu_kernels.hpp"
 

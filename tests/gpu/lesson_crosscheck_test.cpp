@@ -2,7 +2,7 @@
 // binary with CUPTI and self-timing: its time split must show the transfers dominating, and
 // speedlab's report must find CUPTI's kernel time within 5% of the variant's own cudaEvent
 // timing of the same launches for kernels of 50 us or more (here 72 us and up). The events
-// (gated and primed: plugins/common/cuda_event_timer.cuh) hold the GPU front end's fixed gap
+// (gated and primed: speedlab/cuda_event_timer.hpp) hold the GPU front end's fixed gap
 // of about 2.5 us more than the kernel, at every size.
 #include "speedlab_catch.hpp"
 

@@ -1,6 +1,7 @@
 // analyze() end to end: a hand-written lesson-style run from tests/fixtures/analysis,
 // determinism, lazy trace loading, and speed on thousands of points.
 #include "speedlab_catch.hpp"
+#include "test_root.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -15,7 +16,7 @@ using namespace speedlab::analysis_test;
 
 namespace {
 
-const std::filesystem::path fixture_dir = std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "analysis" / "lesson_vector";
+const std::filesystem::path fixture_dir = speedlab::testing::fixture_dir() / "analysis" / "lesson_vector";
 
 std::vector<point_result> load_points(const std::filesystem::path& dir) {
   std::vector<point_result> out;

@@ -2,6 +2,7 @@
 // scripts/gpu-check.sh; see tests/fixtures/gpu/README.md): the lesson suite at default sizes
 // (vector, reduction, histogram points with their CUPTI traces) and a size sweep.
 #include "speedlab_catch.hpp"
+#include "test_root.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -14,7 +15,7 @@ using namespace speedlab;
 
 namespace {
 
-const std::filesystem::path fixtures = std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "gpu";
+const std::filesystem::path fixtures = speedlab::testing::fixture_dir() / "gpu";
 
 struct recorded {
   app::saved_run run;

@@ -198,3 +198,64 @@ TEST_CASE("a single size is no sweep", "[crossover]") {
   CHECK(r.fits.empty());
   CHECK(r.crossovers.empty());
 }
+
+// Two declared size axes (rows, cols): fits along each with the other fixed and along
+// rows*cols, and a crossover along each. serial: 2 ns/element; gpu: 20 us + 0.1 ns/element.
+TEST_CASE("declared size axes: fits and crossovers along each axis and their product", "[crossover][axes]") {
+  std::vector<point_result> points;
+  const std::vector<double> axis = {16, 64, 256, 1024, 4096};
+  auto add = [&](double rows, double cols) {
+    const std::map<std::string, std::string> params{{"rows", fmt::format("{:.0f}", rows)},
+                                                    {"cols", fmt::format("{:.0f}", cols)}};
+    const double n = rows * cols;
+    points.push_back(make_point("softmax", "serial", "serial", params, spread(2 * n, 0.01)));
+    points.push_back(make_point("softmax", "cuda", "cuda", params, spread(20000 + 0.1 * n, 0.01)));
+  };
+  for (double r : axis) add(r, 64);  // along rows, cols = 64
+  for (double c : axis) add(16, c);  // along cols, rows = 16 (the point 16 x 64 twice)
+  for (auto& p : points) p.size_axes = {"rows", "cols"};
+  const auto r = run(points, h100());
+
+  auto fit_along = [&](const std::string& variant, const std::string& axis_name) -> const analysis::cost_fit* {
+    for (const auto& f : r.fits)
+      if (f.variant == variant && f.basis == "total" && f.size_param == axis_name) return &f;
+    return nullptr;
+  };
+  const auto* rows_fit = fit_along("serial", "rows");
+  REQUIRE(rows_fit);
+  CHECK(rows_fit->params_key == "cols=64");
+  CHECK(rows_fit->per_unit_ns == Approx(128).epsilon(1e-3)); // 2 ns x 64 columns per row
+  const auto* cols_fit = fit_along("serial", "cols");
+  REQUIRE(cols_fit);
+  CHECK(cols_fit->params_key == "rows=16");
+  CHECK(cols_fit->per_unit_ns == Approx(32).epsilon(1e-3)); // 2 ns x 16 rows per column
+  const auto* product_fit = fit_along("serial", "rows*cols");
+  REQUIRE(product_fit);
+  CHECK(product_fit->per_unit_ns == Approx(2).epsilon(1e-3));
+
+  // 20000 + 0.1 n = 2 n at n = 10526: rows = 164.5 at 64 columns, cols = 657.9 at 16 rows.
+  auto crossover_along = [&](const std::string& axis_name) -> const analysis::crossover* {
+    for (const auto& c : r.crossovers)
+      if (c.variant == "cuda" && c.baseline == "serial" && c.size_param == axis_name) return &c;
+    return nullptr;
+  };
+  const auto* along_rows = crossover_along("rows");
+  REQUIRE(along_rows);
+  REQUIRE(along_rows->size);
+  CHECK(*along_rows->size == Approx(20000 / 1.9 / 64).epsilon(0.02));
+  const auto* along_cols = crossover_along("cols");
+  REQUIRE(along_cols);
+  REQUIRE(along_cols->size);
+  CHECK(*along_cols->size == Approx(20000 / 1.9 / 16).epsilon(0.02));
+}
+
+TEST_CASE("without declared axes the size is guessed from the usual names", "[crossover][axes]") {
+  point_result p = make_point("vector", "serial", "serial", {{"n", "1024"}, {"op", "mul"}}, spread(1000, 0.01));
+  CHECK(p.size_params() == std::vector<std::string>{"n"});
+  p.params = {{"rows", "8"}, {"cols", "4"}};
+  CHECK(p.size_params().empty()); // "size -": what declared axes are for
+  p.size_axes = {"rows", "cols"};
+  CHECK(p.size_params() == std::vector<std::string>{"rows", "cols"});
+  CHECK(p.size_product() == 32);
+  CHECK(p.params_key_without({"rows"}) == "cols=4");
+}

@@ -2,6 +2,7 @@
 // the parser's output on real data must keep its invariants, and the time split on it
 // must add up.
 #include "speedlab_catch.hpp"
+#include "test_root.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,7 @@ namespace {
 
 std::vector<std::filesystem::path> fixtures() {
   std::vector<std::filesystem::path> out;
-  const std::filesystem::path dir = std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "cupti";
+  const std::filesystem::path dir = speedlab::testing::fixture_dir() / "cupti";
   if (!std::filesystem::is_directory(dir)) return out;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".json") out.push_back(e.path());

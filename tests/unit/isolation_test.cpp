@@ -18,7 +18,7 @@ const plugin_registry& registry() {
 
 point_result run_variant(const std::string& variant, double timeout_s = 10) {
   const auto* w = registry().find("faulty");
-  planned_point pp{"faulty", variant, {{"n", "1000"}, {"mode", "a"}, {"scale", "1.5"}}, {}};
+  planned_point pp{"faulty", variant, {{"n", "1000"}, {"mode", "a"}, {"scale", "1.5"}}, {}, {}};
   pp.measure.min_samples = 3;
   pp.measure.max_samples = 5;
   pp.measure.min_time_s = 0;
@@ -82,7 +82,7 @@ TEST_CASE("isolation: a variant that cannot run here is skipped with the reason"
 
 TEST_CASE("runner: in-process measurement reports exceptions as failed results", "[runner]") {
   const auto* w = registry().find("faulty");
-  planned_point pp{"faulty", "throw", {{"n", "10"}, {"mode", "a"}, {"scale", "1"}}, {}};
+  planned_point pp{"faulty", "throw", {{"n", "10"}, {"mode", "a"}, {"scale", "1"}}, {}, {}};
   run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, false, {}, {}, {}};
   const auto r = measure_point(req);
   CHECK(r.status == point_status::failed);
@@ -90,7 +90,7 @@ TEST_CASE("runner: in-process measurement reports exceptions as failed results",
 
 TEST_CASE("runner: a variant's own timings are kept per measured repetition, only when asked", "[runner]") {
   const auto* w = registry().find("faulty");
-  planned_point pp{"faulty", "ok", {{"n", "1000"}, {"mode", "a"}, {"scale", "1"}}, {}};
+  planned_point pp{"faulty", "ok", {{"n", "1000"}, {"mode", "a"}, {"scale", "1"}}, {}, {}};
   pp.measure.min_samples = 4;
   pp.measure.max_samples = 6;
   pp.measure.min_time_s = 0;

@@ -12,13 +12,15 @@
 
 #include <boost/dll/import.hpp>
 #include "speedlab_catch.hpp"
+#include "test_root.hpp"
+#include "speedlab/config.hpp"
 
 #include <speedlab/plugin.hpp>
 
 namespace {
 
 std::filesystem::path plugin_file(const std::string& name) {
-  return std::filesystem::path(SPEEDLAB_TEST_BINARY).parent_path() / "plugins" / ("libspeedlab-" + name + ".so");
+  return speedlab::testing::build_plugin_dir() / ("libspeedlab-" + name + ".so");
 }
 
 // The describe function holds the library; `workloads` (whose std::functions point into
@@ -175,8 +177,18 @@ TEST_CASE("template plugin runs and validates", "[plugins][template]") {
   auto workloads = describe();
   REQUIRE(workloads.size() == 1);
   CHECK(workloads[0].name == "template-saxpy");
-  REQUIRE(workloads[0].variants.size() == 1);
+  CHECK(workloads[0].example); // `speedlab list` marks it as an example
+  REQUIRE(!workloads[0].parameters.empty());
+  CHECK(workloads[0].parameters[0].size_axis);
+  // serial, and cuda where the plugin was built with CUDA (it runs only with a device)
+  REQUIRE(workloads[0].variants.size() == (SPEEDLAB_HAS_CUDA ? 2u : 1u));
   const auto p = make_point(workloads[0], {{"n", "1001"}});
   CHECK(run_variant(workloads[0].variants[0], p).ok);
+  if (workloads[0].variants.size() == 2) {
+    CHECK(workloads[0].variants[1].kind == speedlab::variant_kind::cuda);
+    const std::string why = workloads[0].variants[1].unavailable_reason();
+    if (why.empty()) CHECK(run_variant(workloads[0].variants[1], p).ok); // the GPU machine
+    else WARN("template cuda variant not run here: " << why);
+  }
   workloads.clear();
 }

@@ -13,7 +13,7 @@ struct recorded_input {
   app::saved_run run;
   analysis::analysis_result result;
   recorded_input() {
-    run = app::load_run(std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "gpu" / "suite");
+    run = app::load_run(speedlab::testing::fixture_dir() / "gpu" / "suite");
     const auto dir = run.dir;
     auto loader = [dir](const point_result& p) { return app::load_point_trace(dir, p); };
     result = analysis::analyze(run.points, run.device.value_or(analysis::device_model{}), loader);

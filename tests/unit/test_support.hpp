@@ -1,4 +1,4 @@
-// Shared by the tests: paths of the test plugins and the speedlab binary, temp folders,
+// Shared by the tests: paths of the test plugins and the speedlab binary (test_root.hpp), temp folders,
 // and running the binary to check exit codes and output.
 #pragma once
 
@@ -10,12 +10,11 @@
 #include <random>
 #include <string>
 
+#include "test_root.hpp"
+
 namespace speedlab::testing {
 
-inline std::filesystem::path test_plugin_dir() { return SPEEDLAB_TEST_PLUGIN_DIR; }
 inline std::filesystem::path faulty_plugin() { return test_plugin_dir() / "libspeedlab-faulty.so"; }
-inline std::filesystem::path speedlab_binary() { return SPEEDLAB_TEST_BINARY; }
-inline std::filesystem::path build_plugin_dir() { return speedlab_binary().parent_path() / "plugins"; }
 
 // A fresh folder under the system temp dir, removed when the object goes.
 class temp_dir {

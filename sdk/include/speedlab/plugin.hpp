@@ -1,9 +1,17 @@
 // speedlab plugin SDK: the one header a workload plugin includes.
 //
-// A plugin describes one lesson problem (a *workload*), its typed parameters, its work
-// model and its *variants* (serial, threads, cuda). speedlab loads the plugin, runs the
-// variants over the requested parameter points, times every phase itself (and wraps
-// each in an NVTX range of domain "speedlab"), validates the results and reports.
+// Language and dependencies: C++17 or later (plain .cpp files and .cu files compiled by
+// nvcc alike); only the C++ standard library. No Boost, no CUDA: CUDA helpers are in
+// <speedlab/cuda.hpp>. Build plugins with CMake: find_package(speedlab) and
+// speedlab_add_plugin(NAME SOURCES ... [CUDA_SOURCES ...]) set the file name, symbol
+// visibility, CUDA flags and link the shared CUDA runtime (CUDA::cudart), which speedlab
+// itself uses: one runtime per process, so CUPTI sees every call. docs/plugin-guide.md is the
+// author's guide; `speedlab new NAME [--cuda]` writes a ready project.
+//
+// A plugin describes one problem (a *workload*), its typed parameters, its work model and
+// its *variants* (serial, threads, cuda). speedlab loads the plugin, runs the variants over
+// the requested parameter points, times every phase itself (and wraps each in an NVTX range
+// of domain "speedlab"), validates the results and reports.
 //
 // Usage (a complete plugin):
 //
@@ -25,10 +33,12 @@
 //
 //   speedlab::workload_info describe() {
 //     speedlab::workload_info w{"scale", "y = 2x over n floats"};
-//     w.parameters = {speedlab::param_spec::integer("n", "elements", 1 << 20, "2^10..2^24")};
+//     w.parameters = {speedlab::param_spec::integer("n", "elements", 1 << 20, "2^10..2^24").as_size_axis()};
 //     w.work = [](const speedlab::point& p) {
 //       const double n = double(p.get_int("n"));
-//       return speedlab::work_model{.bytes_read = 4 * n, .bytes_written = 4 * n, .flops = n};
+//       speedlab::work_model m;          // C++17: no designated initializers in .cu files
+//       m.bytes_read = 4 * n; m.bytes_written = 4 * n; m.flops = n;
+//       return m;
 //     };
 //     w.variants = {speedlab::variant_spec::make<scale_serial>("serial", speedlab::variant_kind::serial,
 //                                                                "plain loop")};
@@ -39,10 +49,15 @@
 //   SPEEDLAB_REGISTER_WORKLOAD(describe)
 //
 // The contract a variant keeps:
-// - Phases are called in this order for one parameter point:
-//     setup, then per repetition transfer_in, compute, transfer_out, then validate
-//     (after the first and the last measured repetition), teardown.
-//   One repetition (transfer_in + compute + transfer_out) is what speedlab times.
+// - Phases are called in this order for one parameter point, in the process that measures
+//   it (a child of speedlab unless --no-isolate):
+//     constructor, setup, then per repetition transfer_in, compute, transfer_out; validate
+//     after the first and after the last measured repetition; teardown; destructor.
+//   Warm-up repetitions run the same three phases first and are not kept.
+// - Timed: one repetition (transfer_in + compute + transfer_out) is what speedlab times,
+//   and the time split (kernel, copies, sync, host) covers exactly that window. Not timed,
+//   and outside the split: constructor, setup, validate, teardown. A cudaMemcpy inside
+//   validate() (to bring a result back to check it) costs nothing in the report.
 // - A phase returns only when its work is complete: CUDA variants synchronize
 //   (cudaDeviceSynchronize or a stream sync) before returning, so the host clock is honest.
 // - Failures are reported by throwing (std::exception); speedlab records the message.
@@ -61,8 +76,13 @@
 #include <vector>
 
 // The ABI version of this SDK. speedlab refuses a plugin built against another value,
-// because the types below cross the shared-library boundary by layout.
-#define SPEEDLAB_PLUGIN_ABI_VERSION 2
+// because the types below cross the shared-library boundary by layout. 3: size axes,
+// constraints and the example flag.
+#define SPEEDLAB_PLUGIN_ABI_VERSION 3
+
+#if defined(SPEEDLAB_SDK_ABI_EXPECTED) && SPEEDLAB_SDK_ABI_EXPECTED != SPEEDLAB_PLUGIN_ABI_VERSION
+#error "speedlab: these SDK headers and the speedlab CMake package come from different installs"
+#endif
 
 namespace speedlab {
 
@@ -82,8 +102,12 @@ inline const char* to_string(variant_kind k) {
 enum class param_type { integer, real, text };
 
 // One declared parameter. `default_value` is used when the suite says nothing;
-// `default_sweep` (speedlab's sweep syntax, e.g. "2^10..2^28") is the range the lesson
-// explores and what `--sweep` or the default suite use.
+// `default_sweep` (speedlab's sweep syntax, e.g. "2^10..2^28") is the range worth
+// exploring: `speedlab list` shows it, and a suite or `--param name=2^10..2^28` runs it.
+// `size_axis`: the parameter sizes the problem (n, rows, cols, ...). The analysis fits cost
+// against each size axis with the other parameters fixed (and, with several axes, against
+// their product) and finds crossovers along each; reports sort points by it. A workload
+// with no declared axis falls back to the first of n, size, M, samples, elements.
 struct param_spec {
   std::string name;
   std::string description;
@@ -93,23 +117,31 @@ struct param_spec {
   std::vector<std::string> choices; // for text parameters: the allowed values
   std::optional<double> min_value;  // inclusive bounds checked before any run
   std::optional<double> max_value;
+  bool size_axis = false;
+
+  // Marks this parameter as a size axis: param_spec::integer("rows", ...).as_size_axis().
+  param_spec as_size_axis() const {
+    param_spec copy = *this;
+    copy.size_axis = true;
+    return copy;
+  }
 
   static param_spec integer(std::string name, std::string description, std::int64_t def,
                             std::string sweep = {}, std::optional<double> min = 1,
                             std::optional<double> max = std::nullopt) {
     return {std::move(name), std::move(description), param_type::integer, std::to_string(def),
-            std::move(sweep), {}, min, max};
+            std::move(sweep), {}, min, max, false};
   }
   static param_spec real(std::string name, std::string description, double def,
                          std::string sweep = {}, std::optional<double> min = std::nullopt,
                          std::optional<double> max = std::nullopt) {
     return {std::move(name), std::move(description), param_type::real, format_real(def),
-            std::move(sweep), {}, min, max};
+            std::move(sweep), {}, min, max, false};
   }
   static param_spec text(std::string name, std::string description, std::string def,
                          std::vector<std::string> choices) {
     return {std::move(name), std::move(description), param_type::text, std::move(def), {},
-            std::move(choices), std::nullopt, std::nullopt};
+            std::move(choices), std::nullopt, std::nullopt, false};
   }
 
 private:
@@ -146,6 +178,11 @@ private:
 // What one repetition must do at the least, for throughput and roofline placement.
 // Bytes count each input read once and each output written once through the memory of
 // the processor that computes; host<->device bytes are what a repetition copies.
+// Declare the problem's minimum in workload_info::work, the same for every variant, so
+// their throughputs compare. A variant that knowingly moves more (reads a halo twice, copies
+// its inputs every repetition) keeps the minimum for bytes_read/bytes_written/flops and
+// overrides only what it adds that the minimum lacks, in variant_spec::work (host<->device
+// bytes, typically): its distance from the roof then shows what the extra traffic costs.
 struct work_model {
   double bytes_read = 0;
   double bytes_written = 0;
@@ -156,6 +193,22 @@ struct work_model {
   bool fp64 = false;           // arithmetic is double precision (selects the FP64 roof)
 };
 
+// The work of a variant that copies its inputs to the device and its outputs back in every
+// repetition (cudaMalloc + cudaMemcpy per call, as many lessons do): the same minimum as
+// `base`, plus bytes_read host->device and bytes_written device->host. For variant_spec::work.
+inline std::function<work_model(const point&)> copied_every_repetition(std::function<work_model(const point&)> base) {
+  return [base = std::move(base)](const point& p) {
+    work_model m = base(p);
+    m.host_to_device_bytes = m.bytes_read;
+    m.device_to_host_bytes = m.bytes_written;
+    return m;
+  };
+}
+
+// The outcome of validate(). Tolerances are the plugin's: compare floating-point results
+// with a relative error bound that the arithmetic justifies (a sum of n floats in another
+// order differs by about n * 2^-24 relative), report the largest error seen in max_error,
+// and say in the message what was compared and the bound ("max rel err 3e-7 <= 1e-5").
 struct validation {
   bool ok = false;
   std::string message;      // what was checked and what was found
@@ -232,6 +285,9 @@ struct variant_spec {
   std::string description;
   variant_factory create;
   // Empty when the variant can run here, else the reason it cannot (no CUDA device, ...).
+  // Called by `speedlab list` in the speedlab process and before each point in the process
+  // that measures it; it may call the CUDA runtime (cudaGetDeviceCount: speedlab::cuda::
+  // unavailable_reason in <speedlab/cuda.hpp>) but must not launch work or throw.
   std::function<std::string()> unavailable_reason;
   // Overrides the workload's work model (a variant that copies more, say). Optional.
   std::function<work_model(const point&)> work;
@@ -254,6 +310,31 @@ struct variant_spec {
   }
 };
 
+// A limit between parameters that no single parameter's bounds express (rows x cols at most
+// 2^28). speedlab checks every constraint when it plans the points, before any run, and
+// refuses the suite with the message, naming the point. check returns "" when the point is
+// allowed, else why not.
+struct constraint {
+  std::string description; // shown by `speedlab list`
+  std::function<std::string(const point&)> check;
+
+  // The product of integer parameters `names` at most `limit`.
+  static constraint product_at_most(std::vector<std::string> names, double limit) {
+    std::string text;
+    for (const auto& n : names) text += (text.empty() ? "" : " x ") + n;
+    text += " <= " + std::to_string(static_cast<long long>(limit));
+    constraint c;
+    c.description = text;
+    c.check = [names, limit, text](const point& p) -> std::string {
+      double product = 1;
+      for (const auto& n : names) product *= static_cast<double>(p.get_int(n));
+      if (product <= limit) return {};
+      return "needs " + text + " (the product is " + std::to_string(static_cast<long long>(product)) + ")";
+    };
+    return c;
+  }
+};
+
 struct workload_info {
   std::string name;
   std::string description;
@@ -261,6 +342,8 @@ struct workload_info {
   std::vector<variant_spec> variants;
   std::function<work_model(const point&)> work;
   std::string lesson; // where the problem comes from, shown in reports
+  std::vector<constraint> constraints;
+  bool example = false; // an example for plugin authors: `speedlab list` marks it so
 
   workload_info() = default;
   workload_info(std::string n, std::string d) : name(std::move(n)), description(std::move(d)) {}
@@ -271,10 +354,10 @@ using describe_function = std::vector<workload_info>();
 
 } // namespace speedlab
 
-// Registration: exports the ABI version and the describe function through Boost.DLL.
-// Use once per plugin library; FN returns a workload_info or a std::vector of them.
-#include <boost/dll/alias.hpp>
-
+// Registration: exports the ABI version and the describe function as two data symbols,
+// each holding the address of a function (the layout Boost.DLL's import_alias reads; no
+// Boost header is needed here). Use once per plugin library; FN returns a workload_info or
+// a std::vector of them.
 namespace speedlab::detail {
 inline std::vector<workload_info> as_list(workload_info w) { return {std::move(w)}; }
 inline std::vector<workload_info> as_list(std::vector<workload_info> w) { return w; }
@@ -288,5 +371,8 @@ inline int abi_version_of_this_plugin() { return SPEEDLAB_PLUGIN_ABI_VERSION; }
   }                                                                                             \
   inline int speedlab_abi_impl() { return SPEEDLAB_PLUGIN_ABI_VERSION; }                        \
   }                                                                                             \
-  BOOST_DLL_ALIAS(speedlab_plugin_export::speedlab_describe_impl, speedlab_describe)            \
-  BOOST_DLL_ALIAS(speedlab_plugin_export::speedlab_abi_impl, speedlab_abi_version)
+  extern "C" __attribute__((visibility("default"))) const void* speedlab_describe;              \
+  extern "C" __attribute__((visibility("default"))) const void* speedlab_abi_version;           \
+  const void* speedlab_describe =                                                               \
+      reinterpret_cast<const void*>(&speedlab_plugin_export::speedlab_describe_impl);           \
+  const void* speedlab_abi_version = reinterpret_cast<const void*>(&speedlab_plugin_export::speedlab_abi_impl);

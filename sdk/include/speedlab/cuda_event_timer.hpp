@@ -18,6 +18,8 @@
 //   timer.start(); launch(...); timer.stop();
 //   ... synchronize ...
 //   speedlab::report_timing(ctx, timer.gated() ? "kernel" : "kernel+launch", timer.elapsed_ns());
+// Part of the speedlab plugin SDK; C++17, CUDA runtime and driver headers (the driver
+// function is reached through cudart, no libcuda link).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,7 @@
 #include <cuda.h> // types and enums of cuStreamWaitValue32 only: it is reached through cudart
 #include <cuda_runtime.h>
 
-#include "cuda_support.cuh"
+#include <speedlab/cuda.hpp>
 
 namespace speedlab::cuda {
 

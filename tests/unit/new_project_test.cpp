@@ -1,0 +1,56 @@
+// `speedlab new`: the project files and the command's refusals (app/new_project.cpp). That
+// the project builds and runs against an installed prefix is the sdk_install test's.
+#include "speedlab_catch.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "app/new_project.hpp"
+#include "test_support.hpp"
+
+using namespace speedlab;
+
+namespace {
+const std::string* file(const std::vector<std::pair<std::string, std::string>>& files, const std::string& name) {
+  for (const auto& [n, content] : files)
+    if (n == name) return &content;
+  return nullptr;
+}
+} // namespace
+
+TEST_CASE("speedlab new writes a complete project, CUDA part only with --cuda", "[new]") {
+  const auto cuda = app::new_project_files("row-sum", true);
+  for (const char* name : {"CMakeLists.txt", "row-sum.cpp", "row-sum_cuda.hpp", "row-sum_cuda.cu", "row-sum.yaml", "README.md"})
+    CHECK(file(cuda, name));
+  for (const auto& [name, content] : cuda) {
+    INFO(name);
+    CHECK(content.find('@') == std::string::npos); // every placeholder filled
+  }
+  CHECK(file(cuda, "CMakeLists.txt")->find("find_package(speedlab") != std::string::npos);
+  CHECK(file(cuda, "CMakeLists.txt")->find("CUDA_SOURCES row-sum_cuda.cu") != std::string::npos);
+  CHECK(file(cuda, "row-sum.cpp")->find("row_sum_cuda_variant()") != std::string::npos); // '-' -> '_' in C++
+  CHECK(file(cuda, "row-sum.cpp")->find(".as_size_axis()") != std::string::npos);
+  const auto& readme = *file(cuda, "README.md");
+  CHECK(std::count(readme.begin(), readme.end(), '\n') == 5);
+
+  const auto host = app::new_project_files("row-sum", false);
+  CHECK(host.size() == 4);
+  CHECK_FALSE(file(host, "row-sum_cuda.cu"));
+  CHECK(file(host, "CMakeLists.txt")->find("CUDA") == std::string::npos);
+  CHECK(file(host, "row-sum.cpp")->find("cuda") == std::string::npos);
+}
+
+TEST_CASE("speedlab new refuses bad names and non-empty folders, exit 2", "[new][cli]") {
+  const speedlab::testing::temp_dir tmp;
+  const auto bin = speedlab::testing::speedlab_binary().string();
+  auto bad = speedlab::testing::run_command("'" + bin + "' new 'Bad Name' --dir '" + (tmp.path() / "x").string() + "'");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("not a usable plugin name") != std::string::npos);
+  const auto dir = tmp.path() / "p";
+  const auto ok = speedlab::testing::run_command("'" + bin + "' new my-kernel --dir '" + dir.string() + "'");
+  REQUIRE(ok.exit_code == 0);
+  CHECK(std::filesystem::exists(dir / "my-kernel.cpp"));
+  const auto again = speedlab::testing::run_command("'" + bin + "' new my-kernel --dir '" + dir.string() + "'");
+  CHECK(again.exit_code == 2);
+  CHECK(again.output.find("not empty") != std::string::npos);
+}
