@@ -17,7 +17,7 @@ using Catch::Contains;
 namespace {
 
 std::filesystem::path fixture(const std::string& name) {
-  return std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "profile" / name;
+  return speedlab::testing::fixture_dir() / "profile" / name;
 }
 
 profile::process_profile read_clean(const std::string& name) {

@@ -192,7 +192,7 @@ TEST_CASE("the default suite's report.html renders in headless Chromium", "[repo
 
 TEST_CASE("a recorded H100 run's report.html renders in headless Chromium", "[report][html][browser][gpu-fixtures]") {
   if (!have_chromium()) return;
-  const auto run = app::load_run(std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "gpu" / "suite");
+  const auto run = app::load_run(speedlab::testing::fixture_dir() / "gpu" / "suite");
   const auto dir0 = run.dir;
   auto loader = [dir0](const point_result& p) { return app::load_point_trace(dir0, p); };
   const auto result = analysis::analyze(run.points, run.device.value_or(analysis::device_model{}), loader);
@@ -206,7 +206,7 @@ TEST_CASE("a recorded H100 run's report.html renders in headless Chromium", "[re
 
 TEST_CASE("a comparison's compare.html renders in headless Chromium", "[report][html][browser][compare]") {
   if (!have_chromium()) return;
-  const auto run = app::load_run(std::filesystem::path(SPEEDLAB_TEST_FIXTURE_DIR) / "gpu" / "suite");
+  const auto run = app::load_run(speedlab::testing::fixture_dir() / "gpu" / "suite");
   auto slower = run.points;
   for (auto& p : slower)
     if (p.variant == "cuda") {
