@@ -61,6 +61,8 @@ public:
   std::string render_short() {
     title_line();
     overview();
+    // A profiled program's own tables are what its reader came for: in the short report too.
+    if (m_in.program) m_out += markdown_program_section(*m_in.program);
     groups(short_report_groups, false);
     m_out += "Everything else (every finding with its evidence, per-workload tables, time splits, crossovers, "
              "roofline, what-if bounds, measurement integrity) is in `report-full.md`.\n\n";
