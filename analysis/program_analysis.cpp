@@ -417,9 +417,21 @@ program_analysis analyze_program(std::vector<process_summary> processes, program
 program_analysis analyze_program(const std::vector<profile::process_profile>& processes, program_facts facts,
                                  const device_model& device, const program_options& options) {
   std::vector<process_summary> summaries;
+  std::vector<rank_summary> ranks;
   summaries.reserve(processes.size());
-  for (const auto& p : processes) summaries.push_back(summarize_process(p, options));
-  return analyze_program(std::move(summaries), std::move(facts), device, options);
+  for (const auto& p : processes) {
+    summaries.push_back(summarize_process(p, options));
+    if (p.process.used_cuda && identify_rank(p.process).rank) ranks.push_back(summarize_rank(p));
+  }
+  program_analysis a = analyze_program(std::move(summaries), std::move(facts), device, options);
+  if (ranks.size() >= 2) {
+    a.ranks = analyze_ranks(std::move(ranks));
+    a.result.findings.insert(a.result.findings.end(), a.ranks->findings.begin(), a.ranks->findings.end());
+    a.result.notes.insert(a.result.notes.end(), a.ranks->notes.begin(), a.ranks->notes.end());
+    std::stable_sort(a.result.findings.begin(), a.result.findings.end(),
+                     [](const finding& x, const finding& y) { return x.estimated_gain > y.estimated_gain; });
+  }
+  return a;
 }
 
 void to_json(nlohmann::json& j, const program_facts& f) {
@@ -439,8 +451,34 @@ void from_json(const nlohmann::json& j, program_facts& f) {
   f.notes = j.value("notes", std::vector<std::string>{});
 }
 
+namespace {
+
+nlohmann::json ranks_json(const rank_analysis& r) {
+  auto opt = [](const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  nlohmann::json j{{"step_method", r.step_method}, {"steps", r.steps}, {"imbalance", r.imbalance},
+                   {"straggler", opt(r.straggler)}, {"straggler_excess_ns", r.straggler_excess_ns}, {"notes", r.notes}};
+  j["ranks"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    const auto& x = r.ranks[i];
+    j["ranks"].push_back({{"rank", opt(x.id.rank)}, {"local_rank", opt(x.id.local_rank)},
+                          {"world_size", opt(x.id.world_size)}, {"rank_source", x.id.source}, {"host", x.host},
+                          {"pid", x.pid}, {"gpu", x.gpu}, {"split", x.split}, {"compute_ns", x.compute_ns},
+                          {"comm_ns", x.comm_ns}, {"overlap_ns", x.overlap_ns}, {"idle_ns", x.idle_ns},
+                          {"first_kernel_ns", x.first_kernel_ns ? nlohmann::json(*x.first_kernel_ns) : nlohmann::json(nullptr)},
+                          {"kernels", x.kernels}, {"comm_kernels", x.comm_kernels}, {"steps", x.steps.size()},
+                          {"step_method", x.step_method}, {"truncated", x.truncated},
+                          {"wait_per_step_ns", i < r.wait_per_step_ns.size() ? r.wait_per_step_ns[i] : 0.0}});
+  }
+  for (const auto& c : r.clocks)
+    j["clocks"].push_back({{"host", c.host}, {"offset_ns", c.offset_ns}, {"matched", c.matched}, {"method", c.method}});
+  return j;
+}
+
+} // namespace
+
 void to_json(nlohmann::json& j, const program_analysis& a) {
   j = nlohmann::json::object();
+  if (a.ranks) j["ranks"] = ranks_json(*a.ranks);
   j["facts"] = a.facts;
   j["records"] = a.records;
   j["split"] = a.split;

@@ -23,6 +23,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "analysis/analysis.hpp"
+#include "analysis/rank_analysis.hpp"
 #include "analysis/trace_summary.hpp"
 #include "model/profile.hpp"
 #include "model/results.hpp"
@@ -130,6 +131,9 @@ struct program_analysis {
   std::vector<program_stream> streams;    // by pid, device, stream
   std::size_t records = 0;
   analysis_result result;                 // findings (program and point rules), what-ifs, notes
+  // Two or more processes that used CUDA under a launcher's rank variable: the ranks side by
+  // side (analysis/rank_analysis.hpp); their findings are in result too.
+  std::optional<rank_analysis> ranks;
 };
 
 program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,

@@ -159,9 +159,35 @@ std::string command_text(const std::vector<std::string>& argv) {
   return s;
 }
 
+// The ranks of a multi-process job side by side (analysis/rank_analysis.hpp).
+program_table rank_table(const analysis::rank_analysis& r) {
+  std::string intro = fmt::format("Steps: {} ({}). Load imbalance (max / mean compute per step): {:.2f}.", r.steps,
+                                  r.step_method.empty() ? "none found" : r.step_method, r.imbalance);
+  if (r.straggler)
+    intro += fmt::format(" Straggler: rank {}, {} more compute per step than the others.", *r.straggler,
+                         fmt_duration(r.straggler_excess_ns));
+  for (const auto& c : r.clocks)
+    if (c.method == "collective ends")
+      intro += fmt::format(" Host {}'s clock shifted by {:+.3f} ms to align it ({} collectives).", c.host, c.offset_ns / 1e6,
+                           c.matched);
+  program_table tb{"program-ranks", "Ranks", intro,
+                   {"rank", "host", "pid", "GPU", "compute", "communication", "overlapped", "GPU idle", "first kernel",
+                    "steps", "wait per step"},
+                   {true, false, true, false, true, true, true, true, true, true, true}, {}, "", 0};
+  for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+    const auto& x = r.ranks[i];
+    tb.rows.push_back({t(x.id.rank ? std::to_string(*x.id.rank) : "-"), t(x.host), count(x.pid), c(x.gpu),
+                       dur(x.compute_ns), dur(x.comm_ns), dur(x.overlap_ns), dur(x.idle_ns),
+                       t(x.first_kernel_ns ? fmt_duration(*x.first_kernel_ns) : "-"), count(x.steps.size()),
+                       dur(i < r.wait_per_step_ns.size() ? r.wait_per_step_ns[i] : 0)});
+  }
+  return tb;
+}
+
 std::vector<program_table> program_tables(const analysis::program_analysis& a, std::size_t max_rows) {
   std::vector<program_table> out{facts_table(a),  split_table(a),  process_table(a), kernel_table(a),
                                  range_table(a), stream_table(a), gap_table(a, 5)};
+  if (a.ranks) out.insert(out.begin() + 3, rank_table(*a.ranks));
   for (std::size_t i = 2; i < out.size(); ++i) limit(out[i], max_rows);
   return out;
 }

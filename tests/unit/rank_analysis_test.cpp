@@ -1,6 +1,12 @@
 #include "analysis/rank_analysis.hpp"
 
+#include <algorithm>
 #include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/program_analysis.hpp"
+#include "reports/common/program_tables.hpp"
 
 #include "speedlab_catch.hpp"
 
@@ -152,4 +158,24 @@ TEST_CASE("ranks: communication no compute hides is a finding", "[ranks]") {
   CHECK(exposed);
   CHECK(r.ranks[0].overlap_ns == 0);
   CHECK(r.ranks[0].idle_ns > 0);
+}
+
+TEST_CASE("ranks: a profiled program with two ranks gets the rank table and the straggler finding", "[ranks]") {
+  std::vector<profile::process_profile> processes{ddp_rank(0, 0, 0, 400 * us), ddp_rank(1, 0, 400 * us, 400 * us)};
+  for (auto& p : processes) p.process.used_cuda = true;
+  const auto a = analysis::analyze_program(processes, analysis::program_facts{}, device_model{});
+  REQUIRE(a.ranks);
+  REQUIRE(a.ranks->straggler);
+  CHECK(*a.ranks->straggler == 1);
+  bool straggler = false;
+  for (const auto& f : a.result.findings) straggler |= f.rule == "straggler";
+  CHECK(straggler);
+  const auto tables = reports::program_tables(a);
+  const auto it = std::find_if(tables.begin(), tables.end(), [](const auto& t) { return t.id == "program-ranks"; });
+  REQUIRE(it != tables.end());
+  CHECK(it->rows.size() == 2);
+  CHECK(it->intro.find("Straggler: rank 1") != std::string::npos);
+  const nlohmann::json j = a;
+  CHECK(j["ranks"]["straggler"] == 1);
+  CHECK(j["ranks"]["ranks"][1]["host"] == "node");
 }
