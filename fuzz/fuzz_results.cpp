@@ -1,6 +1,7 @@
-// libFuzzer target: the results reader (one line of results.jsonl, and run.json), as the
-// readers of a saved run use it. Exceptions are expected (the readers catch std::exception
-// and name the line); a crash, a sanitizer report or a leak is a finding.
+// libFuzzer target: the results readers with their checks (one line of results.jsonl, and
+// run.json; model/saved_records.hpp), as the readers of a saved run use them. Exceptions are
+// expected (the readers catch std::exception and name the line); a crash, a sanitizer report
+// or a leak is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -8,17 +9,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/results.hpp"
+#include "model/saved_records.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const auto j = nlohmann::json::parse(text);
     try {
-      (void)j.get<speedlab::point_result>();
+      (void)speedlab::read_point_record(j);
     } catch (const std::exception&) {
     }
-    (void)j.get<speedlab::run_info>();
+    (void)speedlab::read_run_record(j);
   } catch (const std::exception&) {
   }
   return 0;

@@ -1,4 +1,5 @@
-// libFuzzer target: the recorded-trace reader (traces/*.json -> trace::device_trace).
+// libFuzzer target: the recorded-trace reader with its checks (traces/*.json ->
+// trace::device_trace; model/saved_records.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -6,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/trace.hpp"
+#include "model/saved_records.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    (void)nlohmann::json::parse(std::string(reinterpret_cast<const char*>(data), size)).get<speedlab::trace::device_trace>();
+    (void)speedlab::read_trace_record(nlohmann::json::parse(std::string(reinterpret_cast<const char*>(data), size)));
   } catch (const std::exception&) {
   }
   return 0;
