@@ -37,6 +37,13 @@ const loaded_workload* plugin_registry::find(const std::string& name) const {
   return it == m_workloads.end() ? nullptr : &it->second;
 }
 
+bool plugin_registry::add_variant(const std::string& workload, variant_spec spec) {
+  auto it = m_workloads.find(workload);
+  if (it == m_workloads.end() || it->second.find_variant(spec.name)) return false;
+  it->second.info.variants.push_back(std::move(spec));
+  return true;
+}
+
 bool plugin_registry::load_file(const std::filesystem::path& file) {
   auto fail = [&](std::string message) {
     m_errors.push_back({file, std::move(message)});

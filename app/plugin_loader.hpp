@@ -38,6 +38,9 @@ public:
 
   const std::map<std::string, loaded_workload>& workloads() const { return m_workloads; }
   const loaded_workload* find(const std::string& name) const;
+  // Adds a variant made outside the plugin (a Python variant); false when the workload is
+  // not loaded or already has a variant of that name. Call before planning points.
+  bool add_variant(const std::string& workload, variant_spec spec);
   const std::vector<load_error>& errors() const { return m_errors; }
 
 private:

@@ -194,7 +194,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   require_map(file, root, "the suite");
   check_keys(file, root,
              {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
-              "self_timing", "cupti", "workloads"},
+              "self_timing", "cupti", "python", "python_variants", "workloads"},
              "the suite");
   if (root["output"]) s.output = scalar(file, root["output"], "output (a folder)");
   if (root["isolate"]) s.isolate = boolean(file, root["isolate"], "isolate");
@@ -206,6 +206,13 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
   if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
+  if (root["python"]) s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
+  if (root["python_variants"]) {
+    // Files of Python variants, relative to the suite file.
+    const auto base = std::filesystem::path(file).parent_path();
+    for (auto& f : string_list(file, root["python_variants"], "python_variants"))
+      s.python_variants.push_back(std::filesystem::path(f).is_absolute() ? f : (base / f).string());
+  }
   if (root["calibrate"]) {
     s.calibrate = scalar(file, root["calibrate"], "calibrate");
     const std::vector<std::string> modes{"off", "cached", "quick", "full"};
@@ -288,6 +295,9 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
   if (cli.self_timing) s.self_timing = *cli.self_timing;
+  if (cli.python) s.python = *cli.python;
+  for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
+  if (cli.no_python) s.python_enabled = false;
   auto apply_measure = [&](measure_options& m) {
     if (cli.max_time_s) m.max_time_s = *cli.max_time_s;
     if (cli.min_time_s) m.min_time_s = *cli.min_time_s;

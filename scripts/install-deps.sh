@@ -6,7 +6,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ make pkg-config libboost-dev libyaml-cpp-dev catch2 libfmt-dev libcli11-dev
-          nlohmann-json3-dev libsqlite3-dev sqlite3 python3)
+          nlohmann-json3-dev libsqlite3-dev sqlite3 python3
+          python3-numpy python3-numba)  # python3-numpy/numba: the Python variants CI runs (python/)
 # Debian's chromium is a real package; Ubuntu's is a snap wrapper that cannot run in
 # containers, so the browser test is only set up on Debian.
 if [[ -z "${SPEEDLAB_NO_BROWSER:-}" ]] && grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
