@@ -1,8 +1,8 @@
 """Lesson 8: Mandelbrot escape counts on a size x size grid over [-2, 2]^2 (complex128)."""
 
 from speedlab_variants import Variant, variant
-from speedlab_variants.compat import import_numba, import_numba_cuda
-from speedlab_variants.lessons._gpu import numba_sync, set_numba_threads
+from speedlab_variants.compat import import_numba_cuda
+from speedlab_variants.lessons._common import compile_numba, numba_sync
 
 
 def escape(c, iterations):
@@ -51,8 +51,23 @@ class Numpy(_Mandelbrot):
         self.image[:] = counts
 
 
+def escape_count(cx, cy, iterations):
+    """The C++ variants' iteration (mandelbrot_problem.hpp), compiled by Numba for the CPU
+    and for CUDA: the first i at which |z|^2 >= 4, or iterations for a member."""
+    x = y = x2 = y2 = 0.0
+    for i in range(iterations):
+        y = 2 * x * y + cy
+        x = x2 - y2 + cx
+        x2 = x * x
+        y2 = y * y
+        if x2 + y2 >= 4.0:
+            return i
+    return iterations
+
+
 def _numba_render(numba, parallel):
     loop = numba.prange if parallel else range
+    escape_cpu = numba.njit(escape_count)
 
     @numba.njit(parallel=parallel)
     def render(image, iterations):
@@ -60,32 +75,16 @@ def _numba_render(numba, parallel):
         for row in loop(size):
             cy = -2.0 + row * (4.0 / size)
             for col in range(size):
-                cx = -2.0 + col * (4.0 / size)
-                x = y = x2 = y2 = 0.0
-                count = iterations
-                for i in range(iterations):
-                    y = 2 * x * y + cy
-                    x = x2 - y2 + cx
-                    x2 = x * x
-                    y2 = y * y
-                    if x2 + y2 >= 4.0:
-                        count = i
-                        break
-                image[row, col] = count
+                image[row, col] = escape_cpu(-2.0 + col * (4.0 / size), cy, iterations)
 
     return render
 
 
 @variant("mandelbrot", "numba", description="Numba @njit loop", requires=["numba"])
 class Numba(_Mandelbrot):
-    parallel = False
-
     def setup(self):
         super().setup()
-        numba = import_numba()
-        if self.parallel:
-            set_numba_threads(numba, self.threads)
-        self.render = _numba_render(numba, self.parallel)
+        self.render = compile_numba(self, _numba_render)
 
     def compute(self):
         self.render(self.image, self.iterations)
@@ -99,25 +98,14 @@ class NumbaParallel(Numba):
 
 def _cuda_render():
     _, cuda = import_numba_cuda()
+    escape_gpu = cuda.jit(device=True)(escape_count)
 
     @cuda.jit
     def render(image, iterations):
         col, row = cuda.grid(2)
         size = image.shape[0]
         if row < size and col < size:
-            cy = -2.0 + row * (4.0 / size)
-            cx = -2.0 + col * (4.0 / size)
-            x = y = x2 = y2 = 0.0
-            count = iterations
-            for i in range(iterations):
-                y = 2 * x * y + cy
-                x = x2 - y2 + cx
-                x2 = x * x
-                y2 = y * y
-                if x2 + y2 >= 4.0:
-                    count = i
-                    break
-            image[row, col] = count
+            image[row, col] = escape_gpu(-2.0 + col * (4.0 / size), -2.0 + row * (4.0 / size), iterations)
 
     return cuda, render
 
@@ -152,6 +140,4 @@ class NumbaCudaLesson(_Mandelbrot):
          description="Numba @cuda.jit, 16x16 blocks, the image stays on the device")
 class NumbaCuda(NumbaCudaLesson):
     copy_back = False
-
-    def transfer_out(self):
-        pass
+    transfer_out = Variant.transfer_out  # nothing to copy: not even requested

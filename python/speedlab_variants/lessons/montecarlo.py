@@ -4,8 +4,8 @@ The points are the workload's own (x, M x N float32, numpy's rand(M, N) layout),
 variant, C++ or Python, estimates from the same numbers."""
 
 from speedlab_variants import Variant, variant
-from speedlab_variants.compat import import_cupy, import_numba
-from speedlab_variants.lessons._gpu import cupy_sync, set_numba_threads
+from speedlab_variants.compat import import_cupy
+from speedlab_variants.lessons._common import compile_numba, cupy_sync, resident
 
 
 def estimate_from_sums(total, total_sq, m):
@@ -68,10 +68,7 @@ class Numba(_Moment):
 
     def setup(self):
         super().setup()
-        numba = import_numba()
-        if self.parallel:
-            set_numba_threads(numba, self.threads)
-        self.sums = _numba_sums(numba, self.parallel)
+        self.sums = compile_numba(self, _numba_sums)
 
     def compute(self):
         self.estimate, self.variance = estimate_from_sums(*self.sums(self.x), len(self.x))
@@ -130,17 +127,7 @@ class CupyLesson(_Moment):
 
 
 @variant("montecarlo", "cupy", kind="cuda", requires=["cupy"], description="CuPy on device-resident points")
-class Cupy(CupyLesson):
-    def setup(self):
-        super().setup()
-        CupyLesson.transfer_in(self)
-
-    def transfer_in(self):
-        pass
-
-    def transfer_out(self):
-        pass
-
+class Cupy(resident(CupyLesson)):
     def result(self):
         CupyLesson.transfer_out(self)
         return super().result()
@@ -191,10 +178,7 @@ class PiNumba(_Pi):
 
     def setup(self):
         super().setup()
-        numba = import_numba()
-        if self.parallel:
-            set_numba_threads(numba, self.threads)
-        self.count = _numba_hits(numba, self.parallel)
+        self.count = compile_numba(self, _numba_hits)
 
     def compute(self):
         self.hits = self.count(self.xy)

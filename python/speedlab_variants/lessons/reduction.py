@@ -1,8 +1,8 @@
 """Lesson 2: mean(a) and dot(a, b) over float32, accumulated in float64 (as the C++ variants)."""
 
 from speedlab_variants import Variant, variant
-from speedlab_variants.compat import import_cupy, import_numba, import_numba_cuda
-from speedlab_variants.lessons._gpu import cupy_sync, numba_sync, set_numba_threads
+from speedlab_variants.compat import import_cupy, import_numba_cuda
+from speedlab_variants.lessons._common import compile_numba, cupy_sync, numba_sync, resident
 
 
 class _Reduction(Variant):
@@ -62,10 +62,7 @@ class Numba(_Reduction):
 
     def setup(self):
         super().setup()
-        numba = import_numba()
-        if self.parallel:
-            set_numba_threads(numba, self.threads)
-        self.dot_fn, self.mean_fn = _numba_reductions(numba, self.parallel)
+        self.dot_fn, self.mean_fn = compile_numba(self, _numba_reductions)
 
     def compute(self):
         self.value = self.dot_fn(self.a, self.b) if self.dot else self.mean_fn(self.a)
@@ -101,17 +98,7 @@ class CupyLesson(_Reduction):
 
 
 @variant("reduction", "cupy", kind="cuda", requires=["cupy"], description="CuPy on device-resident arrays")
-class Cupy(CupyLesson):
-    def setup(self):
-        super().setup()
-        CupyLesson.transfer_in(self)
-
-    def transfer_in(self):
-        pass
-
-    def transfer_out(self):
-        pass
-
+class Cupy(resident(CupyLesson)):
     def result(self):
         return float(self.dv)
 

@@ -4,7 +4,7 @@ import math
 
 from speedlab_variants import Variant, variant
 from speedlab_variants.compat import import_cupy, import_numba, import_numba_cuda
-from speedlab_variants.lessons._gpu import cupy_sync, numba_sync
+from speedlab_variants.lessons._common import cupy_sync, numba_sync, resident
 
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 ARGS = {"gauss": ("x",), "hypot": ("rho1", "theta1", "rho2", "theta2")}
@@ -105,17 +105,7 @@ class CupyLesson(_Elementwise):
 
 
 @variant("transcendental", "cupy", kind="cuda", requires=["cupy"], description="CuPy on device-resident inputs")
-class Cupy(CupyLesson):
-    def setup(self):
-        super().setup()
-        CupyLesson.transfer_in(self)
-
-    def transfer_in(self):
-        pass
-
-    def transfer_out(self):
-        pass
-
+class Cupy(resident(CupyLesson)):
     def result(self):
         return self.dout
 

@@ -1,8 +1,8 @@
 """Lesson 7: matrix transpose of n x n int32 (the Carpentries' shared-memory tile, 32 x 33)."""
 
 from speedlab_variants import Variant, variant
-from speedlab_variants.compat import import_cupy, import_numba, import_numba_cuda
-from speedlab_variants.lessons._gpu import cupy_sync, numba_sync, set_numba_threads
+from speedlab_variants.compat import import_cupy, import_numba_cuda
+from speedlab_variants.lessons._common import compile_numba, cupy_sync, numba_sync, resident
 
 TILE = 32
 
@@ -56,10 +56,7 @@ class Numba(_Transpose):
     def setup(self):
         import numpy as np
         super().setup()
-        numba = import_numba()
-        if self.parallel:
-            set_numba_threads(numba, self.threads)
-        self.kernel = _numba_transpose(numba, self.parallel)
+        self.kernel = compile_numba(self, _numba_transpose)
         self.out = np.empty_like(self.a)
 
     def compute(self):
@@ -92,17 +89,7 @@ class CupyLesson(_Transpose):
 
 
 @variant("transpose", "cupy", kind="cuda", requires=["cupy"], description="CuPy on a device-resident matrix")
-class Cupy(CupyLesson):
-    def setup(self):
-        super().setup()
-        CupyLesson.transfer_in(self)
-
-    def transfer_in(self):
-        pass
-
-    def transfer_out(self):
-        pass
-
+class Cupy(resident(CupyLesson)):
     def result(self):
         return self.dout
 

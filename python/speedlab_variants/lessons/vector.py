@@ -1,8 +1,8 @@
 """Lesson 1: c = a + b or c = a * b over float32 (Numba ufuncs, PyShop's PyCUDA multiply)."""
 
 from speedlab_variants import Variant, variant
-from speedlab_variants.compat import import_cupy, import_numba, import_numba_cuda
-from speedlab_variants.lessons._gpu import cupy_sync, numba_sync, set_numba_threads
+from speedlab_variants.compat import import_cupy, import_numba_cuda
+from speedlab_variants.lessons._common import compile_numba, cupy_sync, numba_sync
 
 
 class _Vector(Variant):
@@ -52,10 +52,7 @@ class Numba(_Vector):
 
     def setup(self):
         super().setup()
-        numba = import_numba()
-        if self.parallel:
-            set_numba_threads(numba, self.threads)
-        mul, add = _numba_kernels(numba, self.parallel)
+        mul, add = compile_numba(self, _numba_kernels)
         self.kernel = mul if self.mul else add
         import numpy as np
         self.c = np.empty_like(self.a)
