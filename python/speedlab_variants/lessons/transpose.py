@@ -5,6 +5,7 @@ from speedlab_variants.compat import import_cupy, import_numba_cuda
 from speedlab_variants.lessons._common import compile_numba, cupy_sync, numba_sync, resident
 
 TILE = 32
+TILE_PADDED = TILE + 1  # a module constant: Numba CUDA needs shared-array shapes it can read at compile time
 
 
 class _Transpose(Variant):
@@ -99,7 +100,7 @@ def _cuda_tiled():
 
     @cuda.jit
     def transpose(a, out):
-        tile = cuda.shared.array((TILE, TILE + 1), dtype=numba.int32)  # +1: no bank conflicts
+        tile = cuda.shared.array((TILE, TILE_PADDED), dtype=numba.int32)  # +1 column: no bank conflicts
         tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
         n = a.shape[0]
         x, y = cuda.blockIdx.x * TILE + tx, cuda.blockIdx.y * TILE + ty
