@@ -6,6 +6,7 @@
 #include "app/isolation.hpp"
 #include "app/plugin_loader.hpp"
 #include "app/python_variants.hpp"
+#include "app/suite_config.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
@@ -135,4 +136,15 @@ TEST_CASE("python variants: an interpreter that cannot start leaves a note, not 
   REQUIRE(notes.size() == 1);
   CHECK_THAT(notes[0], Contains("/nonexistent/python3"));
   CHECK(registry.find("vector")->find_variant("py-numpy") == nullptr);
+}
+
+TEST_CASE("python variants: the suite keys python and python_variants", "[python]") {
+  const auto s = parse_suite("python: /opt/venv/bin/python\npython_variants: [mine.py, /abs/theirs.py]\n",
+                             "/suites/s.yaml");
+  CHECK(s.python == "/opt/venv/bin/python");
+  REQUIRE(s.python_variants.size() == 2);
+  CHECK(s.python_variants[0] == "/suites/mine.py"); // relative to the suite file
+  CHECK(s.python_variants[1] == "/abs/theirs.py");
+  CHECK_THROWS_WITH(parse_suite("python_variants: {a: 1}\n", "s.yaml"), Contains("python_variants"));
+  CHECK_THROWS_WITH(parse_suite("python: [a, b]\n", "s.yaml"), Contains("python"));
 }
