@@ -427,6 +427,8 @@ std::vector<std::string> add_python_variants(plugin_registry& registry, const py
     const std::string shown = "py-" + def->name;
     const loaded_workload* w = registry.find(def->workload);
     if (!w) {
+      // The shipped lessons name every lesson workload; only a user's variant deserves a note.
+      if (v.value("module", "").rfind("speedlab_variants.lessons.", 0) == 0) continue;
       notes.push_back(fmt::format("python variant {} of workload '{}' left out: no such workload is loaded", shown,
                                   def->workload));
       continue;
