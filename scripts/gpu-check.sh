@@ -61,9 +61,9 @@ if has python; then
   python3 -c 'import numpy, numba, cupy; print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
     >"$work/logs/python-packages.txt" 2>&1
   note "$(tail -1 "$work/logs/python-packages.txt")"
-  timeout 400 "$speedlab" run suites/gpu-python.yaml --out "$work/python" >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
+  timeout 400 "$speedlab" run suites/gpu-python.yaml --force --out "$work/python" >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
   note "python lesson suite: exit $? (see python/report.md)"
-  timeout 90 "$speedlab" run --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
+  timeout 90 "$speedlab" run --force --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
     --max-samples 5000 --profilers host --reports markdown,json --calibrate off \
     --python-variants tests/fixtures/python/faulty_variants.py \
     -v serial -v py-noop -v py-numpy -v py-abort -v py-raise -v py-hang -v py-wrong --timeout 5 \

@@ -46,7 +46,7 @@ point_result run(const std::string& workload, const std::string& variant, std::m
   pp.measure.min_time_s = 0;
   pp.measure.max_time_s = 0.2;
   run_request req{w, v, pp, 2, {"host"}, false, {}, {}, {}};
-  return run_isolated(req, timeout_s);
+  return run_isolated(req, timeout_s).value();
 }
 
 } // namespace
