@@ -201,6 +201,10 @@ int command_run(const run_options& options) {
   std::vector<point_result> results;
   std::set<std::string> notes;
   if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
+  if (std::find(suite.profilers.begin(), suite.profilers.end(), "counters") != suite.profilers.end())
+    notes.insert(fmt::format("counters: metric set '{}', the first {} launch(es) of each distinct (kernel, grid, "
+                             "block), read in one unmeasured repetition after the timed ones",
+                             suite.profiler_options.metric_set, suite.profiler_options.counters_per_kernel));
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& pp = points[i];
     const loaded_workload* w = registry.find(pp.workload);

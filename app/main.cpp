@@ -40,7 +40,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--max-samples", run.overrides.max_samples, "Most repetitions per point")->check(CLI::PositiveNumber);
   run_cmd->add_option("--warmup", run.overrides.warmup_runs, "Warm-up repetitions per point");
   run_cmd->add_option("--threads", run.overrides.threads, "Threads for 'threads' variants (0: all cores)")->check(CLI::NonNegativeNumber);
-  run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, none)")->delimiter(',');
+  run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
+  run_cmd->add_option("--metrics", run.overrides.metric_set,
+                      "Counter metric set for the counters backend: default, full, or metric names joined by commas");
+  run_cmd->add_option("--counters-per-kernel", run.overrides.counters_per_kernel,
+                      "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)")
+      ->check(CLI::PositiveNumber);
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));

@@ -148,6 +148,27 @@ void parse_cupti(const std::string& file, const YAML::Node& c, profiling::profil
                                                                                              : opts::clock_mode::callback;
 }
 
+// `counters:` {metrics: default | full | [metric, ...], per_kernel: K}
+void parse_counters(const std::string& file, const YAML::Node& c, profiling::profiler_options& out) {
+  require_map(file, c, "'counters'");
+  check_keys(file, c, {"metrics", "per_kernel"}, "'counters'");
+  if (const YAML::Node m = c["metrics"]) {
+    std::string set;
+    if (m.IsSequence()) {
+      for (const auto& name : string_list(file, m, "counters.metrics")) set += (set.empty() ? "" : ",") + name;
+    } else {
+      set = scalar(file, m, "counters.metrics");
+    }
+    try {
+      counters::metric_set(set);
+    } catch (const std::invalid_argument& e) {
+      fail(file, m, fmt::format("counters.metrics: {}", e.what()));
+    }
+    out.metric_set = set;
+  }
+  if (c["per_kernel"]) out.counters_per_kernel = count(file, c["per_kernel"], "counters.per_kernel (launches)", 1, 1e6);
+}
+
 void parse_warmup(const std::string& file, const YAML::Node& w, measure_options& out) {
   if (w.IsScalar()) {
     out.warmup_runs = count(file, w, "warmup (runs)", 0, 1e6);
@@ -193,7 +214,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   require_map(file, root, "the suite");
   check_keys(file, root,
              {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
-              "self_timing", "cupti", "workloads"},
+              "self_timing", "cupti", "counters", "workloads"},
              "the suite");
   if (root["output"]) s.output = scalar(file, root["output"], "output (a folder)");
   if (root["isolate"]) s.isolate = boolean(file, root["isolate"], "isolate");
@@ -205,6 +226,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
   if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
+  if (root["counters"]) parse_counters(file, root["counters"], s.profiler_options);
   if (root["calibrate"]) {
     s.calibrate = scalar(file, root["calibrate"], "calibrate");
     const std::vector<std::string> modes{"off", "cached", "quick", "full"};
@@ -276,6 +298,15 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
   if (cli.self_timing) s.self_timing = *cli.self_timing;
+  if (cli.metric_set) {
+    try {
+      counters::metric_set(*cli.metric_set);
+    } catch (const std::invalid_argument& e) {
+      throw config_error(fmt::format("<command line>: --metrics: {}", e.what()));
+    }
+    s.profiler_options.metric_set = *cli.metric_set;
+  }
+  if (cli.counters_per_kernel) s.profiler_options.counters_per_kernel = *cli.counters_per_kernel;
   auto apply_measure = [&](measure_options& m) {
     if (cli.max_time_s) m.max_time_s = *cli.max_time_s;
     if (cli.min_time_s) m.min_time_s = *cli.min_time_s;

@@ -56,7 +56,7 @@ struct suite_config {
   std::vector<std::string> reports{"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"};
   std::string calibrate = "cached"; // off | cached | quick | full
   bool self_timing = false;         // variants that can time their own work do (run_context)
-  profiling::profiler_options profiler_options; // the `cupti:` section (buffers, API records, clock)
+  profiling::profiler_options profiler_options; // the `cupti:` and `counters:` sections
   std::vector<workload_request> workloads; // empty: every loaded workload at its defaults
 };
 
@@ -76,6 +76,8 @@ struct cli_overrides {
   std::optional<std::vector<std::string>> profilers, reports;
   std::optional<std::string> calibrate;
   std::optional<bool> self_timing;
+  std::optional<std::string> metric_set;          // --metrics (counters backend)
+  std::optional<std::size_t> counters_per_kernel; // --counters-per-kernel (K)
 };
 void apply_overrides(suite_config& suite, const cli_overrides& cli);
 

@@ -93,6 +93,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"started_unix_s", p.started_unix_s},
                      {"duration_s", p.duration_s}};
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
+  if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -130,6 +131,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("started_unix_s", p.started_unix_s);
   get("duration_s", p.duration_s);
   get("self_timed_ns", p.self_timed_ns);
+  get("counters", p.counters);
 }
 
 } // namespace speedlab
