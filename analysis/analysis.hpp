@@ -108,6 +108,9 @@ struct analysis_result {
   std::vector<roofline_point> roofline;
   std::vector<finding> findings;
   std::vector<speedup> speedups;
+  // Per workload and parameters: the fastest C++ variant over the fastest Python one
+  // (ratio = Python median / C++ median, above 1: C++ is faster), where both ran validly.
+  std::vector<speedup> cpp_over_python;
   std::vector<cost_fit> fits;
   std::vector<crossover> crossovers;
   std::vector<what_if> what_ifs;

@@ -22,7 +22,7 @@ SPEEDLAB_JSON_FIELDS(what_if, point_id, workload, variant, scenario, measured_ns
                      max_speedup, arithmetic)
 SPEEDLAB_JSON_FIELDS(timing_check, point_id, workload, variant, name, compared_with, repetitions, self_median_ns,
                      profiler_median_ns, median_difference, max_abs_difference, verdict, note)
-SPEEDLAB_JSON_FIELDS(analysis_result, device, roofline, findings, speedups, fits, crossovers, what_ifs,
-                     timing_checks, notes)
+SPEEDLAB_JSON_FIELDS(analysis_result, device, roofline, findings, speedups, cpp_over_python, fits, crossovers,
+                     what_ifs, timing_checks, notes)
 
 } // namespace speedlab::analysis

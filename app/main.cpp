@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "List workloads, variants, parameters and whether each variant can run here");
   list_cmd->add_flag("--json", list.json, "Machine-readable output");
   list_cmd->add_option("--plugin-path", list.plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
+  list_cmd->add_option("--python", list.python.interpreter, "Python interpreter whose Python variants to list");
+  list_cmd->add_option("--python-variants", list.python.files, "File of Python variants to add; repeatable");
+  list_cmd->add_flag("--no-python", [&list](std::int64_t) { list.python.enabled = false; }, "List the C++ variants only");
 
   run_options run;
   run.command_line = command_line;
@@ -62,6 +65,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
+  run_cmd->add_option("--python", run.overrides.python,
+                      "Python interpreter of the Python variants (default python3; a venv's or conda's works)");
+  run_cmd->add_option("--python-variants", run.overrides.python_variants, "File of Python variants to add; repeatable");
+  run_cmd->add_flag("--no-python", run.overrides.no_python, "Run the C++ variants only");
   bool self_timing = false;
   run_cmd->add_flag("--self-timing", self_timing,
                     "Variants that can time their own work (cudaEvents) do, beside the profiler's figures");

@@ -286,6 +286,7 @@ point_result new_point_result(const run_request& req) {
   r.workload = req.workload->info.name;
   r.variant = v.name;
   r.kind = to_string(v.kind);
+  r.language = v.language;
   r.params = req.point.params;
   r.size_axes = req.point.size_axes;
   r.id = point_id(r.workload, r.variant, r.params);
@@ -330,6 +331,8 @@ point_result measure_point(const run_request& req) {
       return finish(point_status::invalid, "validation failed: " + bad.message);
     }
     return finish(point_status::ok, {});
+  } catch (const point_skipped& e) {
+    return finish(point_status::skipped, e.what());
   } catch (const std::exception& e) {
     return finish(point_status::failed, std::string("exception: ") + e.what());
   } catch (...) {

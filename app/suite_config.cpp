@@ -270,7 +270,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   require_map(file, root, "the suite");
   check_keys(file, root,
              {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
-              "self_timing", "cupti", "workloads"},
+              "self_timing", "cupti", "python", "python_variants", "workloads"},
              "the suite");
   if (root["output"]) {
     s.output = scalar(file, root["output"], "output (a folder)");
@@ -285,6 +285,13 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
   if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
+  if (root["python"]) s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
+  if (root["python_variants"]) {
+    // Files of Python variants, relative to the suite file.
+    const auto base = std::filesystem::path(file).parent_path();
+    for (auto& f : string_list(file, root["python_variants"], "python_variants"))
+      s.python_variants.push_back(std::filesystem::path(f).is_absolute() ? f : (base / f).string());
+  }
   if (root["calibrate"]) s.calibrate = choice(file, root["calibrate"], "calibrate", {"off", "cached", "quick", "full"});
   if (const YAML::Node ws = root["workloads"]) {
     if (!ws.IsSequence()) fail(file, ws, fmt::format("'workloads' must be a list, found {}", type_name(ws)));

@@ -49,6 +49,9 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
   if (cli.self_timing) s.self_timing = *cli.self_timing;
+  if (cli.python) s.python = *cli.python;
+  for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
+  if (cli.no_python) s.python_enabled = false;
   // One bound given on the command line moves the suite's other bound with it.
   auto apply_measure = [&](measure_options& m) {
     if (cli.max_time_s) m.max_time_s = *cli.max_time_s;

@@ -20,6 +20,9 @@ struct cli_overrides {
   std::optional<std::vector<std::string>> profilers, reports;
   std::optional<std::string> calibrate;
   std::optional<bool> self_timing;
+  std::optional<std::string> python;       // --python: the interpreter
+  std::vector<std::string> python_variants; // --python-variants: more files
+  bool no_python = false;                   // --no-python
 };
 
 // Throws config_error.

@@ -56,6 +56,7 @@ struct work_figures {
 struct point_result {
   std::string id;                              // "workload/variant/n=1024,op=add"
   std::string workload, variant, kind;         // kind: serial / threads / cuda
+  std::string language = "c++";                // "python": a Python variant (app/python_variants.hpp)
   std::map<std::string, std::string> params;
   point_status status = point_status::ok;
   std::string reason;                          // why not ok (signal, exception, timeout, ...)

@@ -88,6 +88,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"workload", p.workload},
                      {"variant", p.variant},
                      {"kind", p.kind},
+                     {"language", p.language},
                      {"params", p.params},
                      {"status", to_string(p.status)},
                      {"reason", p.reason},
@@ -124,6 +125,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("workload", p.workload);
   get("variant", p.variant);
   get("kind", p.kind);
+  get("language", p.language);
   get("params", p.params);
   std::string status = "ok";
   get("status", status);

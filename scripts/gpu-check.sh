@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried:
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
-#                                                      overhead storm scaling nsys peers fixtures profile
+#                                                      overhead storm scaling nsys peers fixtures profile python
 #                                                      (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
@@ -20,7 +20,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (.device-carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -51,6 +51,54 @@ fi
 if has suite; then
   /usr/bin/time -v "$speedlab" run suites/gpu-lessons.yaml --force --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
   note "lesson suite: exit $? (see suite/report.md)"
+fi
+
+if has python; then
+  # The lessons' own Python variants beside the C++ ones (suites/gpu-python.yaml), then the
+  # bridge's cost (an empty compute) and the four failure modes (tests/fixtures/python).
+  python3 -c 'import numpy, numba, cupy; print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
+    >"$work/logs/python-packages.txt" 2>&1
+  note "$(tail -1 "$work/logs/python-packages.txt")"
+  timeout 400 "$speedlab" run suites/gpu-python.yaml --force --out "$work/python" >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
+  note "python lesson suite: exit $? (see python/report.md)"
+  timeout 90 "$speedlab" run --force --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
+    --max-samples 5000 --profilers host --reports markdown,json --calibrate off \
+    --python-variants tests/fixtures/python/faulty_variants.py \
+    -v serial -v py-noop -v py-numpy -v py-abort -v py-raise -v py-hang -v py-wrong --timeout 5 \
+    >"$work/logs/python-bridge.txt" 2>"$work/logs/python-bridge.err"
+  note "python bridge and failures: exit $? (1 expected: four variants fail on purpose)"
+  python3 - "$work/python/results.jsonl" "$work/python-bridge/results.jsonl" "$work/python/results.json" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import json, statistics, sys
+def points(f):
+    return [json.loads(l) for l in open(f)]
+suite = points(sys.argv[1])
+py = [p for p in suite if p.get("language") == "python"]
+by = {}
+for p in py:
+    by.setdefault(p["status"], []).append(p["id"])
+print("python points:", {k: len(v) for k, v in by.items()})
+for s in ("failed", "invalid", "timeout", "crashed"):
+    for i in by.get(s, []):
+        print(f"  {s}: {i}: {next(p['reason'] for p in py if p['id'] == i)[:200]}")
+for p in py:
+    if p["status"] == "skipped":
+        print(f"  skipped: {p['id']}: {p['reason'][:120]}")
+try:
+    a = json.load(open(sys.argv[3])).get("analysis", {})
+    for s in a.get("cpp_over_python", []):
+        print(f"best C++ over best Python {s['workload']} {s['params_key']}: {s['variant']} vs {s['baseline']}: "
+              f"{s['ratio']:.3g}x [{s['ci_low']:.3g}, {s['ci_high']:.3g}] {s['verdict']}")
+except OSError as e:
+    print("no results.json:", e)
+for p in points(sys.argv[2]):
+    own = p.get("self_timed_ns", {}).get("python compute")
+    extra = ""
+    if own and p["status"] == "ok":
+        phase = p["phase_median_ns"]["compute"]
+        extra = (f" compute {phase / 1e3:.2f} us (speedlab) vs {statistics.median(own) / 1e3:.2f} us (python):"
+                 f" bridge {(phase - statistics.median(own)) / 1e3:.2f} us per request; wall median {p['wall']['median'] / 1e3:.2f} us")
+    print(f"bridge run {p['variant']}: {p['status']} {p['reason'][:140]}{extra}")
+PY
 fi
 
 if has sweep; then
@@ -440,7 +488,7 @@ note "elapsed: $(( $(date +%s) - t0 )) s"
 # the one-lesson run.
 tar -C "$work" -czf "$out/logs.tar.gz" logs summary.txt 2>/dev/null
 tar -C "$work" -czf "$out/reports.tar.gz" --exclude='traces' --exclude='*.sqlite' --exclude='trace.json' \
-  $(cd "$work" && ls -d suite sweep crossover 2>/dev/null) 2>/dev/null
+  $(cd "$work" && ls -d suite sweep crossover python python-bridge 2>/dev/null) 2>/dev/null
 [[ -d "$work/lesson-vector" ]] && tar -C "$work" -czf "$out/lesson-vector.tar.gz" lesson-vector
 [[ -f "$work/suite/report.md" ]] && cp "$work/suite/report.md" "$out/report.md"
 ls -la "$out"
