@@ -50,6 +50,10 @@ struct roofline_point {
   bool roof_measured = false; // the roof that bounds this point comes from calibration
   std::string roof_source;    // where that roof came from
   std::string note;           // how the work was attributed (kernels sharing one work model)
+  // Placements from hardware counters (the counters backend): one per memory level the
+  // kernel's bytes were read at ("dram", "l2", "l1"); empty for the work-model placement.
+  std::string level;
+  std::string work_source = "work model"; // or "counters": bytes and FLOPs as the hardware counted them
 };
 
 struct speedup {

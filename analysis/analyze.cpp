@@ -76,7 +76,10 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
     }
     const trace_summary* ts = summary ? &*summary : nullptr;
     std::vector<roofline_point> rows;
-    if (options.roofline) rows = roofline_for_point(p, ts, device);
+    if (options.roofline) {
+      rows = roofline_for_point(p, ts, device);
+      for (auto& row : counter_roofline_for_point(p, device)) rows.push_back(std::move(row));
+    }
     if (options.what_ifs)
       for (auto& w : what_ifs_for_point(p, ts, device)) r.what_ifs.push_back(std::move(w));
 

@@ -294,6 +294,10 @@ int command_run(const run_options& options) {
   const stop_on_signals stop_guard;
   if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
   notes.insert(python_notes.begin(), python_notes.end());
+  if (std::find(suite.profilers.begin(), suite.profilers.end(), "counters") != suite.profilers.end())
+    notes.insert(fmt::format("counters: metric set '{}', the first {} launch(es) of each distinct (kernel, grid, "
+                             "block), read in one unmeasured repetition after the timed ones",
+                             suite.profiler_options.metric_set, suite.profiler_options.counters_per_kernel));
   std::vector<point_result> results = measure_points(points, suite, registry, *folder, threads, notes);
   const int stopped_by = stop_signal();
   if (stopped_by)

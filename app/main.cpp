@@ -61,7 +61,10 @@ int main(int argc, char** argv) {
   number_option("--max-samples", "Most repetitions per point");
   number_option("--warmup", "Warm-up repetitions per point");
   number_option("--threads", "Threads for 'threads' variants (0: all cores)");
-  run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, none)")->delimiter(',');
+  number_option("--counters-per-kernel", "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
+  run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
+  run_cmd->add_option("--metrics", run.overrides.metric_set,
+                      "Counter metric set for the counters backend: default, full, or metric names joined by commas");
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
@@ -168,6 +171,7 @@ int main(int argc, char** argv) {
       take("--min-time", limits::min_time_s, run.overrides.min_time_s);
       take("--min-samples", limits::samples, run.overrides.min_samples);
       take("--max-samples", limits::samples, run.overrides.max_samples);
+      take("--counters-per-kernel", limits::counters_per_kernel, run.overrides.counters_per_kernel);
       take("--warmup", limits::warmup_runs, run.overrides.warmup_runs);
       take("--threads", limits::threads, run.overrides.threads);
       if (no_isolate) run.overrides.isolate = false;

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/counters.hpp"
+
 namespace speedlab {
 
 // The JSON schema version of results.jsonl / results.json (docs/results-schema.md).
@@ -84,6 +86,9 @@ struct point_result {
   // repetition in samples_ns order; 0 where a repetition reported none. Runs with
   // self_timing only.
   std::map<std::string, std::vector<double>> self_timed_ns;
+  // Hardware counters read in a pass of their own after the measured repetitions (the
+  // counters backend); absent when not asked for or unavailable.
+  std::optional<counters::counter_pass> counters;
 
   double started_unix_s = 0;
   double duration_s = 0;                       // whole point, setup to teardown

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried:
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
-#                                                      overhead storm scaling nsys peers fixtures profile python
+#                                                      overhead storm scaling nsys peers fixtures profile python counters
 #                                                      (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
@@ -20,7 +20,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (.device-carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python counters)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -481,6 +481,90 @@ PY
   grep -h "exited\|pid" "$work"/logs/ovh-storm-speedlab-1.txt "$work"/logs/ovh-torch-speedlab-1.txt | head -6 >>"$summary"
   tar -C "$pw" -czf "$out/profile-fixtures.tar.gz" fixtures $(cd "$pw" && ls -d */profile.json 2>/dev/null)
   note "profile fixtures: $(du -h "$out/profile-fixtures.tar.gz" | cut -f1)"
+fi
+
+if has counters; then
+  # Hardware counters (the counters backend): the lesson suite with and without them at the
+  # default K (wall times: what counters cost), speedlab's counters against Nsight Compute
+  # per lesson kernel (same metrics, --cache-control none: neither flushes caches), the CUDA
+  # variants with the full metric set (fixtures for the CPU-side tests), and the slowest
+  # kernels at the issue's sizes with the full set.
+  c="$work/counters"
+  mkdir -p "$c"
+  for mode in host,cupti,counters host,cupti; do
+    s=$(date +%s.%N)
+    "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json,markdown --out "$c/lessons-${mode//,/-}" \
+      >"$work/logs/counters-lessons-${mode//,/-}.txt" 2>&1
+    rc=$?
+    e=$(date +%s.%N)
+    note "counters: lesson suite --profilers $mode: exit $rc, wall $(python3 -c "print(f'{$e-$s:.1f}')") s"
+  done
+  # Nsight Compute on the same points: ncu refuses to start under CUPTI injection and holds
+  # the counters itself, so each point runs again in-process with --profilers host.
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu) timeout 240 python3 scripts/counters_vs_ncu.py "$speedlab" \
+    "$c/lessons-host-cupti-counters" "$c/ncu" --suite suites/gpu-lessons.yaml --cache-control none \
+    >"$c/counters-vs-ncu-none.md" 2>"$work/logs/counters-vs-ncu.err"
+  note "counters vs ncu: exit $?; $(tail -1 "$c/counters-vs-ncu-none.md")"
+  cp "$c/counters-vs-ncu-none.md" "$out/" 2>/dev/null
+  "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json,markdown --out "$c/full" \
+    >"$work/logs/counters-full.txt" 2>&1
+  note "counters: CUDA variants, full metric set: exit $?"
+  grep -h "note:.*counters" "$work"/logs/counters-*.txt | sort | uniq -c | head -8 >>"$summary"
+  # Passes and pass wall per metric set, on one point.
+  for set in dram default full; do
+    "$speedlab" run suites/gpu-counters.yaml --metrics $set --reports json --out "$c/set-$set" --workload vector \
+      --variant cuda --param op=mul >"$work/logs/counters-set-$set.txt" 2>&1
+    note "counters: metric set $set: $(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    p = json.loads(line); c = p.get("counters") or {}
+    print(f"{len(c.get(\"metrics\", []))} metrics, {c.get(\"passes\")} passes, pass wall {c.get(\"pass_wall_ns\", 0) / 1e6:.1f} ms "
+          f"(repetition median {p[\"wall\"][\"median\"] / 1e6:.2f} ms)")' "$c/set-$set/results.jsonl" 2>&1 | tail -1)"
+  done
+  # The issue's sizes for the slowest kernels (their own and the lesson variant).
+  [[ ${COUNTERS_SLOW:-1} == 1 ]] && while read -r name args; do
+    "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json --out "$c/slow-$name" --variant cuda \
+      --variant cuda-lesson $args >"$work/logs/counters-slow-$name.txt" 2>&1
+    note "counters: slow kernels $name: exit $?"
+  done <<'CASES'
+pi --workload montecarlo_pi --param M=2700000000
+moment --workload montecarlo --param M=512000000 --param N=8
+mandel8k --workload mandelbrot --param size=8192 --param iterations=256
+mandel4k --workload mandelbrot --param size=4096 --param iterations=4096
+CASES
+  python3 - "$c" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, statistics, sys
+root = sys.argv[1]
+per_range, passes = [], {}
+for d in ("lessons-host-cupti-counters", "full"):
+    f = os.path.join(root, d, "results.jsonl")
+    if not os.path.exists(f):
+        continue
+    for line in open(f):
+        p = json.loads(line)
+        c = p.get("counters")
+        if not c or not c.get("kernels") or not p.get("wall"):
+            continue
+        extra = c["pass_wall_ns"] - p["wall"]["median"]
+        per_range.append((d, extra / len(c["kernels"]) / 1e3, c["passes"], p["id"], len(c["kernels"]), c["skipped"]))
+for d in ("lessons-host-cupti-counters", "full"):
+    v = [r[1] for r in per_range if r[0] == d]
+    if v:
+        print(f"counters cost ({d}): added wall per profiled kernel median {statistics.median(v):.0f} us "
+              f"(min {min(v):.0f}, max {max(v):.0f}) over {len(v)} points; passes {sorted({r[2] for r in per_range if r[0] == d})}")
+for r in sorted(per_range, key=lambda r: -r[1])[:3]:
+    print(f"counters cost point {r[3]} ({r[0]}): {r[1]:.0f} us per profiled kernel, {r[4]} kernels, {r[5]} skipped")
+PY
+  # Fixtures for tests/fixtures/counters: results with counters, the device model.
+  f="$work/counters-fixtures"
+  mkdir -p "$f"
+  for d in full lessons-host-cupti-counters slow-pi slow-moment slow-mandel8k slow-mandel4k; do
+    mkdir -p "$f/$d"
+    cp "$c/$d/results.jsonl" "$c/$d/device.json" "$c/$d/run.json" "$f/$d/" 2>/dev/null
+  done
+  cp "$c"/ncu/*.json "$f/" 2>/dev/null
+  tar -C "$work" -czf "$out/counters.tar.gz" counters-fixtures -C "$c" $(cd "$c" && ls */report.md 2>/dev/null)
+  note "counters fixtures: $(du -h "$out/counters.tar.gz" | cut -f1) packed"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"
