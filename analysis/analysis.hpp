@@ -50,6 +50,10 @@ struct roofline_point {
   bool roof_measured = false; // the roof that bounds this point comes from calibration
   std::string roof_source;    // where that roof came from
   std::string note;           // how the work was attributed (kernels sharing one work model)
+  // Placements from hardware counters (the counters backend): one per memory level the
+  // kernel's bytes were read at ("dram", "l2", "l1"); empty for the work-model placement.
+  std::string level;
+  std::string work_source = "work model"; // or "counters": bytes and FLOPs as the hardware counted them
 };
 
 struct speedup {
@@ -108,6 +112,9 @@ struct analysis_result {
   std::vector<roofline_point> roofline;
   std::vector<finding> findings;
   std::vector<speedup> speedups;
+  // Per workload and parameters: the fastest C++ variant over the fastest Python one
+  // (ratio = Python median / C++ median, above 1: C++ is faster), where both ran validly.
+  std::vector<speedup> cpp_over_python;
   std::vector<cost_fit> fits;
   std::vector<crossover> crossovers;
   std::vector<what_if> what_ifs;

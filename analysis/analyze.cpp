@@ -49,6 +49,7 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
 
   const baseline_index index(points);
   r.speedups = all_speedups(points, index, options);
+  r.cpp_over_python = cpp_over_python(points, options);
   std::unordered_map<std::string, std::size_t> speedup_at; // "point id \x1f baseline id"
   for (std::size_t i = 0; i < r.speedups.size(); ++i)
     speedup_at.emplace(r.speedups[i].point_id + '\x1f' + r.speedups[i].baseline_point_id, i);
@@ -75,7 +76,10 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
     }
     const trace_summary* ts = summary ? &*summary : nullptr;
     std::vector<roofline_point> rows;
-    if (options.roofline) rows = roofline_for_point(p, ts, device);
+    if (options.roofline) {
+      rows = roofline_for_point(p, ts, device);
+      for (auto& row : counter_roofline_for_point(p, device)) rows.push_back(std::move(row));
+    }
     if (options.what_ifs)
       for (auto& w : what_ifs_for_point(p, ts, device)) r.what_ifs.push_back(std::move(w));
 

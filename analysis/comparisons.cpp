@@ -96,6 +96,29 @@ speedup compare(const point_result& v, const point_result& b, const analysis_opt
   return s;
 }
 
+std::vector<speedup> cpp_over_python(const std::vector<point_result>& points, const analysis_options& o) {
+  struct best {
+    const point_result* cpp = nullptr;
+    const point_result* python = nullptr;
+  };
+  std::map<std::string, best> by_key;
+  std::vector<std::string> order; // first appearance, so the list follows the run
+  for (const auto& p : points) {
+    if (!p.valid() || !(p.wall.median > 0) || p.expected_invalid) continue;
+    const std::string key = match_key(p);
+    auto [it, added] = by_key.try_emplace(key);
+    if (added) order.push_back(key);
+    const point_result*& slot = p.language == "python" ? it->second.python : it->second.cpp;
+    if (!slot || p.wall.median < slot->wall.median) slot = &p;
+  }
+  std::vector<speedup> out;
+  for (const auto& key : order) {
+    const best& b = by_key[key];
+    if (b.cpp && b.python) out.push_back(compare(*b.cpp, *b.python, o));
+  }
+  return out;
+}
+
 std::vector<speedup> all_speedups(const std::vector<point_result>& points, const baseline_index& index,
                                   const analysis_options& o) {
   std::vector<speedup> out;

@@ -37,6 +37,10 @@ private:
 speedup compare(const point_result& variant, const point_result& baseline, const analysis_options& o);
 std::string verdict_for(double ci_low, double ci_high, double same_band);
 
+// At each match key (every parameter, the size included), the valid C++ point with the
+// lowest median over the valid Python point with the lowest median.
+std::vector<speedup> cpp_over_python(const std::vector<point_result>& points, const analysis_options& o);
+
 std::vector<speedup> all_speedups(const std::vector<point_result>& points, const baseline_index& index,
                                   const analysis_options& o);
 

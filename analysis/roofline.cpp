@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "model/counters.hpp"
 #include "model/device_keys.hpp"
 #include "analysis/text.hpp"
 
@@ -134,6 +137,57 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
   }
   place(r, bytes, flops, ns, bw, fl, flop_scale);
   out.push_back(r);
+  return out;
+}
+
+ceiling dram_roof_for_mix(const device_model& d, double read, double written) {
+  const ceiling* r = find_ceiling(d.gpu, keys::dram_read_bw);
+  const ceiling* w = find_ceiling(d.gpu, keys::dram_write_bw);
+  const ceiling* copy = find_ceiling(d.gpu, keys::dram_bw);
+  const double total = read + written;
+  if (r && w && total > 0) {
+    const double gbps = total / (read / r->value + written / w->value);
+    return ceiling{gbps, "GB/s", r->measured && w->measured,
+                   fmt::format("DRAM for this mix ({:.0f}% read): read-only {:.0f} and write-only {:.0f} GB/s, each "
+                               "direction at its own rate",
+                               100 * read / total, r->value, w->value)};
+  }
+  if (copy) {
+    ceiling c = *copy;
+    c.source += " (no read-only/write-only calibration: the copy figure)";
+    return c;
+  }
+  return ceiling{};
+}
+
+std::vector<roofline_point> counter_roofline_for_point(const point_result& p, const device_model& d) {
+  std::vector<roofline_point> out;
+  if (!p.counters) return out;
+  for (const auto& k : counters::per_distinct_kernel(p.counters->kernels)) {
+    const counters::counter_figures f = counters::derive(k.metrics);
+    if (!f.duration_ns || !(*f.duration_ns > 0)) continue;
+    const bool fp64 = f.fp64_dominant();
+    const double flops = f.flops().value_or(0);
+    const ceiling* flop_roof = find_ceiling(d.gpu, fp64 ? keys::fp64_peak : keys::fp32_peak);
+    auto row = [&](const char* level, double bytes, const ceiling* roof, std::string note) {
+      roofline_point r = base(p, "gpu");
+      r.kernel = k.kernel;
+      r.level = level;
+      r.work_source = "counters";
+      place(r, bytes, flops, *f.duration_ns, roof, flop_roof);
+      r.note = std::move(note);
+      out.push_back(std::move(r));
+    };
+    const std::string flop_note = fmt::format("{} FLOPs from instruction counts (an FMA counts twice)",
+                                              fp64 ? "FP64" : "FP32");
+    if (auto bytes = f.dram_bytes()) {
+      const ceiling roof = dram_roof_for_mix(d, f.dram_read_bytes.value_or(0), f.dram_write_bytes.value_or(0));
+      row("dram", *bytes, roof.value > 0 ? &roof : nullptr,
+          fmt::format("DRAM bytes read + written as counted; {}", flop_note));
+    }
+    if (f.l2_bytes) row("l2", *f.l2_bytes, find_ceiling(d.gpu, keys::l2_bw), "L2 bytes (lts__t_bytes); " + flop_note);
+    if (f.l1_bytes) row("l1", *f.l1_bytes, find_ceiling(d.gpu, keys::l1_bw), "L1/TEX bytes (l1tex__t_bytes); " + flop_note);
+  }
   return out;
 }
 

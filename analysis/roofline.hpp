@@ -24,4 +24,16 @@ void place(roofline_point& r, double bytes, double flops, double time_ns, const 
 std::vector<roofline_point> roofline_for_point(const point_result& p, const trace_summary* t,
                                                const device_model& d);
 
+// The hierarchical roofline from hardware counters (point_result::counters): for each
+// distinct (kernel, grid, block), its measured duration, FLOPs of its dominant precision
+// and the bytes it moved at each level it was read at, against that level's ceiling: DRAM
+// (read-only and write-only bandwidth mixed in the kernel's read/write proportion when
+// calibrated, else the copy figure), L2 and L1. Needs no declared work model.
+std::vector<roofline_point> counter_roofline_for_point(const point_result& p, const device_model& d);
+
+// The DRAM roof for a kernel that reads `read` and writes `written` bytes: the time each
+// direction takes at its own measured bandwidth, so a read-mostly kernel meets the
+// read-only roof rather than the copy roof. Falls back to the copy bandwidth.
+ceiling dram_roof_for_mix(const device_model& d, double read, double written);
+
 } // namespace speedlab::analysis

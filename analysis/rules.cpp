@@ -11,7 +11,7 @@ double rule_context::wall_ns() const {
 
 const roofline_point* rule_context::kernel_roofline(const std::string& kernel) const {
   for (const auto* r : roofline)
-    if (r->kernel == kernel) return r;
+    if (r->kernel == kernel && r->level.empty()) return r; // the work-model placement
   return nullptr;
 }
 
@@ -45,6 +45,7 @@ const rule_map& rule_registry() {
     add_transfer_rules(m);
     add_gpu_rules(m);
     add_host_rules(m);
+    add_counter_rules(m);
     return m;
   }();
   return registry;

@@ -69,5 +69,6 @@ std::string severity_for_gain(double gain);
 void add_transfer_rules(rule_map& m);
 void add_gpu_rules(rule_map& m);
 void add_host_rules(rule_map& m);
+void add_counter_rules(rule_map& m); // rules_counters.cpp: from hardware counters
 
 } // namespace speedlab::analysis

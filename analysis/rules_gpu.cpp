@@ -184,10 +184,10 @@ public:
     if (!(W > 0)) return out;
     std::vector<const roofline_point*> rows;
     for (const auto* r : ctx.roofline)
-      if (!r->kernel.empty() && r->processor == "gpu") rows.push_back(r);
+      if (!r->kernel.empty() && r->processor == "gpu" && r->level.empty()) rows.push_back(r);
     if (rows.empty())
       for (const auto* r : ctx.roofline)
-        if (r->processor == "gpu") rows.push_back(r);
+        if (r->processor == "gpu" && r->level.empty()) rows.push_back(r);
     for (const auto* r : rows) {
       if (r->bound == "unknown" || !(r->time_ns > 0) || r->percent_of_bound >= max_percent) continue;
       if (r->time_ns / W < min_share) continue;

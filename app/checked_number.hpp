@@ -31,6 +31,7 @@ inline constexpr number_rule min_time_s{0, 3600, false, "seconds"};
 inline constexpr number_rule max_time_s{0.001, 86400, false, "seconds"};
 inline constexpr number_rule target_noise{0, 1, false, ""};
 inline constexpr number_rule buffer_mib{0.004, 4096, false, "MiB"};
+inline constexpr number_rule counters_per_kernel{1, 1e6, true, "launches"};
 inline constexpr number_rule max_buffer_mib{0.004, 65536, false, "MiB"};
 } // namespace limits
 

@@ -115,6 +115,7 @@ void check_run_folder(const std::string& dir) {
 int command_list(const list_options& options) {
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
+  for (const auto& n : add_python_variants(registry, options.python)) std::cerr << "speedlab: note: " << n << '\n';
   nlohmann::json j = nlohmann::json::array();
   std::string text;
   for (const auto& [name, w] : registry.workloads()) {
@@ -144,7 +145,8 @@ int command_list(const list_options& options) {
       } catch (const std::exception& e) {
         why = e.what();
       }
-      jw["variants"].push_back({{"name", v.name}, {"kind", to_string(v.kind)}, {"description", v.description},
+      jw["variants"].push_back({{"name", v.name}, {"kind", to_string(v.kind)}, {"language", v.language},
+                                {"description", v.description},
                                 {"available", why.empty()}, {"unavailable_reason", why},
                                 {"expected_invalid", v.expected_invalid}});
       text += fmt::format("    {:<14} {:<8} {}{}{}\n", v.name, to_string(v.kind), v.description,
@@ -269,6 +271,8 @@ int command_run(const run_options& options) {
   suite_config suite = prepare_suite(options);
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
+  const std::vector<std::string> python_notes =
+      add_python_variants(registry, {suite.python, suite.python_variants, suite.python_enabled});
   const std::vector<planned_point> planned = plan_run(suite, options, registry);
 
   std::set<std::string> notes;
@@ -289,6 +293,11 @@ int command_run(const run_options& options) {
   const auto started = std::chrono::steady_clock::now();
   const stop_on_signals stop_guard;
   if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
+  notes.insert(python_notes.begin(), python_notes.end());
+  if (std::find(suite.profilers.begin(), suite.profilers.end(), "counters") != suite.profilers.end())
+    notes.insert(fmt::format("counters: metric set '{}', the first {} launch(es) of each distinct (kernel, grid, "
+                             "block), read in one unmeasured repetition after the timed ones",
+                             suite.profiler_options.metric_set, suite.profiler_options.counters_per_kernel));
   std::vector<point_result> results = measure_points(points, suite, registry, *folder, threads, notes);
   const int stopped_by = stop_signal();
   if (stopped_by)

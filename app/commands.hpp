@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "app/suite_overrides.hpp"
+#include "app/python_variants.hpp"
+#include "app/suite_config.hpp"
 
 namespace speedlab::app {
 
@@ -17,6 +19,7 @@ enum exit_code : int { exit_ok = 0, exit_failures = 1, exit_usage = 2 };
 
 struct list_options {
   std::vector<std::string> plugin_paths;
+  python_settings python;
   bool json = false;
 };
 int command_list(const list_options& options);

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   auto* list_cmd = app.add_subcommand("list", "List workloads, variants, parameters and whether each variant can run here");
   list_cmd->add_flag("--json", list.json, "Machine-readable output");
   list_cmd->add_option("--plugin-path", list.plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
+  list_cmd->add_option("--python", list.python.interpreter, "Python interpreter whose Python variants to list");
+  list_cmd->add_option("--python-variants", list.python.files, "File of Python variants to add; repeatable");
+  list_cmd->add_flag("--no-python", [&list](std::int64_t) { list.python.enabled = false; }, "List the C++ variants only");
 
   run_options run;
   run.command_line = command_line;
@@ -58,10 +61,17 @@ int main(int argc, char** argv) {
   number_option("--max-samples", "Most repetitions per point");
   number_option("--warmup", "Warm-up repetitions per point");
   number_option("--threads", "Threads for 'threads' variants (0: all cores)");
-  run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, none)")->delimiter(',');
+  number_option("--counters-per-kernel", "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
+  run_cmd->add_option("--profilers", profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
+  run_cmd->add_option("--metrics", run.overrides.metric_set,
+                      "Counter metric set for the counters backend: default, full, or metric names joined by commas");
   run_cmd->add_option("--reports", reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
   run_cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
+  run_cmd->add_option("--python", run.overrides.python,
+                      "Python interpreter of the Python variants (default python3; a venv's or conda's works)");
+  run_cmd->add_option("--python-variants", run.overrides.python_variants, "File of Python variants to add; repeatable");
+  run_cmd->add_flag("--no-python", run.overrides.no_python, "Run the C++ variants only");
   bool self_timing = false;
   run_cmd->add_flag("--self-timing", self_timing,
                     "Variants that can time their own work (cudaEvents) do, beside the profiler's figures");
@@ -161,6 +171,7 @@ int main(int argc, char** argv) {
       take("--min-time", limits::min_time_s, run.overrides.min_time_s);
       take("--min-samples", limits::samples, run.overrides.min_samples);
       take("--max-samples", limits::samples, run.overrides.max_samples);
+      take("--counters-per-kernel", limits::counters_per_kernel, run.overrides.counters_per_kernel);
       take("--warmup", limits::warmup_runs, run.overrides.warmup_runs);
       take("--threads", limits::threads, run.overrides.threads);
       if (no_isolate) run.overrides.isolate = false;

@@ -42,6 +42,13 @@ const loaded_workload* plugin_registry::find(const std::string& name) const {
   return it == m_workloads.end() ? nullptr : &it->second;
 }
 
+bool plugin_registry::add_variant(const std::string& workload, variant_spec spec) {
+  auto it = m_workloads.find(workload);
+  if (it == m_workloads.end() || it->second.find_variant(spec.name)) return false;
+  it->second.info.variants.push_back(std::move(spec));
+  return true;
+}
+
 namespace {
 
 bool plugin_file_name(const std::filesystem::path& file) {

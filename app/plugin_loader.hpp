@@ -46,6 +46,9 @@ public:
 
   const std::map<std::string, loaded_workload>& workloads() const { return m_workloads; }
   const loaded_workload* find(const std::string& name) const;
+  // Adds a variant made outside the plugin (a Python variant); false when the workload is
+  // not loaded or already has a variant of that name. Call before planning points.
+  bool add_variant(const std::string& workload, variant_spec spec);
   const std::vector<load_error>& errors() const { return m_errors; }  // files that should have loaded
   const std::vector<load_error>& skipped() const { return m_skipped; } // files passed over by name or kind
   const std::vector<std::string>& notes() const { return m_notes; }    // replacements, folders named twice

@@ -108,8 +108,14 @@ public:
         continue;
       }
       try {
-        m_sessions.push_back(prof->create_session(req.profiler_options));
-        m_names.push_back(name);
+        auto s = prof->create_session(req.profiler_options);
+        if (s->own_pass()) {
+          m_pass_sessions.push_back(std::move(s));
+          m_pass_names.push_back(name);
+        } else {
+          m_sessions.push_back(std::move(s));
+          m_names.push_back(name);
+        }
       } catch (const std::exception& e) {
         messages.push_back(fmt::format("{}: could not start: {}", name, e.what()));
       }
@@ -132,10 +138,32 @@ public:
     m_sessions.clear();
     return data;
   }
+  // Sessions that replay kernels (counters): each gets one unmeasured repetition of its own,
+  // after the timed sessions are collected, so they never distort a timing.
+  template <class Fn>
+  void own_passes(point_result& r, Fn&& repetition) {
+    for (std::size_t i = 0; i < m_pass_sessions.size(); ++i) {
+      profiling::profile_data pass;
+      try {
+        m_pass_sessions[i]->start();
+        repetition();
+        m_pass_sessions[i]->stop();
+        m_pass_sessions[i]->collect(pass);
+      } catch (const std::exception& e) {
+        pass.messages.push_back(fmt::format("{}: its pass failed: {}", m_pass_names[i], e.what()));
+      }
+      m_pass_sessions[i].reset();
+      for (auto& msg : pass.messages) r.profiler_messages.push_back(std::move(msg));
+      if (pass.counters && !r.counters) r.counters = std::move(pass.counters);
+    }
+    m_pass_sessions.clear();
+  }
 
 private:
   std::vector<std::unique_ptr<profiling::session>> m_sessions;
   std::vector<std::string> m_names;
+  std::vector<std::unique_ptr<profiling::session>> m_pass_sessions;
+  std::vector<std::string> m_pass_names;
 };
 
 // One point's variant from setup to teardown: warm-up, the measured repetitions under the
@@ -190,6 +218,14 @@ public:
     if (m_r.first_validation.ok) m_r.last_validation = m_r.samples_ns.size() > 1 ? validate() : m_r.first_validation;
     sessions.each([](profiling::session& s) { s.stop(); });
     for (auto& [name, series] : m_r.self_timed_ns) series.resize(m_r.samples_ns.size(), 0.0);
+  }
+
+  // The own-pass sessions' repetitions (profiler_sessions::own_passes), after the timed ones.
+  void own_passes(profiler_sessions& sessions) {
+    sessions.own_passes(m_r, [&] {
+      progress("counters");
+      repetition(false);
+    });
   }
 
   void teardown() {
@@ -286,6 +322,7 @@ point_result new_point_result(const run_request& req) {
   r.workload = req.workload->info.name;
   r.variant = v.name;
   r.kind = to_string(v.kind);
+  r.language = v.language;
   r.params = req.point.params;
   r.size_axes = req.point.size_axes;
   r.id = point_id(r.workload, r.variant, r.params);
@@ -322,6 +359,7 @@ point_result measure_point(const run_request& req) {
     run.warm_up();
     run.measure(sessions);
     add_profile(r, sessions.collect(), run.take_windows(), req.output_dir);
+    run.own_passes(sessions);
     run.teardown();
     r.wall = stats::summarize(r.samples_ns);
 
@@ -330,6 +368,8 @@ point_result measure_point(const run_request& req) {
       return finish(point_status::invalid, "validation failed: " + bad.message);
     }
     return finish(point_status::ok, {});
+  } catch (const point_skipped& e) {
+    return finish(point_status::skipped, e.what());
   } catch (const std::exception& e) {
     return finish(point_status::failed, std::string("exception: ") + e.what());
   } catch (...) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ struct run_request {
   std::filesystem::path output_dir;        // traces/ is written under it
   // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
   std::function<void(const std::string& phase)> progress;
+};
+
+// Thrown by a variant's setup when the point cannot run here after all (a Python variant
+// whose package or device is missing, a plain loop past its size limit): a skip, not a failure.
+struct point_skipped : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // The stopping rule, apart so it can be tested: returns the reason to stop, or empty.

@@ -12,6 +12,7 @@
 #include "app/checked_number.hpp"
 #include "app/names.hpp"
 #include "app/sweep.hpp"
+#include "model/counters.hpp"
 
 namespace speedlab::app {
 
@@ -155,6 +156,27 @@ void parse_cupti(const std::string& file, const YAML::Node& c, profiling::profil
                                                                                              : opts::clock_mode::callback;
 }
 
+// `counters:` {metrics: default | full | [metric, ...], per_kernel: K}
+void parse_counters(const std::string& file, const YAML::Node& c, profiling::profiler_options& out) {
+  require_map(file, c, "'counters'");
+  check_keys(file, c, {"metrics", "per_kernel"}, "'counters'");
+  if (const YAML::Node m = c["metrics"]) {
+    std::string set;
+    if (m.IsSequence()) {
+      for (const auto& name : string_list(file, m, "counters.metrics")) set += (set.empty() ? "" : ",") + name;
+    } else {
+      set = scalar(file, m, "counters.metrics");
+    }
+    try {
+      counters::metric_set(set);
+    } catch (const std::invalid_argument& e) {
+      fail(file, m, fmt::format("counters.metrics: {}", e.what()));
+    }
+    out.metric_set = set;
+  }
+  if (c["per_kernel"]) out.counters_per_kernel = count(file, c["per_kernel"], "counters.per_kernel", limits::counters_per_kernel);
+}
+
 void parse_warmup(const std::string& file, const YAML::Node& w, measure_options& out) {
   if (w.IsScalar()) {
     out.warmup_runs = count(file, w, "warmup (runs)", limits::warmup_runs);
@@ -270,7 +292,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   require_map(file, root, "the suite");
   check_keys(file, root,
              {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
-              "self_timing", "cupti", "workloads"},
+              "self_timing", "cupti", "python", "python_variants", "counters", "workloads"},
              "the suite");
   if (root["output"]) {
     s.output = scalar(file, root["output"], "output (a folder)");
@@ -285,6 +307,14 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
   if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
+  if (root["python"]) s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
+  if (root["python_variants"]) {
+    // Files of Python variants, relative to the suite file.
+    const auto base = std::filesystem::path(file).parent_path();
+    for (auto& f : string_list(file, root["python_variants"], "python_variants"))
+      s.python_variants.push_back(std::filesystem::path(f).is_absolute() ? f : (base / f).string());
+  }
+  if (root["counters"]) parse_counters(file, root["counters"], s.profiler_options);
   if (root["calibrate"]) s.calibrate = choice(file, root["calibrate"], "calibrate", {"off", "cached", "quick", "full"});
   if (const YAML::Node ws = root["workloads"]) {
     if (!ws.IsSequence()) fail(file, ws, fmt::format("'workloads' must be a list, found {}", type_name(ws)));

@@ -55,7 +55,10 @@ struct suite_config {
   std::vector<std::string> reports{"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"};
   std::string calibrate = "cached"; // off | cached | quick | full
   bool self_timing = false;         // variants that can time their own work do (run_context)
-  profiling::profiler_options profiler_options; // the `cupti:` section (buffers, API records, clock)
+  profiling::profiler_options profiler_options; // the `cupti:` and `counters:` sections
+  std::string python = "python3";   // interpreter of the Python variants (`python:`, --python)
+  std::vector<std::string> python_variants; // extra Python variant files (`python_variants:`)
+  bool python_enabled = true;       // --no-python: C++ variants only
   std::vector<workload_request> workloads; // empty: every loaded workload at its defaults
 };
 

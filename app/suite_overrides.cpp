@@ -7,6 +7,7 @@
 #include "app/checked_number.hpp"
 #include "app/names.hpp"
 #include "app/sweep.hpp"
+#include "model/counters.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -33,6 +34,7 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   check(cli.max_samples, "--max-samples", limits::samples);
   check(cli.warmup_runs, "--warmup", limits::warmup_runs);
   check(cli.threads, "--threads", limits::threads);
+  check(cli.counters_per_kernel, "--counters-per-kernel", limits::counters_per_kernel);
   if (cli.min_samples && cli.max_samples && *cli.min_samples > *cli.max_samples)
     throw config_error(fmt::format("<command line>: --min-samples ({}) is larger than --max-samples ({})",
                                    *cli.min_samples, *cli.max_samples));
@@ -49,6 +51,18 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
   if (cli.self_timing) s.self_timing = *cli.self_timing;
+  if (cli.python) s.python = *cli.python;
+  for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
+  if (cli.no_python) s.python_enabled = false;
+  if (cli.metric_set) {
+    try {
+      counters::metric_set(*cli.metric_set);
+    } catch (const std::invalid_argument& e) {
+      throw config_error(fmt::format("<command line>: --metrics: {}", e.what()));
+    }
+    s.profiler_options.metric_set = *cli.metric_set;
+  }
+  if (cli.counters_per_kernel) s.profiler_options.counters_per_kernel = *cli.counters_per_kernel;
   // One bound given on the command line moves the suite's other bound with it.
   auto apply_measure = [&](measure_options& m) {
     if (cli.max_time_s) m.max_time_s = *cli.max_time_s;

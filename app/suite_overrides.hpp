@@ -20,6 +20,11 @@ struct cli_overrides {
   std::optional<std::vector<std::string>> profilers, reports;
   std::optional<std::string> calibrate;
   std::optional<bool> self_timing;
+  std::optional<std::string> python;       // --python: the interpreter
+  std::vector<std::string> python_variants; // --python-variants: more files
+  bool no_python = false;                   // --no-python
+  std::optional<std::string> metric_set;          // --metrics (counters backend)
+  std::optional<std::size_t> counters_per_kernel; // --counters-per-kernel (K)
 };
 
 // Throws config_error.

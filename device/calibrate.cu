@@ -84,6 +84,34 @@ __global__ void fma_chains(T* out, int iters, T a, T b) {
   if (s == T(-1.2345)) out[blockIdx.x] = s;
 }
 
+// Read-only streaming: 16-byte loads over the buffer, grid-stride, summed so the loads stay;
+// one store per thread that never happens (the sum of ones is never negative).
+__global__ void read_stream(const float4* in, std::size_t n, float* out) {
+  float s = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+    const float4 v = in[i];
+    s += v.x + v.y + v.z + v.w;
+  }
+  if (s < 0) out[blockIdx.x] = s;
+}
+
+// Write-only streaming: 16-byte stores, grid-stride.
+__global__ void write_stream(float4* out, std::size_t n, float value) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = make_float4(value, value, value, value);
+}
+
+// L2 bandwidth: every block rereads a buffer that fits in L2 (after a first touch) `rounds` times.
+__global__ void l2_reread(const float4* in, std::size_t n, int rounds, float* out) {
+  float s = 0;
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+      const float4 v = __ldcg(in + i); // cache in L2 only: the L1 does not serve the rereads
+      s += v.x + v.w;
+    }
+  if (s < 0) out[blockIdx.x] = s;
+}
+
 template <class F>
 double best_of(int reps, F&& measure) {
   measure(); // warm-up
@@ -134,6 +162,50 @@ void calibrate_gpu(const calibrate_options& o, speedlab::device_model& m) {
                             fmt::format("calibrate ({}): cudaMemcpy D2D of {} MiB, read + write bytes, best of {}", mode,
                                         bytes >> 20, reps)});
     log(fmt::format("device memory bandwidth (D2D copy, read+write): {:.0f} GB/s", gbps));
+  }
+
+  // DRAM read-only and write-only bandwidth: a read-mostly kernel is bounded by the first,
+  // not by the copy figure above (which mixes both directions).
+  {
+    const std::size_t bytes = std::size_t(o.quick ? 512 : 2048) << 20;
+    const std::size_t n = bytes / sizeof(float4);
+    device_mem a(bytes), out(sizeof(float) * 65536);
+    check(cudaMemset(a.p, 0, bytes), "cudaMemset");
+    event_pair ev;
+    const int block = 512, blocks = p.multiProcessorCount * (p.maxThreadsPerMultiProcessor / block) * 4;
+    const double read = best_of(reps, [&] {
+      const double s = ev.time_s([&] { read_stream<<<blocks, block>>>(static_cast<const float4*>(a.p), n, static_cast<float*>(out.p)); });
+      check(cudaGetLastError(), "read_stream launch");
+      return bytes / s / 1e9;
+    });
+    const double write = best_of(reps, [&] {
+      const double s = ev.time_s([&] { write_stream<<<blocks, block>>>(static_cast<float4*>(a.p), n, 1.0f); });
+      check(cudaGetLastError(), "write_stream launch");
+      return bytes / s / 1e9;
+    });
+    set_measured(m.gpu, keys::dram_read_bw,
+                 {read, "GB/s", true,
+                  fmt::format("calibrate ({}): read-only kernel, 16-byte loads over {} MiB, best of {}", mode, bytes >> 20, reps)});
+    set_measured(m.gpu, keys::dram_write_bw,
+                 {write, "GB/s", true,
+                  fmt::format("calibrate ({}): write-only kernel, 16-byte stores over {} MiB, best of {}", mode, bytes >> 20, reps)});
+    log(fmt::format("device memory read-only bandwidth:  {:.0f} GB/s", read));
+    log(fmt::format("device memory write-only bandwidth: {:.0f} GB/s", write));
+    // L2: a buffer of a quarter of the L2, reread many times by every SM.
+    const std::size_t l2_bytes = std::max<std::size_t>(1 << 20, static_cast<std::size_t>(p.l2CacheSize) / 4) / 16 * 16;
+    const int rounds = o.quick ? 20 : 100;
+    const double l2 = best_of(reps, [&] {
+      const double s = ev.time_s([&] {
+        l2_reread<<<blocks, block>>>(static_cast<const float4*>(a.p), l2_bytes / sizeof(float4), rounds, static_cast<float*>(out.p));
+      });
+      check(cudaGetLastError(), "l2_reread launch");
+      return static_cast<double>(l2_bytes) * rounds / s / 1e9;
+    });
+    set_measured(m.gpu, keys::l2_bw,
+                 {l2, "GB/s", true,
+                  fmt::format("calibrate ({}): {} KiB (a quarter of L2) reread {} times with L2-only loads, best of {}",
+                              mode, l2_bytes >> 10, rounds, reps)});
+    log(fmt::format("L2 read bandwidth:                  {:.0f} GB/s", l2));
   }
 
   // Host <-> device, pinned and pageable.

@@ -1,5 +1,6 @@
 // `speedlab calibrate`: measured ceilings of this machine, cached per device.
-//   GPU: device-to-device copy bandwidth (bytes read + written), pinned and pageable H2D
+//   GPU: device-to-device copy bandwidth (bytes read + written), read-only and write-only
+//        DRAM bandwidth and L2 read bandwidth (streaming kernels), pinned and pageable H2D
 //        and D2H bandwidth, FP32 and FP64 FMA rate (independent FMA chains), kernel launch
 //        latency (empty kernels back to back, per launch) and launch + synchronize.
 //   Host: memory bandwidth (STREAM-like triad on all cores and on one), core count.
@@ -23,7 +24,7 @@
 namespace speedlab::device {
 
 // Bumped when calibration methods change; older cache files are then ignored.
-inline constexpr int calibration_version = 1;
+inline constexpr int calibration_version = 2; // 2: DRAM read-only/write-only and L2 bandwidth
 
 struct calibrate_options {
   bool quick = true;      // ~1-2 s of measuring: smaller buffers, fewer repetitions

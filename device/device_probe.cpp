@@ -117,6 +117,11 @@ void probe_gpu(int dev, speedlab::device_model& m) {
     m.gpu[keys::fp64_peak] = ceiling{fp32 * ratio, "GFLOP/s", false,
                                      fmt::format("estimate: FP32 peak x {} (FP64:FP32 ratio of sm_{}{})", ratio,
                                                  p.major, p.minor)};
+    // L1: 128 bytes per clock per SM (the L1/TEX data path width on sm_70 and later).
+    m.gpu[keys::l1_bw] = ceiling{static_cast<double>(p.multiProcessorCount) * 128.0 * clock_khz * 1e3 / 1e9, "GB/s",
+                                 false,
+                                 fmt::format("estimate: {} SMs x 128 B per clock x {} MHz", p.multiProcessorCount,
+                                             clock_khz / 1000)};
   }
 }
 #endif

@@ -12,6 +12,10 @@ namespace speedlab::keys {
 
 // device_model::gpu
 inline constexpr const char* dram_bw = "dram_bw";                 // GB/s (measured: D2D copy, read + write)
+inline constexpr const char* dram_read_bw = "dram_read_bw";       // GB/s (measured: read-only kernel)
+inline constexpr const char* dram_write_bw = "dram_write_bw";     // GB/s (measured: write-only kernel)
+inline constexpr const char* l2_bw = "l2_bw";                     // GB/s (measured: L2-resident rereads)
+inline constexpr const char* l1_bw = "l1_bw";                     // GB/s (estimate: SMs x 128 B/clock x clock)
 inline constexpr const char* h2d_pinned_bw = "h2d_pinned_bw";     // GB/s
 inline constexpr const char* h2d_pageable_bw = "h2d_pageable_bw"; // GB/s
 inline constexpr const char* d2h_pinned_bw = "d2h_pinned_bw";     // GB/s

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/counters.hpp"
+
 namespace speedlab {
 
 // The JSON schema version of results.jsonl / results.json (docs/results-schema.md).
@@ -56,6 +58,7 @@ struct work_figures {
 struct point_result {
   std::string id;                              // "workload/variant/n=1024,op=add"
   std::string workload, variant, kind;         // kind: serial / threads / cuda
+  std::string language = "c++";                // "python": a Python variant (app/python_variants.hpp)
   std::map<std::string, std::string> params;
   point_status status = point_status::ok;
   std::string reason;                          // why not ok (signal, exception, timeout, ...)
@@ -83,6 +86,9 @@ struct point_result {
   // repetition in samples_ns order; 0 where a repetition reported none. Runs with
   // self_timing only.
   std::map<std::string, std::vector<double>> self_timed_ns;
+  // Hardware counters read in a pass of their own after the measured repetitions (the
+  // counters backend); absent when not asked for or unavailable.
+  std::optional<counters::counter_pass> counters;
 
   double started_unix_s = 0;
   double duration_s = 0;                       // whole point, setup to teardown

@@ -88,6 +88,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"workload", p.workload},
                      {"variant", p.variant},
                      {"kind", p.kind},
+                     {"language", p.language},
                      {"params", p.params},
                      {"status", to_string(p.status)},
                      {"reason", p.reason},
@@ -114,6 +115,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"duration_s", p.duration_s}};
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
   if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
+  if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -124,6 +126,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("workload", p.workload);
   get("variant", p.variant);
   get("kind", p.kind);
+  get("language", p.language);
   get("params", p.params);
   std::string status = "ok";
   get("status", status);
@@ -152,6 +155,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("duration_s", p.duration_s);
   get("self_timed_ns", p.self_timed_ns);
   get("size_axes", p.size_axes);
+  get("counters", p.counters);
 }
 
 } // namespace speedlab

@@ -1,7 +1,9 @@
 // Profiler backends behind one interface: a profiler is chosen by name from the
 // registry, checked for availability, and creates one session per measured point.
 // The runner calls start() before the first measured repetition, marks every
-// repetition, calls stop() after the last, then collect() once.
+// repetition, calls stop() after the last, then collect() once. A session whose own_pass()
+// is true (hardware counters: kernels are replayed) never sees the measured repetitions:
+// the runner gives it one repetition of its own after the others' sessions are collected.
 // Sessions never throw from stop()/collect(): problems go to messages().
 #pragma once
 
@@ -9,9 +11,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "model/counters.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::profiling {
@@ -31,6 +35,10 @@ struct profiler_options {
   // interval and correlation id; measured no cheaper on the H100 machine, docs/profiling.md),
   // or not at all (their time then counts as host time).
   enum class launch_mode { activity, callback, none } launches = launch_mode::activity;
+  // The counters backend: the metric set ("default", "full" or a list of metric names) and
+  // K, the launches profiled per distinct (kernel, grid, block) in its pass.
+  std::string metric_set = "default";
+  std::size_t counters_per_kernel = 2;
 };
 
 // CPU time of one repetition: the whole process and the thread that ran the phases,
@@ -44,6 +52,7 @@ struct host_usage {
 struct profile_data {
   trace::device_trace device;
   std::vector<host_usage> host; // one per measured repetition (host backend)
+  std::optional<counters::counter_pass> counters; // counters backend
   std::vector<std::string> messages;
 };
 
@@ -55,6 +64,8 @@ public:
   virtual void repetition_end() {}
   virtual void stop() = 0;
   virtual void collect(profile_data& out) = 0;
+  // True: run in a pass of its own (one unmeasured repetition), apart from the timed ones.
+  virtual bool own_pass() const { return false; }
 };
 
 class profiler {
@@ -77,5 +88,8 @@ std::vector<std::string> profiler_names();
 // Non-empty for a backend speedlab has but this build left out (cupti without a CUDA
 // toolkit): why. Suites name it freely; such a build runs without it, with a note.
 std::string profiler_not_built_reason(const std::string& name);
+// Empty when the NVIDIA driver (libcuda.so.1) loads, else why not. Cheap and fork-safe: it
+// never initializes CUDA, so backends may call it from unavailable_reason().
+std::string no_driver_reason();
 
 } // namespace speedlab::profiling

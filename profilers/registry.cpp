@@ -1,5 +1,9 @@
 #include "profilers/profiler.hpp"
 
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
 #include "speedlab/config.hpp"
 
 namespace speedlab::profiling {
@@ -9,6 +13,7 @@ std::unique_ptr<profiler> make_none_profiler();
 std::unique_ptr<profiler> make_host_profiler();
 #if SPEEDLAB_HAS_CUPTI
 std::unique_ptr<profiler> make_cupti_profiler();
+std::unique_ptr<profiler> make_counters_profiler();
 #endif
 
 const std::map<std::string, profiler_factory>& profiler_registry() {
@@ -17,6 +22,7 @@ const std::map<std::string, profiler_factory>& profiler_registry() {
       {"host", make_host_profiler},
 #if SPEEDLAB_HAS_CUPTI
       {"cupti", make_cupti_profiler},
+      {"counters", make_counters_profiler},
 #endif
   };
   return registry;
@@ -31,9 +37,20 @@ std::unique_ptr<profiler> make_profiler(const std::string& name) {
 
 std::string profiler_not_built_reason(const std::string& name) {
 #if !SPEEDLAB_HAS_CUPTI
-  if (name == "cupti") return "speedlab was built without CUDA/CUPTI";
+  if (name == "cupti" || name == "counters") return "speedlab was built without CUDA/CUPTI";
 #endif
   (void)name;
+  return {};
+}
+
+std::string no_driver_reason() {
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) lib = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (!lib) {
+    const char* err = dlerror();
+    return fmt::format("no NVIDIA driver: libcuda.so.1 cannot be loaded ({})", err ? err : "not found");
+  }
+  dlclose(lib);
   return {};
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried:
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
-#                                                      overhead storm scaling nsys peers fixtures profile
+#                                                      overhead storm scaling nsys peers fixtures profile python counters
 #                                                      (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
@@ -20,7 +20,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (.device-carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python counters)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -51,6 +51,54 @@ fi
 if has suite; then
   /usr/bin/time -v "$speedlab" run suites/gpu-lessons.yaml --force --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
   note "lesson suite: exit $? (see suite/report.md)"
+fi
+
+if has python; then
+  # The lessons' own Python variants beside the C++ ones (suites/gpu-python.yaml), then the
+  # bridge's cost (an empty compute) and the four failure modes (tests/fixtures/python).
+  python3 -c 'import numpy, numba, cupy; print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
+    >"$work/logs/python-packages.txt" 2>&1
+  note "$(tail -1 "$work/logs/python-packages.txt")"
+  timeout 400 "$speedlab" run suites/gpu-python.yaml --force --out "$work/python" >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
+  note "python lesson suite: exit $? (see python/report.md)"
+  timeout 90 "$speedlab" run --force --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
+    --max-samples 5000 --profilers host --reports markdown,json --calibrate off \
+    --python-variants tests/fixtures/python/faulty_variants.py \
+    -v serial -v py-noop -v py-numpy -v py-abort -v py-raise -v py-hang -v py-wrong --timeout 5 \
+    >"$work/logs/python-bridge.txt" 2>"$work/logs/python-bridge.err"
+  note "python bridge and failures: exit $? (1 expected: four variants fail on purpose)"
+  python3 - "$work/python/results.jsonl" "$work/python-bridge/results.jsonl" "$work/python/results.json" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import json, statistics, sys
+def points(f):
+    return [json.loads(l) for l in open(f)]
+suite = points(sys.argv[1])
+py = [p for p in suite if p.get("language") == "python"]
+by = {}
+for p in py:
+    by.setdefault(p["status"], []).append(p["id"])
+print("python points:", {k: len(v) for k, v in by.items()})
+for s in ("failed", "invalid", "timeout", "crashed"):
+    for i in by.get(s, []):
+        print(f"  {s}: {i}: {next(p['reason'] for p in py if p['id'] == i)[:200]}")
+for p in py:
+    if p["status"] == "skipped":
+        print(f"  skipped: {p['id']}: {p['reason'][:120]}")
+try:
+    a = json.load(open(sys.argv[3])).get("analysis", {})
+    for s in a.get("cpp_over_python", []):
+        print(f"best C++ over best Python {s['workload']} {s['params_key']}: {s['variant']} vs {s['baseline']}: "
+              f"{s['ratio']:.3g}x [{s['ci_low']:.3g}, {s['ci_high']:.3g}] {s['verdict']}")
+except OSError as e:
+    print("no results.json:", e)
+for p in points(sys.argv[2]):
+    own = p.get("self_timed_ns", {}).get("python compute")
+    extra = ""
+    if own and p["status"] == "ok":
+        phase = p["phase_median_ns"]["compute"]
+        extra = (f" compute {phase / 1e3:.2f} us (speedlab) vs {statistics.median(own) / 1e3:.2f} us (python):"
+                 f" bridge {(phase - statistics.median(own)) / 1e3:.2f} us per request; wall median {p['wall']['median'] / 1e3:.2f} us")
+    print(f"bridge run {p['variant']}: {p['status']} {p['reason'][:140]}{extra}")
+PY
 fi
 
 if has sweep; then
@@ -435,12 +483,96 @@ PY
   note "profile fixtures: $(du -h "$out/profile-fixtures.tar.gz" | cut -f1)"
 fi
 
+if has counters; then
+  # Hardware counters (the counters backend): the lesson suite with and without them at the
+  # default K (wall times: what counters cost), speedlab's counters against Nsight Compute
+  # per lesson kernel (same metrics, --cache-control none: neither flushes caches), the CUDA
+  # variants with the full metric set (fixtures for the CPU-side tests), and the slowest
+  # kernels at the issue's sizes with the full set.
+  c="$work/counters"
+  mkdir -p "$c"
+  for mode in host,cupti,counters host,cupti; do
+    s=$(date +%s.%N)
+    "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json,markdown --out "$c/lessons-${mode//,/-}" \
+      >"$work/logs/counters-lessons-${mode//,/-}.txt" 2>&1
+    rc=$?
+    e=$(date +%s.%N)
+    note "counters: lesson suite --profilers $mode: exit $rc, wall $(python3 -c "print(f'{$e-$s:.1f}')") s"
+  done
+  # Nsight Compute on the same points: ncu refuses to start under CUPTI injection and holds
+  # the counters itself, so each point runs again in-process with --profilers host.
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu) timeout 240 python3 scripts/counters_vs_ncu.py "$speedlab" \
+    "$c/lessons-host-cupti-counters" "$c/ncu" --suite suites/gpu-lessons.yaml --cache-control none \
+    >"$c/counters-vs-ncu-none.md" 2>"$work/logs/counters-vs-ncu.err"
+  note "counters vs ncu: exit $?; $(tail -1 "$c/counters-vs-ncu-none.md")"
+  cp "$c/counters-vs-ncu-none.md" "$out/" 2>/dev/null
+  "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json,markdown --out "$c/full" \
+    >"$work/logs/counters-full.txt" 2>&1
+  note "counters: CUDA variants, full metric set: exit $?"
+  grep -h "note:.*counters" "$work"/logs/counters-*.txt | sort | uniq -c | head -8 >>"$summary"
+  # Passes and pass wall per metric set, on one point.
+  for set in dram default full; do
+    "$speedlab" run suites/gpu-counters.yaml --metrics $set --reports json --out "$c/set-$set" --workload vector \
+      --variant cuda --param op=mul >"$work/logs/counters-set-$set.txt" 2>&1
+    note "counters: metric set $set: $(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    p = json.loads(line); c = p.get("counters") or {}
+    print(f"{len(c.get(\"metrics\", []))} metrics, {c.get(\"passes\")} passes, pass wall {c.get(\"pass_wall_ns\", 0) / 1e6:.1f} ms "
+          f"(repetition median {p[\"wall\"][\"median\"] / 1e6:.2f} ms)")' "$c/set-$set/results.jsonl" 2>&1 | tail -1)"
+  done
+  # The issue's sizes for the slowest kernels (their own and the lesson variant).
+  [[ ${COUNTERS_SLOW:-1} == 1 ]] && while read -r name args; do
+    "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json --out "$c/slow-$name" --variant cuda \
+      --variant cuda-lesson $args >"$work/logs/counters-slow-$name.txt" 2>&1
+    note "counters: slow kernels $name: exit $?"
+  done <<'CASES'
+pi --workload montecarlo_pi --param M=2700000000
+moment --workload montecarlo --param M=512000000 --param N=8
+mandel8k --workload mandelbrot --param size=8192 --param iterations=256
+mandel4k --workload mandelbrot --param size=4096 --param iterations=4096
+CASES
+  python3 - "$c" <<'PY' | tee -a "$summary" "$out/summary.txt"
+import glob, json, os, statistics, sys
+root = sys.argv[1]
+per_range, passes = [], {}
+for d in ("lessons-host-cupti-counters", "full"):
+    f = os.path.join(root, d, "results.jsonl")
+    if not os.path.exists(f):
+        continue
+    for line in open(f):
+        p = json.loads(line)
+        c = p.get("counters")
+        if not c or not c.get("kernels") or not p.get("wall"):
+            continue
+        extra = c["pass_wall_ns"] - p["wall"]["median"]
+        per_range.append((d, extra / len(c["kernels"]) / 1e3, c["passes"], p["id"], len(c["kernels"]), c["skipped"]))
+for d in ("lessons-host-cupti-counters", "full"):
+    v = [r[1] for r in per_range if r[0] == d]
+    if v:
+        print(f"counters cost ({d}): added wall per profiled kernel median {statistics.median(v):.0f} us "
+              f"(min {min(v):.0f}, max {max(v):.0f}) over {len(v)} points; passes {sorted({r[2] for r in per_range if r[0] == d})}")
+for r in sorted(per_range, key=lambda r: -r[1])[:3]:
+    print(f"counters cost point {r[3]} ({r[0]}): {r[1]:.0f} us per profiled kernel, {r[4]} kernels, {r[5]} skipped")
+PY
+  # Fixtures for tests/fixtures/counters: results with counters, the device model.
+  f="$work/counters-fixtures"
+  mkdir -p "$f"
+  for d in full lessons-host-cupti-counters slow-pi slow-moment slow-mandel8k slow-mandel4k; do
+    mkdir -p "$f/$d"
+    cp "$c/$d/results.jsonl" "$c/$d/device.json" "$c/$d/run.json" "$f/$d/" 2>/dev/null
+  done
+  cp "$c"/ncu/*.json "$f/" 2>/dev/null
+  tar -C "$work" -czf "$out/counters.tar.gz" counters-fixtures -C "$c" $(cd "$c" && ls */report.md 2>/dev/null)
+  note "counters fixtures: $(du -h "$out/counters.tar.gz" | cut -f1) packed"
+fi
+
 note "elapsed: $(( $(date +%s) - t0 )) s"
 # Few files come back (8, 16 MiB each): logs and reports packed; traces and sqlite only of
 # the one-lesson run.
 tar -C "$work" -czf "$out/logs.tar.gz" logs summary.txt 2>/dev/null
 tar -C "$work" -czf "$out/reports.tar.gz" --exclude='traces' --exclude='*.sqlite' --exclude='trace.json' \
-  $(cd "$work" && ls -d suite sweep crossover 2>/dev/null) 2>/dev/null
+  $(cd "$work" && ls -d suite sweep crossover python python-bridge 2>/dev/null) 2>/dev/null
 [[ -d "$work/lesson-vector" ]] && tar -C "$work" -czf "$out/lesson-vector.tar.gz" lesson-vector
 [[ -f "$work/suite/report.md" ]] && cp "$work/suite/report.md" "$out/report.md"
 ls -la "$out"

@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ make pkg-config libboost-dev libyaml-cpp-dev catch2 libfmt-dev libcli11-dev
           nlohmann-json3-dev libsqlite3-dev zlib1g-dev sqlite3 python3
+          python3-numpy python3-numba # the Python variants CI runs (python/)
           clang) # the ASan+UBSan and libFuzzer build (scripts/sanitize.sh)
 # libFuzzer's runtime comes with the compiler's runtime package (Debian 12: clang 14).
 if grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null; then

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 namespace speedlab::testing {
 
@@ -24,5 +25,14 @@ inline std::filesystem::path golden_root() { return test_root() / "tests" / "gol
 inline std::filesystem::path speedlab_binary() { return test_root() / "speedlab"; }
 inline std::filesystem::path build_plugin_dir() { return test_root() / "plugins"; }
 inline std::filesystem::path test_plugin_dir() { return test_root() / "test-plugins"; }
+
+// The interpreter the Python variants' tests run: $SPEEDLAB_TEST_PYTHON, else Debian's
+// (which has the NumPy and Numba scripts/install-deps.sh installs; a PATH python3 from pyenv
+// often has neither), else python3 from PATH.
+inline std::string test_python() {
+  if (const char* python = std::getenv("SPEEDLAB_TEST_PYTHON"); python && *python) return python;
+  std::error_code ec;
+  return std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+}
 
 } // namespace speedlab::testing

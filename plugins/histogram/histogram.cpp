@@ -30,8 +30,7 @@ namespace {
 // Box-Muller on Philox words: sample 4k..4k+3 come from draw k, so every variant (and any
 // thread count) sees the same samples. u1 is in (0, 1], so a few samples fall outside
 // [-4, 4) and exercise the out-of-range path.
-std::vector<float> make_samples(std::size_t n) {
-  std::vector<float> x(n);
+void fill_samples(float* x, std::size_t n) {
   const std::size_t draws = (n + 3) / 4;
   parallel::for_static(parallel::default_threads(), draws, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t k = begin; k < end; ++k) {
@@ -47,30 +46,26 @@ std::vector<float> make_samples(std::size_t n) {
       }
     }
   });
+}
+
+std::vector<float> make_samples(std::size_t n) {
+  std::vector<float> x(n);
+  fill_samples(x.data(), n);
   return x;
 }
 
-// Shared state and the check every variant uses: an exact match with a serial count made
-// here (never by the variant's code path), and counts that add up to the in-range samples.
-class histogram_run : public variant_run {
-protected:
-  explicit histogram_run(const point& p)
-      : m_n(static_cast<std::size_t>(p.get_int("n"))), m_bins(static_cast<int>(p.get_int("bins"))),
-        m_scale(bin_scale(m_bins)) {
-    if (m_n < 1) throw std::invalid_argument("histogram: n must be >= 1");
-    if (m_bins < 1 || m_bins > 8192) throw std::invalid_argument("histogram: bins must be in 1..8192");
-  }
-
-  void make_inputs() {
-    m_samples = make_samples(m_n);
-    m_counts.assign(static_cast<std::size_t>(m_bins), 0);
-  }
-
-  validation check(const std::vector<std::uint32_t>& counts) {
+// The check every variant uses: an exact match with a serial count made here (never by the
+// variant's code path), and counts that add up to the in-range samples. The reference is
+// counted once and kept for the next check.
+class count_checker {
+public:
+  explicit count_checker(int bins) : m_bins(bins), m_scale(bin_scale(bins)) {}
+  validation check(const float* samples, std::size_t n, const std::uint32_t* counts) {
     if (!m_reference) {
       reference r;
       r.counts.assign(static_cast<std::size_t>(m_bins), 0);
-      for (const float x : m_samples) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const float x = samples[i];
         if (x >= range_lo && x < range_hi) ++r.in_range;
         const int b = bin_of(x, m_bins, m_scale);
         if (b >= 0) ++r.counts[static_cast<std::size_t>(b)];
@@ -79,7 +74,7 @@ protected:
     }
     std::uint64_t total = 0, differing = 0, worst = 0;
     std::size_t first_bad = 0;
-    for (std::size_t b = 0; b < counts.size(); ++b) {
+    for (std::size_t b = 0; b < static_cast<std::size_t>(m_bins); ++b) {
       total += counts[b];
       const std::uint64_t want = m_reference->counts[b];
       const std::uint64_t diff = counts[b] > want ? counts[b] - want : want - counts[b];
@@ -97,8 +92,37 @@ protected:
       return validation::fail("counts sum to " + std::to_string(total) + ", expected " +
                               std::to_string(m_reference->in_range) + " in-range samples");
     return validation::pass("all " + std::to_string(m_bins) + " bins equal the serial count; sum " +
-                            std::to_string(total) + " = in-range samples (" + std::to_string(m_n - total) +
+                            std::to_string(total) + " = in-range samples (" + std::to_string(n - total) +
                             " outside [-4, 4))");
+  }
+
+private:
+  int m_bins;
+  float m_scale;
+  struct reference {
+    std::vector<std::uint64_t> counts;
+    std::uint64_t in_range = 0;
+  };
+  std::optional<reference> m_reference;
+};
+
+// Shared state of the variants.
+class histogram_run : public variant_run {
+protected:
+  explicit histogram_run(const point& p)
+      : m_n(static_cast<std::size_t>(p.get_int("n"))), m_bins(static_cast<int>(p.get_int("bins"))),
+        m_scale(bin_scale(m_bins)) {
+    if (m_n < 1) throw std::invalid_argument("histogram: n must be >= 1");
+    if (m_bins < 1 || m_bins > 8192) throw std::invalid_argument("histogram: bins must be in 1..8192");
+  }
+
+  void make_inputs() {
+    m_samples = make_samples(m_n);
+    m_counts.assign(static_cast<std::size_t>(m_bins), 0);
+  }
+
+  validation check(const std::vector<std::uint32_t>& counts) {
+    return m_checker.check(m_samples.data(), m_n, counts.data());
   }
 
   std::size_t m_n;
@@ -108,11 +132,7 @@ protected:
   std::vector<std::uint32_t> m_counts;
 
 private:
-  struct reference {
-    std::vector<std::uint64_t> counts;
-    std::uint64_t in_range = 0;
-  };
-  std::optional<reference> m_reference;
+  count_checker m_checker{m_bins};
 };
 
 class histogram_serial final : public histogram_run {
@@ -231,6 +251,15 @@ workload_info describe() {
       param_spec::integer("bins", "equal bins over [-4, 4)", 10, "10,64,512,4096", 1, 4096),
   };
   w.work = work;
+  w.data.arrays = [](const point& p) {
+    return std::vector<array_spec>{{"x", element_type::f32, {static_cast<std::size_t>(p.get_int("n"))}},
+                                   {"counts", element_type::u32, {static_cast<std::size_t>(p.get_int("bins"))}, true}};
+  };
+  w.data.fill = [](const point&, const array_set& a) { fill_samples(a.get<float>("x"), a.count("x")); };
+  w.data.check = [](const point& p, const array_set& a) {
+    count_checker checker(static_cast<int>(p.get_int("bins")));
+    return checker.check(a.get<float>("x"), a.count("x"), a.get<std::uint32_t>("counts"));
+  };
   w.variants = {
       variant_spec::make<histogram_serial>("serial", variant_kind::serial, "plain loop over the samples"),
       variant_spec::make<histogram_threads>("threads", variant_kind::threads,

@@ -35,19 +35,14 @@ void render_rows(std::int32_t* image, int size, int iterations, int row_begin, i
   }
 }
 
-class mandelbrot_run : public variant_run {
-protected:
-  explicit mandelbrot_run(const point& p)
-      : m_size(static_cast<int>(p.get_int("size"))), m_iterations(static_cast<int>(p.get_int("iterations"))) {
-    if (m_size < 1) throw std::invalid_argument("mandelbrot: size must be >= 1");
-    if (m_iterations < 1) throw std::invalid_argument("mandelbrot: iterations must be >= 1");
-  }
-
-  void make_inputs() { m_image.assign(std::size_t(m_size) * m_size, 0); }
-
+// Membership check against a reference made here (never by a variant's code path); the
+// reference rows are computed once and kept for the next check.
+class image_checker {
+public:
+  image_checker(int size, int iterations) : m_size(size), m_iterations(iterations) {}
   // Membership (count == iterations) against a reference computed here with the plain
   // loop, in parallel; large problems check a strided subset of rows.
-  validation check(const std::vector<std::int32_t>& image) {
+  validation check(const std::int32_t* image) {
     if (m_rows.empty()) {
       const double budget = 2e9; // iterations, assuming 10% members
       const double cost = double(m_size) * m_size * (0.1 * m_iterations + 20);
@@ -83,12 +78,28 @@ protected:
     return fraction < 1e-3 ? validation::pass(buf, fraction) : validation::fail(buf, fraction);
   }
 
+private:
+  int m_size, m_iterations;
+  std::vector<int> m_rows;
+  std::vector<std::int32_t> m_reference;
+};
+
+class mandelbrot_run : public variant_run {
+protected:
+  explicit mandelbrot_run(const point& p)
+      : m_size(static_cast<int>(p.get_int("size"))), m_iterations(static_cast<int>(p.get_int("iterations"))) {
+    if (m_size < 1) throw std::invalid_argument("mandelbrot: size must be >= 1");
+    if (m_iterations < 1) throw std::invalid_argument("mandelbrot: iterations must be >= 1");
+  }
+
+  void make_inputs() { m_image.assign(std::size_t(m_size) * m_size, 0); }
+  validation check(const std::vector<std::int32_t>& image) { return m_checker.check(image.data()); }
+
   int m_size, m_iterations;
   std::vector<std::int32_t> m_image;
 
 private:
-  std::vector<int> m_rows;
-  std::vector<std::int32_t> m_reference;
+  image_checker m_checker{m_size, m_iterations};
 };
 
 class mandelbrot_serial final : public mandelbrot_run {
@@ -203,6 +214,16 @@ workload_info describe() {
       param_spec::integer("iterations", "maximum iterations per pixel", 256, "2^8..2^12", 1, 4096),
   };
   w.work = work;
+  // Python variants: no inputs (the grid is the parameters), one image out.
+  w.data.arrays = [](const point& p) {
+    const auto n = static_cast<std::size_t>(p.get_int("size"));
+    return std::vector<array_spec>{{"image", element_type::i32, {n, n}, true}};
+  };
+  w.data.fill = [](const point&, const array_set&) {};
+  w.data.check = [](const point& p, const array_set& a) {
+    image_checker checker(static_cast<int>(p.get_int("size")), static_cast<int>(p.get_int("iterations")));
+    return checker.check(a.get<std::int32_t>("image"));
+  };
   w.variants = {
       variant_spec::make<mandelbrot_serial>("serial", variant_kind::serial, "plain loop over rows and columns"),
       variant_spec::make<mandelbrot_threads>("threads", variant_kind::threads,

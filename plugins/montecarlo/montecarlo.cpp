@@ -320,6 +320,18 @@ std::vector<workload_info> describe() {
                        samples("points")};
   moment.work = moment_work;
   moment.variants = variants<moment_problem>(moment_work);
+  // Python variants read the host-generated points (numpy's rand(M, N) layout).
+  moment.data.arrays = [](const point& p) {
+    const moment_problem::params q(p);
+    return std::vector<array_spec>{{"x", element_type::f32, {q.points, static_cast<std::size_t>(q.dims)}},
+                                   {"estimate", element_type::f64, {1}, true},
+                                   {"variance", element_type::f64, {1}, true}};
+  };
+  moment.data.fill = [](const point& p, const array_set& a) { moment_problem::fill_points(a.get<float>("x"), moment_problem::params(p)); };
+  moment.data.check = [](const point& p, const array_set& a) {
+    const moment_problem::params q(p);
+    return check_moment(q.dims, q.points, a.get<double>("estimate")[0], a.get<double>("variance")[0]);
+  };
 
   workload_info pi{"montecarlo_pi", "Monte Carlo pi: fraction of uniform points of the unit square inside the "
                                     "quarter circle"};
@@ -327,6 +339,14 @@ std::vector<workload_info> describe() {
   pi.parameters = {samples("samples")};
   pi.work = pi_work;
   pi.variants = variants<pi_problem>(pi_work);
+  pi.data.arrays = [](const point& p) {
+    const pi_problem::params q(p);
+    return std::vector<array_spec>{{"xy", element_type::f32, {q.samples, 2}}, {"hits", element_type::u64, {1}, true}};
+  };
+  pi.data.fill = [](const point& p, const array_set& a) { pi_problem::fill_points(a.get<float>("xy"), pi_problem::params(p)); };
+  pi.data.check = [](const point& p, const array_set& a) {
+    return check_pi(pi_problem::params(p).samples, a.get<std::uint64_t>("hits")[0]);
+  };
   return {std::move(moment), std::move(pi)};
 }
 

@@ -244,6 +244,22 @@ workload_info describe() {
       param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0).as_size_axis(),
   };
   w.work = base_work;
+  // Python variants: b exists for dot only; the result is one double.
+  w.data.arrays = [](const point& p) {
+    const params q(p);
+    std::vector<array_spec> a{{"a", element_type::f32, {q.n}}};
+    if (q.dot()) a.push_back({"b", element_type::f32, {q.n}});
+    a.push_back({"value", element_type::f64, {1}, true});
+    return a;
+  };
+  w.data.fill = [](const point& p, const array_set& a) {
+    const params q(p);
+    fill_inputs(q.op, a.get<float>("a"), q.dot() ? a.get<float>("b") : nullptr, q.n);
+  };
+  w.data.check = [](const point& p, const array_set& a) {
+    const params q(p);
+    return check(q.op, q.n, a.get<double>("value")[0]);
+  };
   w.variants = {
       variant_spec::make<serial_run>("serial", variant_kind::serial, "plain loop, double accumulator"),
       variant_spec::make<threads_run>("threads", variant_kind::threads,

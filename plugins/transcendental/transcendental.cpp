@@ -214,6 +214,22 @@ work_model base_work(const point& p) {
                     .fp64 = fp64};
 }
 
+// The Python variants' arrays (workload_data): only the inputs of the function exist.
+template <class T>
+T* input_or_null(const array_set& a, const char* name) {
+  return a.has(name) ? a.get<T>(name) : nullptr;
+}
+template <class T>
+void fill_arrays(const params& q, const array_set& a) {
+  fill_inputs<T>(q.func, q.n, input_or_null<T>(a, "x"), input_or_null<T>(a, "rho1"), input_or_null<T>(a, "theta1"),
+                 input_or_null<T>(a, "rho2"), input_or_null<T>(a, "theta2"));
+}
+template <class T>
+validation check_arrays(const params& q, const array_set& a) {
+  return check<T>(q.func, q.n, a.get<T>("out"), input_or_null<T>(a, "x"), input_or_null<T>(a, "rho1"),
+                  input_or_null<T>(a, "theta1"), input_or_null<T>(a, "rho2"), input_or_null<T>(a, "theta2"));
+}
+
 workload_info describe() {
   workload_info w{"transcendental", "elementwise Gaussian PDF or polar distance (sin, cos, hypot) over n elements"};
   w.lesson = "lesson 4: Numba ufuncs gaussian_pdf and polar_distance (ContinuumIO/Carpentries), float32 vs float64";
@@ -223,6 +239,23 @@ workload_info describe() {
       param_spec::integer("n", "elements", 1000000, "1e3:1e8:10", 1, 2147483648.0).as_size_axis(),
   };
   w.work = base_work;
+  w.data.arrays = [](const point& p) {
+    const params q(p);
+    const element_type t = p.get_text("dtype") == "float64" ? element_type::f64 : element_type::f32;
+    std::vector<array_spec> a;
+    for (const char* name : q.func == func_kind::gauss ? std::vector<const char*>{"x"}
+                                                       : std::vector<const char*>{"rho1", "theta1", "rho2", "theta2"})
+      a.push_back({name, t, {q.n}});
+    a.push_back({"out", t, {q.n}, true});
+    return a;
+  };
+  w.data.fill = [](const point& p, const array_set& a) {
+    if (p.get_text("dtype") == "float64") fill_arrays<double>(params(p), a);
+    else fill_arrays<float>(params(p), a);
+  };
+  w.data.check = [](const point& p, const array_set& a) {
+    return p.get_text("dtype") == "float64" ? check_arrays<double>(params(p), a) : check_arrays<float>(params(p), a);
+  };
   w.variants = {
       typed<serial_run>("serial", variant_kind::serial, "plain loop (libm)"),
       typed<threads_run>("threads", variant_kind::threads,

@@ -37,6 +37,27 @@ void transpose_rows(const std::int32_t* in, std::int32_t* out, std::size_t n, st
   }
 }
 
+// Exact: out[r][c] must be the arange value of in[c][r], c * n + r (no reference needed).
+validation check_transposed(const std::int32_t* out, std::size_t n) {
+  std::size_t wrong = 0, first = 0;
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t c = 0; c < n; ++c)
+      if (out[r * n + c] != static_cast<std::int32_t>(c * n + r) && wrong++ == 0) first = r * n + c;
+  if (wrong != 0)
+    return validation::fail(std::to_string(wrong) + " of " + std::to_string(n * n) +
+                                " elements wrong; first at (" + std::to_string(first / n) + ", " +
+                                std::to_string(first % n) + "): " + std::to_string(out[first]) + ", expected " +
+                                std::to_string((first % n) * n + first / n),
+                            static_cast<double>(wrong));
+  return validation::pass("all " + std::to_string(n * n) + " elements equal the transposed arange");
+}
+
+void fill_arange(std::int32_t* in, std::size_t count) {
+  parallel::for_static(parallel::default_threads(), count, [&](std::size_t, std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) in[i] = static_cast<std::int32_t>(i);
+  });
+}
+
 class transpose_run : public variant_run {
 protected:
   explicit transpose_run(const point& p) : m_n(static_cast<std::size_t>(p.get_int("size"))) {
@@ -46,25 +67,10 @@ protected:
   void make_inputs() {
     m_in.resize(m_n * m_n);
     m_out.assign(m_n * m_n, -1);
-    parallel::for_static(parallel::default_threads(), m_in.size(), [&](std::size_t, std::size_t b, std::size_t e) {
-      for (std::size_t i = b; i < e; ++i) m_in[i] = static_cast<std::int32_t>(i);
-    });
+    fill_arange(m_in.data(), m_in.size());
   }
 
-  // Exact: out[r][c] must be the arange value of in[c][r], c * n + r (no reference needed).
-  validation check(const std::vector<std::int32_t>& out) const {
-    std::size_t wrong = 0, first = 0;
-    for (std::size_t r = 0; r < m_n; ++r)
-      for (std::size_t c = 0; c < m_n; ++c)
-        if (out[r * m_n + c] != static_cast<std::int32_t>(c * m_n + r) && wrong++ == 0) first = r * m_n + c;
-    if (wrong != 0)
-      return validation::fail(std::to_string(wrong) + " of " + std::to_string(m_n * m_n) +
-                                  " elements wrong; first at (" + std::to_string(first / m_n) + ", " +
-                                  std::to_string(first % m_n) + "): " + std::to_string(out[first]) + ", expected " +
-                                  std::to_string((first % m_n) * m_n + first / m_n),
-                              static_cast<double>(wrong));
-    return validation::pass("all " + std::to_string(m_n * m_n) + " elements equal the transposed arange");
-  }
+  validation check(const std::vector<std::int32_t>& out) const { return check_transposed(out.data(), m_n); }
 
   std::size_t m_n;
   std::vector<std::int32_t> m_in, m_out;
@@ -161,6 +167,14 @@ workload_info describe() {
   w.parameters = {
       param_spec::integer("size", "matrix side n (n x n int32)", 4096, "512,1000,2048,4096,4097,8192,16384", 1, 32768).as_size_axis()};
   w.work = work;
+  w.data.arrays = [](const point& p) {
+    const auto n = static_cast<std::size_t>(p.get_int("size"));
+    return std::vector<array_spec>{{"a", element_type::i32, {n, n}}, {"out", element_type::i32, {n, n}, true}};
+  };
+  w.data.fill = [](const point&, const array_set& a) { fill_arange(a.get<std::int32_t>("a"), a.count("a")); };
+  w.data.check = [](const point& p, const array_set& a) {
+    return check_transposed(a.get<std::int32_t>("out"), static_cast<std::size_t>(p.get_int("size")));
+  };
   w.variants = {
       variant_spec::make<transpose_serial>("serial", variant_kind::serial, "loop over 32 x 32 tiles"),
       variant_spec::make<transpose_threads>("threads", variant_kind::threads,

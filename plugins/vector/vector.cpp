@@ -205,6 +205,15 @@ workload_info describe() {
       param_spec::integer("n", "elements", std::int64_t{1} << 24, "2^10..2^28", 1, 2147483648.0).as_size_axis(),
   };
   w.work = base_work;
+  w.data.arrays = [](const point& p) {
+    const std::size_t n = params(p).n;
+    return std::vector<array_spec>{{"a", element_type::f32, {n}}, {"b", element_type::f32, {n}},
+                                   {"c", element_type::f32, {n}, true}};
+  };
+  w.data.fill = [](const point& p, const array_set& a) {
+    fill_inputs(params(p).op, a.get<float>("a"), a.get<float>("b"), a.count("a"));
+  };
+  w.data.check = [](const point& p, const array_set& a) { return check(params(p).op, a.get<float>("c"), a.count("c")); };
   w.variants = {
       variant_spec::make<serial_run>("serial", variant_kind::serial, "plain loop"),
       variant_spec::make<threads_run>("threads", variant_kind::threads,

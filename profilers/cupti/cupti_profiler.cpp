@@ -37,19 +37,6 @@ using cupti::version_problem;
 
 // ---- kernel launches through the callback API (profiler_options::launch_mode::callback) --
 
-constexpr CUpti_CallbackId launch_callback_ids[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-};
-
 // Launch calls seen by the callback, already on the steady clock. Written on the launching
 // threads (an uncontended lock per launch), read after stop().
 struct launch_sink {
@@ -247,13 +234,13 @@ private:
   // Launch calls leave the RUNTIME activity (enabled just before, which reset these
   // per-call switches) and, in callback mode, go through subscriber_callback.
   void start_launch_callbacks() {
-    for (CUpti_CallbackId id : launch_callback_ids) cuptiActivityEnableRuntimeApi(id, 0);
+    for (CUpti_CallbackId id : cupti::launch_callback_ids) cuptiActivityEnableRuntimeApi(id, 0);
     if (m_options.launches != profiler_options::launch_mode::callback) return;
     m_launches = std::make_unique<launch_sink>();
     m_launches->max_calls = m_options.max_buffer_bytes / sizeof(trace::api_record);
     m_launches->calls.reserve(std::min<std::size_t>(m_launches->max_calls, 4096));
     g_launch_sink.store(m_launches.get(), std::memory_order_release);
-    for (CUpti_CallbackId id : launch_callback_ids)
+    for (CUpti_CallbackId id : cupti::launch_callback_ids)
       if (CUptiResult r = cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id); r != CUPTI_SUCCESS) {
         note_once("cupti: launch callbacks unavailable (" + result_string(r) + "); launch calls count as host time");
         break;
@@ -262,7 +249,7 @@ private:
 
   void stop_launch_callbacks() {
     if (!m_launches) return;
-    for (CUpti_CallbackId id : launch_callback_ids) cuptiEnableCallback(0, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    for (CUpti_CallbackId id : cupti::launch_callback_ids) cuptiEnableCallback(0, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
     g_launch_sink.store(nullptr, std::memory_order_release);
   }
 
@@ -327,14 +314,7 @@ public:
   std::string unavailable_reason() const override {
     static const std::string reason = [] {
       if (std::string v = version_problem(); !v.empty()) return v;
-      void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-      if (!lib) lib = dlopen("libcuda.so.1", RTLD_LAZY);
-      if (!lib) {
-        const char* err = dlerror();
-        return fmt::format("no NVIDIA driver: libcuda.so.1 cannot be loaded ({})", err ? err : "not found");
-      }
-      dlclose(lib);
-      return std::string{};
+      return no_driver_reason();
     }();
     return reason;
   }

@@ -30,6 +30,20 @@ using sync_activity = CUpti_ActivitySynchronization2;
 using overhead_activity = CUpti_ActivityOverhead3;
 using marker_activity = CUpti_ActivityMarker2;
 
+// The runtime API calls that launch a kernel (the counters backend reads the same list).
+inline constexpr CUpti_CallbackId launch_callback_ids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+};
+
 // One NVTX marker record (start or end half of a range), paired up in finalize().
 struct marker_event {
   std::uint32_t id = 0;

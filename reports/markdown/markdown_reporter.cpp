@@ -9,6 +9,7 @@
 #include "analysis/finding_groups.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
+#include "model/statistics.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
 #include "reports/markdown/markdown_program.hpp"
@@ -82,6 +83,7 @@ public:
     for (const auto& w : m_workloads) workload(w);
     roofline();
     what_ifs();
+    python_variants();
     timing_checks();
     integrity();
     return std::move(m_out);
@@ -361,6 +363,38 @@ private:
                       fmt_duration(w.projected_ns), fmt_ratio(w.max_speedup), md_text(w.arithmetic)});
     table(m_out, {"point", "if", "measured", "at best", "max speedup", "arithmetic"}, rows,
           {false, false, true, true, true, false});
+  }
+
+  // The lessons' Python code beside the C++ variants: who wins by how much, and what the
+  // bridge adds to each request (speedlab's timer around the request minus the Python
+  // side's perf_counter around the call).
+  void python_variants() {
+    if (!m_in.analysis.cpp_over_python.empty()) {
+      m_out += "## Best C++ over best Python\n\n";
+      m_out += "Per workload and parameters, the fastest valid C++ variant against the fastest valid Python one "
+               "(median wall per repetition; 95% interval of the ratio).\n\n";
+      table_rows rows;
+      for (const auto& s : m_in.analysis.cpp_over_python)
+        rows.push_back({md_code(s.workload), params_cell(s.params_key), md_code(s.variant), md_code(s.baseline),
+                        speedup_cell(&s)});
+      table(m_out, {"workload", "parameters", "best C++", "best Python", "C++ speedup"}, rows,
+            {false, false, false, false, true});
+    }
+    table_rows rows;
+    for (const auto& p : m_in.points) {
+      if (p.language != "python" || !p.valid()) continue;
+      auto own = p.self_timed_ns.find("python compute");
+      auto phase = p.phase_median_ns.find("compute");
+      if (own == p.self_timed_ns.end() || own->second.empty() || phase == p.phase_median_ns.end()) continue;
+      const double own_median = stats::quantile(own->second, 0.5);
+      rows.push_back({md_code(p.id), fmt_duration(phase->second), fmt_duration(own_median),
+                      fmt_duration(phase->second - own_median)});
+    }
+    if (rows.empty()) return;
+    m_out += "### The Python bridge's cost per request\n\n";
+    m_out += "compute as speedlab timed the request, as the Python side timed the call (time.perf_counter_ns), "
+             "and the difference: the bridge's round trip (JSON over a socket), medians.\n\n";
+    table(m_out, {"point", "speedlab", "python", "bridge"}, rows, {false, true, true, true});
   }
 
   void timing_checks() {

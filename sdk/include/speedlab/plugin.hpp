@@ -62,8 +62,13 @@
 //   (cudaDeviceSynchronize or a stream sync) before returning, so the host clock is honest.
 // - Failures are reported by throwing (std::exception); speedlab records the message.
 // - validate() compares against an independent reference; it is never timed.
+//
+// A workload may also describe its inputs and its check apart from any variant
+// (workload_info::data, below): then variants written outside C++ (Python, run by
+// speedlab's bridge) get the same inputs and the same validation as the C++ ones.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -77,8 +82,9 @@
 
 // The ABI version of this SDK. speedlab refuses a plugin built against another value,
 // because the types below cross the shared-library boundary by layout. 3: size axes,
-// constraints and the example flag.
-#define SPEEDLAB_PLUGIN_ABI_VERSION 3
+// constraints and the example flag. 4: workload_data (the inputs and outputs Python
+// variants share).
+#define SPEEDLAB_PLUGIN_ABI_VERSION 4
 
 #if defined(SPEEDLAB_SDK_ABI_EXPECTED) && SPEEDLAB_SDK_ABI_EXPECTED != SPEEDLAB_PLUGIN_ABI_VERSION
 #error "speedlab: these SDK headers and the speedlab CMake package come from different installs"
@@ -281,6 +287,7 @@ using variant_factory =
 
 struct variant_spec {
   std::string name;
+  std::string language = "c++"; // "python" for the bridge's variants (python_variants.hpp)
   variant_kind kind = variant_kind::serial;
   std::string description;
   variant_factory create;
@@ -335,6 +342,104 @@ struct constraint {
   }
 };
 
+// ---- A workload's data apart from its variants ----------------------------------------
+// The inputs a point's variants read and the outputs they write, as named arrays, with the
+// functions that fill the inputs and check the outputs. speedlab allocates the arrays
+// (in memory it shares with a Python process), calls fill, lets the variant compute, and
+// calls check: the same inputs and the same tolerances as the C++ variants'.
+//
+//   w.data.arrays = [](const point& p) {
+//     const std::size_t n = p.get_int("n");
+//     return std::vector<array_spec>{{"x", element_type::f32, {n}}, {"y", element_type::f32, {n}, true}};
+//   };
+//   w.data.fill = [](const point& p, const array_set& a) { fill_x(a.get<float>("x"), a.count("x")); };
+//   w.data.check = [](const point& p, const array_set& a) { return check_y(a.get<const float>("y"), ...); };
+
+enum class element_type { f32, f64, i32, u32, i64, u64 };
+
+// NumPy's name of the type ("float32"), which is also how the bridge writes it.
+inline const char* to_string(element_type t) {
+  switch (t) {
+  case element_type::f32: return "float32";
+  case element_type::f64: return "float64";
+  case element_type::i32: return "int32";
+  case element_type::u32: return "uint32";
+  case element_type::i64: return "int64";
+  case element_type::u64: return "uint64";
+  }
+  return "unknown";
+}
+
+inline std::size_t element_size(element_type t) {
+  return t == element_type::f32 || t == element_type::i32 || t == element_type::u32 ? 4 : 8;
+}
+
+template <class T>
+constexpr std::optional<element_type> element_type_of() {
+  using U = std::remove_const_t<T>;
+  if constexpr (std::is_same_v<U, float>) return element_type::f32;
+  else if constexpr (std::is_same_v<U, double>) return element_type::f64;
+  else if constexpr (std::is_same_v<U, std::int32_t>) return element_type::i32;
+  else if constexpr (std::is_same_v<U, std::uint32_t>) return element_type::u32;
+  else if constexpr (std::is_same_v<U, std::int64_t>) return element_type::i64;
+  else if constexpr (std::is_same_v<U, std::uint64_t>) return element_type::u64;
+  else return std::nullopt;
+}
+
+struct array_spec {
+  std::string name;
+  element_type type = element_type::f32;
+  std::vector<std::size_t> shape; // C order; {1} for a scalar result
+  bool output = false;            // written by the variant; every other array is an input
+
+  std::size_t count() const {
+    std::size_t n = 1;
+    for (std::size_t d : shape) n *= d;
+    return n;
+  }
+  std::size_t bytes() const { return count() * element_size(type); }
+};
+
+// The arrays of one point, by name, in memory speedlab owns. get<T> checks the name and
+// the element type, so a fill or check that asks for the wrong one fails with a message.
+class array_set {
+public:
+  void add(array_spec spec, void* data) { m_arrays.push_back({std::move(spec), data}); }
+
+  template <class T>
+  T* get(const std::string& name) const {
+    const entry& e = find(name);
+    if (element_type_of<T>() != e.spec.type)
+      throw std::invalid_argument("speedlab: array '" + name + "' holds " + to_string(e.spec.type));
+    return static_cast<T*>(e.data);
+  }
+  std::size_t count(const std::string& name) const { return find(name).spec.count(); }
+  bool has(const std::string& name) const {
+    for (const auto& e : m_arrays)
+      if (e.spec.name == name) return true;
+    return false;
+  }
+
+private:
+  struct entry {
+    array_spec spec;
+    void* data;
+  };
+  const entry& find(const std::string& name) const {
+    for (const auto& e : m_arrays)
+      if (e.spec.name == name) return e;
+    throw std::out_of_range("speedlab: no array '" + name + "'");
+  }
+  std::vector<entry> m_arrays;
+};
+
+struct workload_data {
+  std::function<std::vector<array_spec>(const point&)> arrays; // every input and output
+  std::function<void(const point&, const array_set&)> fill;    // writes the inputs
+  std::function<validation(const point&, const array_set&)> check; // reads inputs and outputs
+  bool available() const { return arrays && fill && check; }
+};
+
 struct workload_info {
   std::string name;
   std::string description;
@@ -344,6 +449,7 @@ struct workload_info {
   std::string lesson; // where the problem comes from, shown in reports
   std::vector<constraint> constraints;
   bool example = false; // an example for plugin authors: `speedlab list` marks it so
+  workload_data data; // optional: lets variants outside C++ (Python) run on the same inputs
 
   workload_info() = default;
   workload_info(std::string n, std::string d) : name(std::move(n)), description(std::move(d)) {}

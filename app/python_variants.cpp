@@ -1,0 +1,474 @@
+#include "app/python_variants.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/child_process.hpp"
+#include "app/runner.hpp"
+#include "speedlab/config.hpp"
+
+extern char** environ;
+
+namespace speedlab::app {
+namespace {
+
+using json = nlohmann::json;
+
+// Fixed descriptors in the Python process (worker.py reads the same numbers).
+constexpr int request_fd = 0;  // requests in, one JSON line each
+constexpr int reply_fd = 3;    // replies out
+constexpr int arrays_fd = 4;   // the shared arrays (memfd)
+constexpr std::size_t array_alignment = 4096;
+constexpr std::size_t log_tail_bytes = 1500;
+
+std::string errno_text(const char* what) { return fmt::format("{} failed: {}", what, std::strerror(errno)); }
+
+// An fd closed on scope exit.
+class unique_fd {
+public:
+  explicit unique_fd(int fd = -1) : m_fd(fd) {}
+  ~unique_fd() { reset(); }
+  unique_fd(unique_fd&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)) {}
+  unique_fd& operator=(unique_fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_fd = std::exchange(o.m_fd, -1);
+    }
+    return *this;
+  }
+  int get() const { return m_fd; }
+  void reset() {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+  }
+
+private:
+  int m_fd;
+};
+
+// The environment of the Python process: ours with the package folder first on PYTHONPATH.
+std::vector<std::string> python_environment(const std::filesystem::path& package_dir) {
+  std::vector<std::string> env;
+  std::string path = package_dir.string();
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    if (entry.rfind("PYTHONPATH=", 0) == 0) path += ":" + entry.substr(11);
+    else env.push_back(std::move(entry));
+  }
+  env.push_back("PYTHONPATH=" + path);
+  env.push_back("PYTHONUNBUFFERED=1");
+  return env;
+}
+
+// Starts `argv` with `fds` (target -> source) as its only open descriptors besides 0..2.
+// The process gets SIGKILL when the thread that started it ends, so a point killed for a
+// timeout takes its Python process along.
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+            const std::vector<std::pair<int, int>>& fds) {
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  std::vector<int> moved(fds.size(), -1); // allocated before fork: the child must not allocate
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(errno_text("fork() for the Python process"));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    // Move every source above the targets first, so no dup2 overwrites a later source.
+    for (std::size_t i = 0; i < fds.size(); ++i) moved[i] = ::fcntl(fds[i].second, F_DUPFD, 64);
+    for (std::size_t i = 0; i < fds.size(); ++i)
+      if (moved[i] < 0 || ::dup2(moved[i], fds[i].first) < 0) ::_exit(127);
+    ::close_range(5, ~0u, 0);
+    ::execvpe(args[0], args.data(), envp.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string read_tail(int fd) {
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size <= 0) return {};
+  const off_t start = size > off_t(log_tail_bytes) ? size - off_t(log_tail_bytes) : 0;
+  std::string text(static_cast<std::size_t>(size - start), '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), start);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// A running Python worker: requests out, replies in, its output kept in a memfd.
+class python_process {
+public:
+  python_process(const python_settings& settings, const std::filesystem::path& package_dir, int arrays) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) throw std::runtime_error(errno_text("socketpair()"));
+    m_socket = unique_fd(pair[0]);
+    unique_fd theirs(pair[1]);
+    m_log = unique_fd(::memfd_create("speedlab-python-log", MFD_CLOEXEC));
+    if (m_log.get() < 0) throw std::runtime_error(errno_text("memfd_create()"));
+    std::vector<std::string> argv{settings.interpreter, "-m", "speedlab_variants.worker", "serve"};
+    for (const auto& f : settings.files) argv.push_back(std::filesystem::absolute(f).string());
+    std::vector<std::pair<int, int>> fds{{request_fd, theirs.get()}, {1, m_log.get()}, {2, m_log.get()},
+                                         {reply_fd, theirs.get()}};
+    if (arrays >= 0) fds.push_back({arrays_fd, arrays});
+    m_pid = spawn(argv, python_environment(package_dir), fds);
+    m_interpreter = settings.interpreter;
+  }
+  ~python_process() { stop(); }
+  python_process(const python_process&) = delete;
+  python_process& operator=(const python_process&) = delete;
+
+  // One request, one reply. A process that ended (crash, exit) becomes an exception naming
+  // how it ended and the last of its output.
+  json request(const json& message, const std::string& phase) {
+    const std::string line = message.dump() + "\n";
+    for (std::size_t sent = 0; sent < line.size();) {
+      const ssize_t n = ::send(m_socket.get(), line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ended(phase);
+      sent += static_cast<std::size_t>(n);
+    }
+    std::size_t nl;
+    while ((nl = m_buffer.find('\n')) == std::string::npos) {
+      char chunk[65536];
+      const ssize_t n = ::recv(m_socket.get(), chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ended(phase);
+      m_buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+    const std::string reply = m_buffer.substr(0, nl);
+    m_buffer.erase(0, nl + 1);
+    try {
+      return json::parse(reply);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("unreadable reply from the Python process during {}: {}", phase, e.what()));
+    }
+  }
+
+  void stop() {
+    if (m_pid <= 0) return;
+    m_socket.reset(); // the worker's stdin ends: it leaves its loop
+    int status = 0;
+    for (int i = 0; i < 200; ++i) { // up to 2 s for a clean exit, then no more waiting
+      const pid_t r = ::waitpid(m_pid, &status, WNOHANG);
+      if (r == m_pid || (r < 0 && errno != EINTR)) {
+        m_pid = -1;
+        return;
+      }
+      ::usleep(10000);
+    }
+    ::kill(m_pid, SIGKILL);
+    ::waitpid(m_pid, &status, 0);
+    m_pid = -1;
+  }
+
+  std::string log_tail() const { return read_tail(m_log.get()); }
+
+private:
+  [[noreturn]] void ended(const std::string& phase) {
+    int status = 0;
+    while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    m_pid = -1;
+    std::string how = describe_end(status);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+      how += fmt::format(" (could '{}' be started? it must be a Python interpreter on the PATH)", m_interpreter);
+    const std::string tail = log_tail();
+    throw std::runtime_error(fmt::format("the Python process ended during {}: {}{}", phase, how,
+                                         tail.empty() ? "" : "; its last output: " + tail));
+  }
+
+  unique_fd m_socket, m_log;
+  pid_t m_pid = -1;
+  std::string m_buffer, m_interpreter;
+};
+
+// The arrays of one point in a memfd mapped here and in the Python process.
+class shared_arrays {
+public:
+  explicit shared_arrays(std::vector<array_spec> specs) : m_specs(std::move(specs)) {
+    for (const auto& s : m_specs) {
+      m_offsets.push_back(m_bytes);
+      m_bytes += (s.bytes() + array_alignment - 1) / array_alignment * array_alignment;
+    }
+    m_fd = unique_fd(::memfd_create("speedlab-arrays", MFD_CLOEXEC));
+    if (m_fd.get() < 0) throw std::runtime_error(errno_text("memfd_create()"));
+    if (m_bytes == 0) return;
+    if (::ftruncate(m_fd.get(), static_cast<off_t>(m_bytes)) != 0) throw std::runtime_error(errno_text("ftruncate()"));
+    void* p = ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_fd.get(), 0);
+    if (p == MAP_FAILED) throw std::runtime_error(errno_text(fmt::format("mmap() of {} bytes", m_bytes).c_str()));
+    m_base = static_cast<char*>(p);
+    for (std::size_t i = 0; i < m_specs.size(); ++i) {
+      m_set.add(m_specs[i], m_base + m_offsets[i]);
+      // Outputs start as all-ones bytes (NaN, -1): a variant that writes nothing cannot pass.
+      if (m_specs[i].output) std::memset(m_base + m_offsets[i], 0xff, m_specs[i].bytes());
+    }
+  }
+  ~shared_arrays() {
+    if (m_base) ::munmap(m_base, m_bytes);
+  }
+  shared_arrays(const shared_arrays&) = delete;
+  shared_arrays& operator=(const shared_arrays&) = delete;
+
+  const array_set& set() const { return m_set; }
+  int fd() const { return m_fd.get(); }
+  json describe() const {
+    json arrays = json::array();
+    for (std::size_t i = 0; i < m_specs.size(); ++i)
+      arrays.push_back({{"name", m_specs[i].name}, {"dtype", to_string(m_specs[i].type)}, {"shape", m_specs[i].shape},
+                        {"offset", m_offsets[i]}, {"output", m_specs[i].output}});
+    return {{"arrays", arrays}, {"shm_fd", arrays_fd}, {"shm_bytes", m_bytes}};
+  }
+
+private:
+  std::vector<array_spec> m_specs;
+  std::vector<std::size_t> m_offsets;
+  std::size_t m_bytes = 0;
+  unique_fd m_fd;
+  char* m_base = nullptr;
+  array_set m_set;
+};
+
+// What one Python variant needs to run, shared by its factory and its runs.
+struct python_variant_def {
+  std::string workload, name, kind;
+  workload_data data;
+  std::vector<param_spec> parameters;
+  python_settings settings;
+  std::filesystem::path package_dir;
+};
+
+json typed_params(const python_variant_def& def, const point& p) {
+  json out = json::object();
+  for (const auto& [name, value] : p.values()) {
+    const param_spec* spec = nullptr;
+    for (const auto& s : def.parameters)
+      if (s.name == name) spec = &s;
+    if (spec && spec->type == param_type::integer) out[name] = p.get_int(name);
+    else if (spec && spec->type == param_type::real) out[name] = p.get_real(name);
+    else out[name] = value;
+  }
+  return out;
+}
+
+// A Python variant as a variant_run: each phase is one request, timed by the runner like
+// any phase; the Python side's own perf_counter time of the phase comes back too and is
+// reported as "python <phase>" (speedlab's figure minus it is the bridge's cost).
+class python_run final : public variant_run {
+public:
+  python_run(std::shared_ptr<const python_variant_def> def, const point& p, const run_context& ctx)
+      : m_def(std::move(def)), m_point(p), m_ctx(ctx) {}
+
+  void setup() override {
+    m_arrays.emplace(m_def->data.arrays(m_point));
+    m_def->data.fill(m_point, m_arrays->set());
+    m_process.emplace(m_def->settings, m_def->package_dir, m_arrays->fd());
+    json open = m_arrays->describe();
+    open["op"] = "open";
+    open["workload"] = m_def->workload;
+    open["variant"] = m_def->name;
+    open["params"] = typed_params(*m_def, m_point);
+    open["threads"] = m_ctx.threads;
+    const json reply = m_process->request(open, "open");
+    if (reply.contains("skip")) throw point_skipped(reply["skip"].get<std::string>());
+    check(reply, "open");
+    for (const auto& ph : reply.value("phases", json::array())) m_phases.push_back(ph.get<std::string>());
+    phase("setup");
+  }
+  void transfer_in() override { optional_phase("transfer_in"); }
+  void compute() override { phase("compute"); }
+  void transfer_out() override { optional_phase("transfer_out"); }
+  validation validate() override {
+    check(m_process->request({{"op", "result"}}, "result"), "result");
+    return m_def->data.check(m_point, m_arrays->set());
+  }
+  void teardown() override {
+    if (m_process) {
+      phase("teardown");
+      m_process->request({{"op", "quit"}}, "quit");
+      m_process.reset();
+    }
+  }
+
+private:
+  void check(const json& reply, const std::string& what) {
+    if (reply.value("ok", false)) return;
+    const std::string where = reply.value("where", "");
+    throw std::runtime_error(fmt::format("Python {} raised {}{}", what, reply.value("error", "an unknown error"),
+                                         where.empty() ? "" : " (at " + where + ")"));
+  }
+  void phase(const std::string& name) {
+    const json reply = m_process->request({{"op", name}}, name);
+    check(reply, name);
+    if (reply.contains("ns")) report_timing(m_ctx, ("python " + name).c_str(), reply["ns"].get<double>());
+    if (reply.contains("cpu_ns")) report_timing(m_ctx, ("python " + name + " cpu").c_str(), reply["cpu_ns"].get<double>());
+  }
+  void optional_phase(const std::string& name) {
+    for (const auto& p : m_phases)
+      if (p == name) return phase(name);
+  }
+
+  std::shared_ptr<const python_variant_def> m_def;
+  point m_point;
+  run_context m_ctx;
+  std::optional<shared_arrays> m_arrays; // outlives the process that maps it
+  std::optional<python_process> m_process;
+  std::vector<std::string> m_phases;
+};
+
+std::optional<variant_kind> parse_kind(const std::string& k) {
+  for (auto v : {variant_kind::serial, variant_kind::threads, variant_kind::cuda})
+    if (k == to_string(v)) return v;
+  return std::nullopt;
+}
+
+// Runs `interpreter -m speedlab_variants.worker list FILES` and returns its stdout.
+std::string run_list(const python_settings& settings, const std::filesystem::path& package_dir, std::string& error) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    error = errno_text("pipe()");
+    return {};
+  }
+  unique_fd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  unique_fd log(::memfd_create("speedlab-python-list", MFD_CLOEXEC));
+  std::vector<std::string> argv{settings.interpreter, "-m", "speedlab_variants.worker", "list"};
+  for (const auto& f : settings.files) argv.push_back(std::filesystem::absolute(f).string());
+  pid_t pid = -1;
+  try {
+    pid = spawn(argv, python_environment(package_dir), {{1, write_end.get()}, {2, log.get()}});
+  } catch (const std::exception& e) {
+    error = e.what();
+    return {};
+  }
+  write_end.reset();
+  std::string out;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(read_end.get(), chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(chunk, static_cast<std::size_t>(n));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string tail = read_tail(log.get());
+    error = fmt::format("'{} -m speedlab_variants.worker list' ended with {}{}", settings.interpreter,
+                        describe_end(status), tail.empty() ? "" : ": " + tail);
+    return {};
+  }
+  return out;
+}
+
+} // namespace
+
+std::filesystem::path python_package_dir() {
+  std::error_code ec;
+  std::vector<std::filesystem::path> candidates;
+  if (const char* env = std::getenv("SPEEDLAB_PYTHON_DIR"); env && *env) candidates.emplace_back(env);
+  const std::filesystem::path exe_dir = boost::dll::program_location(ec).parent_path().string();
+  candidates.push_back(exe_dir / ".." / "share" / "speedlab" / "python"); // installed
+  candidates.push_back(exe_dir / ".." / "python");                        // build folder inside the source tree
+  candidates.push_back(exe_dir / "python"); // build folder: linked to the sources (app/CMakeLists.txt)
+  for (const auto& c : candidates)
+    if (std::filesystem::is_regular_file(c / "speedlab_variants" / "worker.py", ec))
+      return std::filesystem::weakly_canonical(c, ec);
+  return {};
+}
+
+std::vector<std::string> add_python_variants(plugin_registry& registry, const python_settings& settings) {
+  std::vector<std::string> notes;
+  if (!settings.enabled) return notes;
+  const auto package_dir = python_package_dir();
+  if (package_dir.empty()) {
+    notes.push_back("python variants: the speedlab_variants package was not found (set SPEEDLAB_PYTHON_DIR)");
+    return notes;
+  }
+  std::string error;
+  const std::string out = run_list(settings, package_dir, error);
+  if (!error.empty()) {
+    notes.push_back("python variants left out: " + error);
+    return notes;
+  }
+  json listing;
+  try {
+    listing = json::parse(out);
+  } catch (const std::exception& e) {
+    notes.push_back(fmt::format("python variants left out: unreadable list from {}: {}", settings.interpreter, e.what()));
+    return notes;
+  }
+  const std::string interpreter = listing.value("interpreter", settings.interpreter);
+  for (const auto& e : listing.value("errors", json::array()))
+    notes.push_back("python variants: import failed: " + e.get<std::string>());
+  for (const auto& v : listing.value("variants", json::array())) {
+    auto def = std::make_shared<python_variant_def>();
+    def->workload = v.value("workload", "");
+    def->name = v.value("name", "");
+    def->kind = v.value("kind", "serial");
+    const std::string shown = "py-" + def->name;
+    const loaded_workload* w = registry.find(def->workload);
+    if (!w) {
+      // The shipped lessons name every lesson workload; only a user's variant deserves a note.
+      if (v.value("module", "").rfind("speedlab_variants.lessons.", 0) == 0) continue;
+      notes.push_back(fmt::format("python variant {} of workload '{}' left out: no such workload is loaded", shown,
+                                  def->workload));
+      continue;
+    }
+    if (!w->info.data.available()) {
+      notes.push_back(fmt::format("python variant {} left out: workload '{}' does not describe its data "
+                                  "(workload_info::data) for variants outside C++",
+                                  shown, def->workload));
+      continue;
+    }
+    const auto kind = parse_kind(def->kind);
+    if (!kind) {
+      notes.push_back(fmt::format("python variant {} of '{}' left out: unknown kind '{}'", shown, def->workload, def->kind));
+      continue;
+    }
+    def->data = w->info.data;
+    def->parameters = w->info.parameters;
+    def->settings = settings;
+    def->package_dir = package_dir;
+
+    variant_spec spec;
+    spec.name = shown;
+    spec.language = "python";
+    spec.kind = *kind;
+    spec.description = fmt::format("Python: {} ({})", v.value("description", ""), v.value("module", ""));
+    spec.expected_invalid = v.value("expected_invalid", false);
+    std::vector<std::string> missing = v.value("missing", std::vector<std::string>{});
+    if (!missing.empty()) {
+      const std::string why = fmt::format("needs the Python package {}, which {} cannot import", fmt::join(missing, ", "),
+                                          interpreter);
+      spec.unavailable_reason = [why] { return why; };
+    }
+    spec.create = [def](const point& p, const run_context& c) -> std::unique_ptr<variant_run> {
+      return std::make_unique<python_run>(def, p, c);
+    };
+    if (!registry.add_variant(def->workload, std::move(spec)))
+      notes.push_back(fmt::format("python variant {} left out: workload '{}' already has a variant of that name", shown,
+                                  def->workload));
+  }
+  return notes;
+}
+
+} // namespace speedlab::app

@@ -1,0 +1,33 @@
+// Python variants (docs/python-variants.md): variants written in Python with the package
+// speedlab ships (python/speedlab_variants), run in a Python process of the user's choosing
+// and driven over a socket with one JSON line per request. The workload's arrays live in a
+// memfd that speedlab fills with the workload's own fill() and NumPy maps; the result is
+// checked by the workload's own check(). Each such variant is an ordinary variant_spec
+// ("py-<name>", language "python"), so the runner times it, isolates it and stops it by
+// the same rules as the C++ variants.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/plugin_loader.hpp"
+
+namespace speedlab::app {
+
+struct python_settings {
+  std::string interpreter = "python3";  // --python, suite key `python:`
+  std::vector<std::string> files;       // extra variant files: --python-variants, suite key `python_variants:`
+  bool enabled = true;                  // --no-python: C++ variants only
+};
+
+// The folder holding the speedlab_variants package: SPEEDLAB_PYTHON_DIR, else the installed
+// share/speedlab/python next to the binary, else the source tree's python/. Empty if none.
+std::filesystem::path python_package_dir();
+
+// Asks the interpreter which Python variants exist and adds them to their workloads.
+// Returns notes for the run (no interpreter, import errors, a workload not loaded); a
+// variant whose package is missing is added and skipped at run time with the reason.
+std::vector<std::string> add_python_variants(plugin_registry& registry, const python_settings& settings);
+
+} // namespace speedlab::app

@@ -1,0 +1,67 @@
+// The CUPTI range-profiler core of the counters backend, apart from the session so that the
+// injection library (`speedlab profile`) can drive it from a context-created callback:
+// one collector per CUDA context, auto range (one range per kernel), kernel replay, and a
+// launch gate that profiles only the first K launches of each distinct (kernel, grid, block).
+// CUPTI headers stay in the .cpp; setup failures throw counters_unavailable with the cause
+// in words; nothing throws from the launch callbacks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/counters.hpp"
+
+namespace speedlab::profiling::counters_core {
+
+// Why counters cannot be read here (privileges, a virtualized GPU, another profiler, an
+// unsupported chip, no GPU), as one sentence a user can act on.
+class counters_unavailable : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// The cause behind a CUPTI result code, in words (the code's own text when not a known cause).
+std::string describe_cupti_result(int result);
+
+// Host side only, no GPU needed: checks a metric list against a chip (e.g. "GH100") and
+// returns how many replays of each kernel it needs. Throws std::invalid_argument naming the
+// problem (an unknown metric, an unknown chip).
+std::size_t passes_for_chip(const std::string& chip, const std::vector<std::string>& metrics);
+
+// True when the calling thread has a current CUDA context (GPU work ran on it); a variant
+// without one has no kernels to read, which is no failure.
+bool has_current_context();
+
+struct collector_options {
+  std::vector<std::string> metrics;
+  std::string metric_set = "default";
+  std::size_t per_kernel_limit = 2;   // K
+  std::size_t max_ranges = 512;       // ranges the counter data image holds
+  bool gate_launches = true;          // enforce K through launch callbacks (needs a CUPTI subscription)
+};
+
+class counter_collector {
+public:
+  // Binds to a CUDA context (a CUcontext; nullptr: the calling thread's current one) and
+  // configures the range profiler. Throws counters_unavailable.
+  counter_collector(void* cu_context, collector_options options);
+  ~counter_collector();
+  counter_collector(const counter_collector&) = delete;
+  counter_collector& operator=(const counter_collector&) = delete;
+
+  void start();                    // kernels launched from now on are profiled (up to K each)
+  void stop();                     // synchronizes the context, decodes the ranges
+  counters::counter_pass take();   // what was recorded, evaluated
+  std::vector<std::string> messages() const;
+
+  struct impl; // public only so the CUPTI callback trampoline can name it
+
+private:
+  std::unique_ptr<impl> m;
+};
+
+} // namespace speedlab::profiling::counters_core

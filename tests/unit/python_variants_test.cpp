@@ -1,0 +1,150 @@
+// The Python bridge (app/python_variants.hpp) end to end with a real interpreter: the
+// lessons' NumPy and Numba variants validate on the workload's own inputs, and a crash, an
+// exception, a hang and a wrong result in a Python variant each become a recorded result.
+#include "speedlab_catch.hpp"
+
+#include "app/isolation.hpp"
+#include "app/plugin_loader.hpp"
+#include "app/python_variants.hpp"
+#include "app/suite_config.hpp"
+#include "test_support.hpp"
+
+using namespace speedlab;
+using namespace speedlab::app;
+using Catch::Contains;
+
+namespace {
+
+struct fixture {
+  plugin_registry registry;
+  std::vector<std::string> notes;
+  fixture() {
+    REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
+    REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-reduction.so"));
+    python_settings settings;
+    settings.interpreter = speedlab::testing::test_python();
+    settings.files = {(speedlab::testing::fixture_dir() / "python" / "faulty_variants.py").string()};
+    notes = add_python_variants(registry, settings);
+  }
+};
+
+const fixture& shared() {
+  static fixture f;
+  return f;
+}
+
+point_result run(const std::string& workload, const std::string& variant, std::map<std::string, std::string> params,
+                 double timeout_s = 30) {
+  const auto* w = shared().registry.find(workload);
+  REQUIRE(w);
+  const variant_spec* v = w->find_variant(variant);
+  INFO("variant " << variant << "; notes: " << shared().notes.size());
+  REQUIRE(v);
+  planned_point pp{workload, variant, std::move(params), {}};
+  pp.measure.min_samples = 3;
+  pp.measure.max_samples = 20;
+  pp.measure.min_time_s = 0;
+  pp.measure.max_time_s = 0.2;
+  run_request req{w, v, pp, 2, {"host"}, false, {}, {}, {}};
+  return run_isolated(req, timeout_s).value();
+}
+
+} // namespace
+
+TEST_CASE("python variants: the SDK's array_set checks names and element types", "[python]") {
+  float x[4] = {};
+  array_set a;
+  a.add({"x", element_type::f32, {2, 2}}, x);
+  CHECK(a.get<float>("x") == x);
+  CHECK(a.count("x") == 4);
+  CHECK_THROWS_WITH(a.get<double>("x"), Contains("holds float32"));
+  CHECK_THROWS_WITH(a.get<float>("y"), Contains("no array 'y'"));
+}
+
+TEST_CASE("python variants: the lessons' variants are listed under their workloads", "[python]") {
+  const auto* w = shared().registry.find("vector");
+  REQUIRE(w);
+  for (const char* name : {"py-numpy", "py-numba", "py-numba-parallel", "py-loop", "py-cupy", "py-cupy-lesson"}) {
+    const variant_spec* v = w->find_variant(name);
+    INFO(name);
+    REQUIRE(v);
+    CHECK(v->language == "python");
+  }
+  CHECK(w->find_variant("py-numba-parallel")->kind == variant_kind::threads);
+  CHECK(w->find_variant("py-cupy")->kind == variant_kind::cuda);
+  // A variant for a workload that is not loaded is left out with a note naming it.
+  bool orphan_noted = false;
+  for (const auto& n : shared().notes) orphan_noted |= n.find("py-orphan") != std::string::npos;
+  CHECK(orphan_noted);
+}
+
+TEST_CASE("python variants: NumPy and Numba validate on the workload's inputs with its check", "[python]") {
+  for (const char* variant : {"py-numpy", "py-numba", "py-numba-parallel"}) {
+    INFO(variant);
+    const auto r = run("vector", variant, {{"n", "4096"}, {"op", "mul"}});
+    CHECK(r.status == point_status::ok);
+    CHECK(r.language == "python");
+    CHECK(r.first_validation.ok);
+    CHECK_THAT(r.first_validation.message, Contains("4096"));
+    CHECK(r.samples_ns.size() >= 3);
+    // The Python side's own time of each compute comes back beside speedlab's.
+    REQUIRE(r.self_timed_ns.count("python compute"));
+    CHECK(r.self_timed_ns.at("python compute").size() == r.samples_ns.size());
+  }
+  const auto dot = run("reduction", "py-numpy", {{"n", "4096"}, {"op", "dot"}});
+  CHECK(dot.status == point_status::ok);
+  CHECK_THAT(dot.first_validation.message, Contains("24576")); // exactly 6n
+}
+
+TEST_CASE("python variants: a crash, an exception, a hang and a wrong result are recorded", "[python]") {
+  const std::map<std::string, std::string> params{{"n", "1024"}, {"op", "mul"}};
+  const auto aborted = run("vector", "py-abort", params);
+  CHECK(aborted.status == point_status::failed);
+  CHECK_THAT(aborted.reason, Contains("Python process ended during compute") && Contains("SIGABRT"));
+
+  const auto raised = run("vector", "py-raise", params);
+  CHECK(raised.status == point_status::failed);
+  CHECK_THAT(raised.reason, Contains("ZeroDivisionError") && Contains("faulty_variants.py:"));
+
+  const auto hung = run("vector", "py-hang", params, 2);
+  CHECK(hung.status == point_status::timeout);
+
+  const auto wrong = run("vector", "py-wrong", params);
+  CHECK(wrong.status == point_status::invalid);
+  CHECK_THAT(wrong.reason, Contains("1024 of 1024 elements wrong"));
+
+  // The other points are unaffected.
+  CHECK(run("vector", "serial", params).status == point_status::ok);
+  CHECK(run("vector", "py-noop", params).status == point_status::ok);
+}
+
+TEST_CASE("python variants: a missing package or a size past the limit is a skip with the reason", "[python]") {
+  const auto missing = run("vector", "py-needs-missing", {{"n", "1024"}, {"op", "mul"}});
+  CHECK(missing.status == point_status::skipped);
+  CHECK_THAT(missing.reason, Contains("speedlab_no_such_package"));
+  const auto big = run("vector", "py-loop", {{"n", "1048576"}, {"op", "mul"}});
+  CHECK(big.status == point_status::skipped);
+  CHECK_THAT(big.reason, Contains("n = 65536"));
+}
+
+TEST_CASE("python variants: an interpreter that cannot start leaves a note, not an error", "[python]") {
+  plugin_registry registry;
+  REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
+  python_settings settings;
+  settings.interpreter = "/nonexistent/python3";
+  const auto notes = add_python_variants(registry, settings);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Contains("/nonexistent/python3"));
+  CHECK(registry.find("vector")->find_variant("py-numpy") == nullptr);
+}
+
+TEST_CASE("python variants: the suite keys python and python_variants", "[python]") {
+  const auto s = parse_suite("python: /opt/venv/bin/python\npython_variants: [mine.py, /abs/theirs.py]\n",
+                             "/suites/s.yaml");
+  CHECK(s.python == "/opt/venv/bin/python");
+  REQUIRE(s.python_variants.size() == 2);
+  CHECK(s.python_variants[0] == "/suites/mine.py"); // relative to the suite file
+  CHECK(s.python_variants[1] == "/abs/theirs.py");
+  CHECK_THROWS_WITH(parse_suite("python_variants: {a: 1}\n", "s.yaml"), Contains("python_variants"));
+  CHECK_THROWS_WITH(parse_suite("python: [a, b]\n", "s.yaml"), Contains("python"));
+}
