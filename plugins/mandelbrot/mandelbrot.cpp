@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -157,13 +158,14 @@ private:
   std::unique_ptr<gpu_mandelbrot> m_gpu;
 };
 
-// Image stays on the device; a repetition is the kernel alone.
+// Image stays on the device; a repetition is the kernel alone (Kernel: which one).
+template <mandelbrot_kernel Kernel>
 class mandelbrot_cuda_resident final : public mandelbrot_run {
 public:
   mandelbrot_cuda_resident(const point& p, const run_context& c) : mandelbrot_run(p), m_device(c.device) {}
   void setup() override {
     make_inputs();
-    m_gpu = std::make_unique<gpu_mandelbrot>(m_device, m_size, m_iterations);
+    m_gpu = std::make_unique<gpu_mandelbrot>(m_device, m_size, m_iterations, Kernel);
   }
   void compute() override { m_gpu->render(); }
   validation validate() override {
@@ -180,18 +182,21 @@ private:
 
 // Iterations actually run per pixel, estimated from a 64 x 64 subgrid (cached: the work
 // model is asked for often and the estimate costs up to 64*64*iterations steps).
-double iterations_per_pixel(int size, int iterations) {
+// skip_cardioid: pixels inside the main cardioid or period-2 bulb count none (cuda-cardioid).
+double iterations_per_pixel(int size, int iterations, bool skip_cardioid = false) {
   static std::mutex mutex;
-  static std::map<std::pair<int, int>, double> cache;
+  static std::map<std::tuple<int, int, bool>, double> cache;
   std::lock_guard lock(mutex);
-  const auto key = std::make_pair(size, iterations);
+  const auto key = std::make_tuple(size, iterations, skip_cardioid);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const int k = std::min(size, 64);
   double sum = 0;
   for (int r = 0; r < k; ++r)
     for (int c = 0; c < k; ++c) {
-      const int count = escape_count(coordinate(int(std::int64_t(c) * size / k), size),
-                                     coordinate(int(std::int64_t(r) * size / k), size), iterations);
+      const double cx = coordinate(int(std::int64_t(c) * size / k), size);
+      const double cy = coordinate(int(std::int64_t(r) * size / k), size);
+      if (skip_cardioid && in_cardioid_or_bulb(cx, cy)) continue;
+      const int count = escape_count(cx, cy, iterations);
       sum += count < iterations ? count + 1 : iterations;
     }
   return cache[key] = sum / (double(k) * k);
@@ -240,9 +245,21 @@ workload_info describe() {
     m.device_to_host_bytes = m.bytes_written;
     return m;
   };
-  auto resident = cuda::variant<mandelbrot_cuda_resident>(
+  auto resident = cuda::variant<mandelbrot_cuda_resident<mandelbrot_kernel::lesson>>(
       "cuda", "device-resident image; one thread per pixel in 8 x 8 thread blocks");
-  for (auto* v : {&lesson, &resident}) w.variants.push_back(std::move(*v));
+  auto tuned = cuda::variant<mandelbrot_cuda_resident<mandelbrot_kernel::tuned>>(
+      "cuda-tuned", "kernel tuned for the FP64 pipe, the same escape counts: 2xy + cy as one FMA of x*y (exact), "
+                    "the escape test once per 16 iterations with a replay of the escaping block, 16 x 16 blocks");
+  auto cardioid = cuda::variant<mandelbrot_cuda_resident<mandelbrot_kernel::cardioid>>(
+      "cuda-cardioid", "algorithmic change, not kernel tuning: cuda-tuned plus a test that marks pixels inside the "
+                       "main cardioid or period-2 bulb as members without iterating");
+  cardioid.work = [](const point& p) { // only the iterations it runs
+    work_model m = work(p);
+    const int size = static_cast<int>(p.get_int("size")), iterations = static_cast<int>(p.get_int("iterations"));
+    m.flops *= iterations_per_pixel(size, iterations, true) / iterations_per_pixel(size, iterations);
+    return m;
+  };
+  for (auto* v : {&lesson, &resident, &tuned, &cardioid}) w.variants.push_back(std::move(*v));
 #endif
   return w;
 }

@@ -6,11 +6,17 @@
 
 namespace speedlab::plugins::mandelbrot {
 
+// Which kernel render() launches: the lesson's (one thread per pixel, 8 x 8 blocks), the tuned
+// one (the same counts with fewer FP64 instructions: mandelbrot_kernels.cu), or the tuned one
+// with the algorithmic cardioid/bulb shortcut.
+enum class mandelbrot_kernel { lesson, tuned, cardioid };
+
 // Device buffer for a size x size image of escape counts. Every call completes its GPU work
 // and throws std::runtime_error on a CUDA error.
 class gpu_mandelbrot {
 public:
-  gpu_mandelbrot(int device, int size, int iterations); // cudaMalloc
+  gpu_mandelbrot(int device, int size, int iterations,
+                 mandelbrot_kernel kernel = mandelbrot_kernel::lesson); // cudaMalloc
   ~gpu_mandelbrot();
   gpu_mandelbrot(const gpu_mandelbrot&) = delete;
   gpu_mandelbrot& operator=(const gpu_mandelbrot&) = delete;

@@ -24,4 +24,13 @@ SPEEDLAB_HD int escape_count(double cx, double cy, int max_iterations) {
   return max_iterations;
 }
 
+// Strictly inside the main cardioid or the period-2 bulb: a member of the set (its orbit
+// converges), known without iterating. Used only by the algorithmic variant (cuda-cardioid).
+SPEEDLAB_HD bool in_cardioid_or_bulb(double cx, double cy) {
+  const double xq = cx - 0.25, y2 = cy * cy;
+  const double q = xq * xq + y2;
+  const double xb = cx + 1.0;
+  return q * (q + xq) < 0.25 * y2 || xb * xb + y2 < 0.0625;
+}
+
 } // namespace speedlab::plugins::mandelbrot

@@ -54,6 +54,10 @@ struct moment_problem {
   static std::size_t point_floats(const params& p) { return p.points * static_cast<std::size_t>(p.dims); }
   static void fill_points(float* pts, const params& p) { fill_moment_points(pts, p.dims, p.points); }
   static void launch_philox(const params& p, scratch s, device_result* r) { launch_moment_philox(p.dims, p.points, s, r); }
+  static void launch_philox_tuned(const params& p, scratch s, device_result* r) {
+    launch_moment_philox_tuned(p.dims, p.points, s, r);
+  }
+  static void launch_xoshiro(const params& p, scratch s, device_result* r) { launch_moment_xoshiro(p.dims, p.points, s, r); }
   static void launch_points(const float* pts, const params& p, scratch s, device_result* r) {
     launch_moment_points(pts, p.dims, p.points, s, r);
   }
@@ -78,6 +82,8 @@ struct pi_problem {
   static std::size_t point_floats(const params& p) { return 2 * p.samples; }
   static void fill_points(float* xy, const params& p) { fill_pi_points(xy, p.samples); }
   static void launch_philox(const params& p, scratch s, device_result* r) { launch_pi_philox(p.samples, s, r); }
+  static void launch_philox_tuned(const params& p, scratch s, device_result* r) { launch_pi_philox_tuned(p.samples, s, r); }
+  static void launch_xoshiro(const params& p, scratch s, device_result* r) { launch_pi_xoshiro(p.samples, s, r); }
   static void launch_points(const float* xy, const params& p, scratch s, device_result* r) {
     launch_pi_points(xy, p.samples, s, r);
   }
@@ -232,8 +238,9 @@ private:
 };
 
 // The optimized half: each thread draws its points with Philox where they are used; nothing
-// crosses the bus, one launch per repetition.
-template <class P>
+// crosses the bus, one launch per repetition. Launch: the kernel (P::launch_philox for the
+// lesson's cuda variant; the tuned kernels of issue 14 for cuda-tuned and cuda-fast).
+template <class P, void (*Launch)(const typename P::params&, scratch, typename P::device_result*) = &P::launch_philox>
 class cuda_run final : public variant_run {
 public:
   cuda_run(const point& p, const run_context& ctx) : m_p(p), m_device(ctx.device) {}
@@ -244,7 +251,7 @@ public:
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
   void compute() override {
-    P::launch_philox(m_p, m_state.get(), m_state.result.get());
+    Launch(m_p, m_state.get(), m_state.result.get());
     SPEEDLAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
   validation validate() override {
@@ -304,7 +311,14 @@ std::vector<variant_spec> variants([[maybe_unused]] work_model (*base)(const poi
   auto ondevice = cuda::variant<cuda_run<P>>(
       "cuda",
       "on-device Philox per thread, private sums, warp-shuffle + shared-memory block reduction, one launch");
-  for (variant_spec* s : {&lesson, &hostrng, &ondevice}) v.push_back(std::move(*s));
+  auto tuned = cuda::variant<cuda_run<P, &P::launch_philox_tuned>>(
+      "cuda-tuned", "cuda with less arithmetic per number (unit floats kept scaled by 2^24, exact): the same "
+                    "Philox numbers, the same ||x||^2 per point and the same pi hits as cuda");
+  auto fast = cuda::variant<cuda_run<P, &P::launch_xoshiro>>(
+      "cuda-fast", "faster generator: xoshiro128+ per thread in registers (seeded from Philox by thread index; "
+                   "different numbers from the other variants, results depend on the grid), 24-bit numbers, "
+                   "integer squares; statistical check as every variant");
+  for (variant_spec* s : {&lesson, &hostrng, &ondevice, &tuned, &fast}) v.push_back(std::move(*s));
 #endif
   return v;
 }

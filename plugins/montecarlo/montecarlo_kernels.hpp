@@ -63,4 +63,12 @@ void launch_pi_philox(std::size_t samples, scratch s, unsigned long long* hits);
 void launch_moment_points(const float* points, int dims, std::size_t count, scratch s, double* result);
 void launch_pi_points(const float* xy, std::size_t samples, scratch s, unsigned long long* hits);
 
+// Tuned kernels (issue 14). Exact twins of launch_*_philox (the same Philox numbers and
+// float32 operations: the same hits and sums), and fast-generator kernels drawing xoshiro128+
+// numbers seeded per thread from Philox (statistically checked, grid-dependent results).
+void launch_moment_philox_tuned(int dims, std::size_t points, scratch s, double* result);
+void launch_pi_philox_tuned(std::size_t samples, scratch s, unsigned long long* hits);
+void launch_moment_xoshiro(int dims, std::size_t points, scratch s, double* result);
+void launch_pi_xoshiro(std::size_t samples, scratch s, unsigned long long* hits);
+
 } // namespace speedlab::plugins::montecarlo

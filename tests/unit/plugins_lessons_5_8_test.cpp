@@ -16,6 +16,7 @@
 #include "speedlab/config.hpp"
 
 #include <speedlab/plugin.hpp>
+#include "plugins/mandelbrot/mandelbrot_problem.hpp"
 
 namespace {
 
@@ -167,6 +168,30 @@ TEST_CASE("mandelbrot serial and threads match serial membership", "[plugins][le
   // the work model counts iterations actually run: more allowed iterations, more flops
   const auto& w = plugin.workload();
   CHECK(w.work(make_point(w, {{"iterations", "1024"}})).flops > w.work(make_point(w, {{"iterations", "256"}})).flops);
+}
+
+// cuda-cardioid marks pixels inside the main cardioid or the period-2 bulb as members
+// without iterating: on a grid that crosses both, every such pixel must be a member of the
+// plain loop at many iterations, and the test must mark a good share of the members.
+TEST_CASE("mandelbrot cardioid/bulb shortcut marks only members", "[plugins][lessons][mandelbrot]") {
+  using namespace speedlab::plugins::mandelbrot;
+  const int size = 301, iterations = 4096;
+  int inside = 0, members = 0;
+  for (int r = 0; r < size; ++r)
+    for (int c = 0; c < size; ++c) {
+      const double cx = coordinate(c, size), cy = coordinate(r, size);
+      const bool member = escape_count(cx, cy, iterations) == iterations;
+      members += member;
+      if (in_cardioid_or_bulb(cx, cy)) {
+        ++inside;
+        INFO("pixel (" << r << ", " << c << ") c = " << cx << " + " << cy << "i");
+        REQUIRE(member);
+      }
+    }
+  CHECK(inside > members / 2);
+  CHECK_FALSE(in_cardioid_or_bulb(0.3, 0.0)); // right of the cusp at 1/4: outside the set
+  CHECK(in_cardioid_or_bulb(-1.0, 0.0));      // the bulb's centre
+  CHECK(in_cardioid_or_bulb(0.0, 0.0));
 }
 
 TEST_CASE("template plugin runs and validates", "[plugins][template]") {
