@@ -310,7 +310,7 @@ private:
 // Under the cupti profiler the worker runs with the injection library of `speedlab profile`
 // (CUDA_INJECTION64_PATH), which writes its CUDA activity (CuPy, Numba) to a profile stream;
 // after the measured repetitions the worker flushes it on request and the records inside
-// the sessions' span join the point's trace (runner.hpp, out_of_process_trace).
+// the sessions' span join the point's trace (point_tracing.hpp, out_of_process_trace).
 class python_run final : public variant_run, public out_of_process_trace {
 public:
   python_run(std::shared_ptr<const python_variant_def> def, const point& p, const run_context& ctx)
@@ -468,9 +468,11 @@ std::string run_list(const python_settings& settings, const std::filesystem::pat
 bool can_import(const std::string& interpreter, const std::string& module) {
   unique_fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (null.get() < 0) return false;
+  std::vector<std::string> env; // ours as it is: no package folder, no empty PYTHONPATH entry
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
   pid_t pid = -1;
   try {
-    pid = spawn({interpreter, "-c", "import " + module}, python_environment({}), {{1, null.get()}, {2, null.get()}});
+    pid = spawn({interpreter, "-c", "import " + module}, env, {{1, null.get()}, {2, null.get()}});
   } catch (const std::exception&) {
     return false;
   }
