@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine (device tool), over a working tree with .device-carry/ carried:
+# On the GPU machine (device tool), over a working tree with .device-carry/ carried
+# (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile python counters
 #                                                      (default: all)
@@ -8,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-bin="$root/.device-carry"
+bin="$root/${SPEEDLAB_CARRY:-.device-carry}"
 out="${OUT:-$root/gpu-out}"
 work="/tmp/speedlab-gpu"     # full results; packed into $OUT at the end (few files come back)
 mkdir -p "$out" "$work/logs"
@@ -56,10 +57,14 @@ fi
 if has python; then
   # The lessons' own Python variants beside the C++ ones (suites/gpu-python.yaml), then the
   # bridge's cost (an empty compute) and the four failure modes (tests/fixtures/python).
-  python3 -c 'import numpy, numba, cupy; print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
+  PYTHONPATH=python python3 -c 'from speedlab_variants.compat import import_numba; import numpy, cupy; numba = import_numba()
+print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
     >"$work/logs/python-packages.txt" 2>&1
   note "$(tail -1 "$work/logs/python-packages.txt")"
-  timeout 400 "$speedlab" run suites/gpu-python.yaml --force --out "$work/python" >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
+  # PY_SUITE_TIMEOUT: SIGTERM after that many seconds (speedlab then reports the finished
+  # points); PY_SUITE_ARGS: e.g. "-w convolution -w mandelbrot" to run a part of the suite.
+  timeout "${PY_SUITE_TIMEOUT:-400}" "$speedlab" run suites/gpu-python.yaml ${PY_SUITE_ARGS:-} --force --out "$work/python" \
+    >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
   note "python lesson suite: exit $? (see python/report.md)"
   timeout 90 "$speedlab" run --force --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
     --max-samples 5000 --profilers host --reports markdown,json --calibrate off \
@@ -67,6 +72,13 @@ if has python; then
     -v serial -v py-noop -v py-numpy -v py-abort -v py-raise -v py-hang -v py-wrong --timeout 5 \
     >"$work/logs/python-bridge.txt" 2>"$work/logs/python-bridge.err"
   note "python bridge and failures: exit $? (1 expected: four variants fail on purpose)"
+  # The same CuPy code as a script under `speedlab profile`: its kernel times against those of
+  # the suite's py-cupy points (the Python worker traced through the injection library).
+  timeout 60 "$speedlab" profile --force --out "$work/python-profile" -- python3 examples/cupy_vector.py --n 16777216 \
+    --calls 50 >"$work/logs/python-profile.txt" 2>&1
+  note "python cupy script under speedlab profile: exit $?"
+  python3 scripts/python_kernels_check.py "$work/python" "$work/python-profile" vector/py-cupy-lesson/n=16777216 \
+    vector/py-cupy/n=16777216 2>&1 | tee -a "$summary" "$out/summary.txt"
   python3 - "$work/python/results.jsonl" "$work/python-bridge/results.jsonl" "$work/python/results.json" <<'PY' | tee -a "$summary" "$out/summary.txt"
 import json, statistics, sys
 def points(f):

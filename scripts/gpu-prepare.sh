@@ -3,24 +3,26 @@
 # needs into .device-carry/ (git-ignored), laid out as a test root (tests/test_root.hpp):
 # speedlab, the test binaries, plugins/, test-plugins/, tests/{fixtures,golden,tools}/.
 # The test binaries find all of it relative to themselves: nothing is rewritten there.
-# Then run scripts/gpu-check.sh there with carry [".device-carry"].
+# Then run scripts/gpu-check.sh there with carry [".device-carry"]. SPEEDLAB_CARRY names
+# another folder (gpu-check.sh reads the same variable there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build-gpu}"
+carry="${SPEEDLAB_CARRY:-.device-carry}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPEEDLAB_ENABLE_CUDA=ON >/dev/null
 cmake --build "$build" -j 2
-rm -rf .device-carry
-mkdir -p .device-carry
-cp "$build"/speedlab .device-carry/
+rm -rf "$carry"
+mkdir -p "$carry"
+cp "$build"/speedlab "$carry"/
 # `speedlab profile` finds the injection library beside itself.
-[[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so .device-carry/
-mkdir -p .device-carry/plugins && cp "$build"/plugins/*.so .device-carry/plugins/
-cp -r "$build"/test-plugins .device-carry/test-plugins 2>/dev/null || true
-mkdir -p .device-carry/tests
-cp -rL "$build"/tests/fixtures "$build"/tests/golden "$build"/tests/tools .device-carry/tests/
+[[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so "$carry"/
+mkdir -p "$carry"/plugins && cp "$build"/plugins/*.so "$carry"/plugins/
+cp -r "$build"/test-plugins "$carry"/test-plugins 2>/dev/null || true
+mkdir -p "$carry"/tests
+cp -rL "$build"/tests/fixtures "$build"/tests/golden "$build"/tests/tools "$carry"/tests/
 for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm; do
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
-  [[ -n "$f" ]] && cp "$f" .device-carry/
+  [[ -n "$f" ]] && cp "$f" "$carry"/
 done
-strip --strip-unneeded .device-carry/speedlab* .device-carry/libspeedlab-inject.so .device-carry/plugins/*.so 2>/dev/null || true
-du -sh .device-carry
+strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-inject.so "$carry"/plugins/*.so 2>/dev/null || true
+du -sh "$carry"
