@@ -8,8 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -19,7 +22,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.hpp"
+#include "app/point_tracing.hpp"
+#include "app/profile_command.hpp"
 #include "app/runner.hpp"
+#include "model/profile_stream.hpp"
+#include "model/trace_fold.hpp"
 #include "speedlab/config.hpp"
 
 extern char** environ;
@@ -61,17 +68,21 @@ private:
   int m_fd;
 };
 
-// The environment of the Python process: ours with the package folder first on PYTHONPATH.
-std::vector<std::string> python_environment(const std::filesystem::path& package_dir) {
+// The environment of the Python process: ours with the package folder first on PYTHONPATH
+// and `set` applied (a key there replaces the inherited one).
+std::vector<std::string> python_environment(const std::filesystem::path& package_dir,
+                                            const std::map<std::string, std::string>& set = {}) {
   std::vector<std::string> env;
   std::string path = package_dir.string();
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
-    if (entry.rfind("PYTHONPATH=", 0) == 0) path += ":" + entry.substr(11);
-    else env.push_back(std::move(entry));
+    const std::string key = entry.substr(0, entry.find('='));
+    if (key == "PYTHONPATH") path += ":" + entry.substr(11);
+    else if (!set.count(key)) env.push_back(std::move(entry));
   }
   env.push_back("PYTHONPATH=" + path);
   env.push_back("PYTHONUNBUFFERED=1");
+  for (const auto& [k, v] : set) env.push_back(k + "=" + v);
   return env;
 }
 
@@ -117,7 +128,8 @@ std::string read_tail(int fd) {
 // A running Python worker: requests out, replies in, its output kept in a memfd.
 class python_process {
 public:
-  python_process(const python_settings& settings, const std::filesystem::path& package_dir, int arrays) {
+  python_process(const python_settings& settings, const std::filesystem::path& package_dir, int arrays,
+                 const std::map<std::string, std::string>& env = {}) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) throw std::runtime_error(errno_text("socketpair()"));
     m_socket = unique_fd(pair[0]);
@@ -129,7 +141,7 @@ public:
     std::vector<std::pair<int, int>> fds{{request_fd, theirs.get()}, {1, m_log.get()}, {2, m_log.get()},
                                          {reply_fd, theirs.get()}};
     if (arrays >= 0) fds.push_back({arrays_fd, arrays});
-    m_pid = spawn(argv, python_environment(package_dir), fds);
+    m_pid = spawn(argv, python_environment(package_dir, env), fds);
     m_interpreter = settings.interpreter;
   }
   ~python_process() { stop(); }
@@ -181,6 +193,7 @@ public:
   }
 
   std::string log_tail() const { return read_tail(m_log.get()); }
+  pid_t pid() const { return m_pid; }
 
 private:
   [[noreturn]] void ended(const std::string& phase) {
@@ -269,10 +282,36 @@ json typed_params(const python_variant_def& def, const point& p) {
   return out;
 }
 
+// A folder of our own for the worker's profile stream, removed with it.
+class stream_folder {
+public:
+  stream_folder() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/speedlab-python-trace-XXXXXX";
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error(errno_text("mkdtemp() for the Python worker's trace"));
+    m_path = pattern;
+  }
+  ~stream_folder() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_path, ec);
+  }
+  stream_folder(const stream_folder&) = delete;
+  stream_folder& operator=(const stream_folder&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+
+private:
+  std::filesystem::path m_path;
+};
+
 // A Python variant as a variant_run: each phase is one request, timed by the runner like
 // any phase; the Python side's own perf_counter time of the phase comes back too and is
 // reported as "python <phase>" (speedlab's figure minus it is the bridge's cost).
-class python_run final : public variant_run {
+//
+// Under the cupti profiler the worker runs with the injection library of `speedlab profile`
+// (CUDA_INJECTION64_PATH), which writes its CUDA activity (CuPy, Numba) to a profile stream;
+// after the measured repetitions the worker flushes it on request and the records inside
+// the sessions' span join the point's trace (point_tracing.hpp, out_of_process_trace).
+class python_run final : public variant_run, public out_of_process_trace {
 public:
   python_run(std::shared_ptr<const python_variant_def> def, const point& p, const run_context& ctx)
       : m_def(std::move(def)), m_point(p), m_ctx(ctx) {}
@@ -280,7 +319,7 @@ public:
   void setup() override {
     m_arrays.emplace(m_def->data.arrays(m_point));
     m_def->data.fill(m_point, m_arrays->set());
-    m_process.emplace(m_def->settings, m_def->package_dir, m_arrays->fd());
+    m_process.emplace(m_def->settings, m_def->package_dir, m_arrays->fd(), tracing_environment());
     json open = m_arrays->describe();
     open["op"] = "open";
     open["workload"] = m_def->workload;
@@ -308,7 +347,51 @@ public:
     }
   }
 
+  void collect_trace(trace::device_trace& into, std::vector<std::string>& messages, std::uint64_t begin,
+                     std::uint64_t end) override {
+    if (!m_trace_note.empty()) messages.push_back(m_trace_note);
+    if (!m_streams || !m_process) return;
+    const json reply = m_process->request({{"op", "flush"}}, "flush");
+    check(reply, "flush");
+    if (!reply.value("flushed", false)) return; // CUDA never started in the worker: nothing to add
+    // The worker's streams (its children's too, where they used CUDA), read as `speedlab
+    // profile` reads them.
+    profile::folder_read read = profile::read_stream_folder(m_streams->path());
+    for (auto& m : read.messages) messages.push_back("python worker's trace: " + m);
+    for (auto& p : read.processes) {
+      for (const auto& n : p.process.notes) // the worker lives on: its stream is not closed yet
+        if (n.rfind(profile::truncated_note_start, 0) != 0) messages.push_back("python worker: " + n);
+      trace::append_records(into, std::move(p.trace), begin, end);
+    }
+    // The worker's main thread ran the phases (its tid is its pid): the time split reads
+    // the API calls and syncs of the thread the runner's phase ranges name.
+    const auto worker = static_cast<std::uint32_t>(m_process->pid());
+    for (auto& r : into.ranges)
+      if (r.domain == "speedlab") r.thread = worker;
+  }
+
 private:
+  // The injection variables for the worker when the point's device activity is traced.
+  std::map<std::string, std::string> tracing_environment() {
+    const profiling::profiler_options* tracing = point_device_tracing();
+    if (!tracing) return {};
+    const std::filesystem::path library = find_inject_library();
+    if (library.empty()) {
+      m_trace_note = "python worker not traced: no libspeedlab-inject.so beside speedlab (SPEEDLAB_INJECT_LIBRARY)";
+      return {};
+    }
+    if (const char* other = std::getenv("CUDA_INJECTION64_PATH"); other && *other) {
+      m_trace_note = fmt::format("python worker not traced: another CUDA tool is attached (CUDA_INJECTION64_PATH={})",
+                                 other);
+      return {};
+    }
+    m_streams.emplace();
+    // Flushed on request (collect_trace), not every 500 ms in the middle of a measurement.
+    auto env = injection_environment(library, m_streams->path(), 3600 * 1000);
+    env["SPEEDLAB_PROFILE_MAX_BUFFER_MIB"] = std::to_string(std::max<std::size_t>(1, tracing->max_buffer_bytes >> 20));
+    return env;
+  }
+
   void check(const json& reply, const std::string& what) {
     if (reply.value("ok", false)) return;
     const std::string where = reply.value("where", "");
@@ -329,6 +412,8 @@ private:
   std::shared_ptr<const python_variant_def> m_def;
   point m_point;
   run_context m_ctx;
+  std::optional<stream_folder> m_streams; // outlives the process that writes there
+  std::string m_trace_note;
   std::optional<shared_arrays> m_arrays; // outlives the process that maps it
   std::optional<python_process> m_process;
   std::vector<std::string> m_phases;
@@ -379,6 +464,48 @@ std::string run_list(const python_settings& settings, const std::filesystem::pat
   return out;
 }
 
+// Whether `interpreter -c "import MODULE"` succeeds (its output discarded).
+bool can_import(const std::string& interpreter, const std::string& module) {
+  unique_fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (null.get() < 0) return false;
+  std::vector<std::string> env; // ours as it is: no package folder, no empty PYTHONPATH entry
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  pid_t pid = -1;
+  try {
+    pid = spawn({interpreter, "-c", "import " + module}, env, {{1, null.get()}, {2, null.get()}});
+  } catch (const std::exception&) {
+    return false;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The interpreter speedlab runs is the one named (--python, `python:`), else python3 on the
+// PATH: an activated venv or conda env is what the user means, so speedlab never switches
+// to another by itself. When that one lacks NumPy every Python variant is skipped (each
+// point says why); this note says so once and names an interpreter here that has NumPy.
+std::optional<std::string> numpy_note(const json& listing, const python_settings& settings) {
+  const auto variants = listing.value("variants", json::array());
+  if (variants.empty()) return std::nullopt;
+  for (const auto& v : variants) {
+    const auto missing = v.value("missing", std::vector<std::string>{});
+    if (std::find(missing.begin(), missing.end(), "numpy") == missing.end()) return std::nullopt;
+  }
+  std::string note = fmt::format("python variants: the interpreter {}, {}, cannot import numpy, so every Python "
+                                 "variant is skipped",
+                                 settings.interpreter, listing.value("interpreter", std::string("?")));
+  std::error_code ec;
+  const std::filesystem::path mine = listing.value("executable", std::string{});
+  for (const char* other : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+    if (!std::filesystem::exists(other, ec) || (!mine.empty() && std::filesystem::equivalent(other, mine, ec))) continue;
+    if (can_import(other, "numpy"))
+      return note + fmt::format("; {} has it: choose it with --python {} (or the suite key python:)", other, other);
+  }
+  return note + "; choose an interpreter that has it with --python (or the suite key python:)";
+}
+
 } // namespace
 
 std::filesystem::path python_package_dir() {
@@ -419,6 +546,7 @@ std::vector<std::string> add_python_variants(plugin_registry& registry, const py
   const std::string interpreter = listing.value("interpreter", settings.interpreter);
   for (const auto& e : listing.value("errors", json::array()))
     notes.push_back("python variants: import failed: " + e.get<std::string>());
+  if (auto note = numpy_note(listing, settings)) notes.push_back(std::move(*note));
   for (const auto& v : listing.value("variants", json::array())) {
     auto def = std::make_shared<python_variant_def>();
     def->workload = v.value("workload", "");
@@ -457,8 +585,8 @@ std::vector<std::string> add_python_variants(plugin_registry& registry, const py
     spec.expected_invalid = v.value("expected_invalid", false);
     std::vector<std::string> missing = v.value("missing", std::vector<std::string>{});
     if (!missing.empty()) {
-      const std::string why = fmt::format("needs the Python package {}, which {} cannot import", fmt::join(missing, ", "),
-                                          interpreter);
+      const std::string why = fmt::format("needs the Python package{} {}, which {} cannot import",
+                                          missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), interpreter);
       spec.unavailable_reason = [why] { return why; };
     }
     spec.create = [def](const point& p, const run_context& c) -> std::unique_ptr<variant_run> {

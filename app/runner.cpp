@@ -9,6 +9,7 @@
 
 #include "app/nvtx_phase.hpp"
 #include "app/output_folder.hpp"
+#include "app/point_tracing.hpp"
 #include "model/statistics.hpp"
 #include "profilers/profiler.hpp"
 #include "analysis/time_split.hpp"
@@ -52,6 +53,16 @@ void timing_sink(const char* name, double ns) {
   if (g_repetition_timings && name) (*g_repetition_timings)[name] = ns;
 }
 
+// point_device_tracing(): set for the point being measured when its cupti session started.
+const profiling::profiler_options* g_device_tracing = nullptr;
+
+struct tracing_scope {
+  explicit tracing_scope(const profiling::profiler_options* options) { g_device_tracing = options; }
+  ~tracing_scope() { g_device_tracing = nullptr; }
+  tracing_scope(const tracing_scope&) = delete;
+  tracing_scope& operator=(const tracing_scope&) = delete;
+};
+
 struct timing_scope {
   explicit timing_scope(std::map<std::string, double>* target) { g_repetition_timings = target; }
   ~timing_scope() { g_repetition_timings = nullptr; }
@@ -60,6 +71,8 @@ struct timing_scope {
 };
 
 } // namespace
+
+const profiling::profiler_options* point_device_tracing() { return g_device_tracing; }
 
 run_context make_run_context(int threads, bool self_timing) {
   run_context c{threads, 0, &plugin_range_push, &plugin_range_pop};
@@ -124,6 +137,9 @@ public:
   template <class Fn>
   void each(Fn&& fn) {
     for (auto& s : m_sessions) fn(*s);
+  }
+  bool has(const std::string& name) const {
+    return std::find(m_names.begin(), m_names.end(), name) != m_names.end();
   }
   // What the sessions saw; a failing collect is a message, not the end of the point.
   profiling::profile_data collect() {
@@ -195,6 +211,7 @@ public:
   }
 
   void measure(profiler_sessions& sessions) {
+    m_sessions_begin = now_ns();
     sessions.each([](profiling::session& s) { s.start(); });
     const auto start = clock_type::now();
     for (;;) {
@@ -217,7 +234,22 @@ public:
     }
     if (m_r.first_validation.ok) m_r.last_validation = m_r.samples_ns.size() > 1 ? validate() : m_r.first_validation;
     sessions.each([](profiling::session& s) { s.stop(); });
+    m_sessions_end = now_ns();
     for (auto& [name, series] : m_r.self_timed_ns) series.resize(m_r.samples_ns.size(), 0.0);
+  }
+
+  // The device records of a variant that works in another process, from the span the
+  // sessions ran, into the sessions' data (only when the point's device activity is traced).
+  void collect_out_of_process(profiling::profile_data& data) {
+    if (!point_device_tracing()) return;
+    auto* source = dynamic_cast<out_of_process_trace*>(m_run.get());
+    if (!source) return;
+    try {
+      source->collect_trace(data.device, data.messages, m_sessions_begin, m_sessions_end);
+    } catch (const std::exception& e) {
+      data.messages.push_back(std::string("the variant's own process: its device records were not collected: ") +
+                              e.what());
+    }
   }
 
   // The own-pass sessions' repetitions (profiler_sessions::own_passes), after the timed ones.
@@ -282,6 +314,7 @@ private:
   std::unique_ptr<variant_run> m_run;
   std::map<std::string, std::vector<double>> m_phase_ns;
   std::vector<trace::repetition_window> m_windows; // the runner's own timers, for the time split
+  std::uint64_t m_sessions_begin = 0, m_sessions_end = 0; // steady clock around the sessions' span
 };
 
 // What the profilers saw: CPU utilization, the time split per repetition and its summary,
@@ -354,11 +387,14 @@ point_result measure_point(const run_request& req) {
               wm.fp64};
 
     profiler_sessions sessions(req, r.profiler_messages);
+    const tracing_scope tracing(sessions.has("cupti") ? &req.profiler_options : nullptr);
     point_run run(req, r);
     run.setup();
     run.warm_up();
     run.measure(sessions);
-    add_profile(r, sessions.collect(), run.take_windows(), req.output_dir);
+    profiling::profile_data data = sessions.collect();
+    run.collect_out_of_process(data);
+    add_profile(r, std::move(data), run.take_windows(), req.output_dir);
     run.own_passes(sessions);
     run.teardown();
     r.wall = stats::summarize(r.samples_ns);

@@ -167,12 +167,7 @@ void parse_counters(const std::string& file, const YAML::Node& c, profiling::pro
     } else {
       set = scalar(file, m, "counters.metrics");
     }
-    try {
-      counters::metric_set(set);
-    } catch (const std::invalid_argument& e) {
-      fail(file, m, fmt::format("counters.metrics: {}", e.what()));
-    }
-    out.metric_set = set;
+    out.metric_set = checked_metric_set(set, where(file, m).str(), "counters.metrics");
   }
   if (c["per_kernel"]) out.counters_per_kernel = count(file, c["per_kernel"], "counters.per_kernel", limits::counters_per_kernel);
 }
@@ -278,6 +273,15 @@ workload_request parse_workload(const std::string& file, const YAML::Node& w, co
 }
 
 } // namespace
+
+std::string checked_metric_set(const std::string& set, const std::string& where, const std::string& option) {
+  try {
+    counters::metric_set(set);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(fmt::format("{}: {}: {}", where, option, e.what()));
+  }
+  return set;
+}
 
 suite_config parse_suite(const std::string& yaml_text, const std::string& file) {
   YAML::Node root;

@@ -7,7 +7,6 @@
 #include "app/checked_number.hpp"
 #include "app/names.hpp"
 #include "app/sweep.hpp"
-#include "model/counters.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -54,14 +53,7 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.python) s.python = *cli.python;
   for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
   if (cli.no_python) s.python_enabled = false;
-  if (cli.metric_set) {
-    try {
-      counters::metric_set(*cli.metric_set);
-    } catch (const std::invalid_argument& e) {
-      throw config_error(fmt::format("<command line>: --metrics: {}", e.what()));
-    }
-    s.profiler_options.metric_set = *cli.metric_set;
-  }
+  if (cli.metric_set) s.profiler_options.metric_set = checked_metric_set(*cli.metric_set, command_line.file, "--metrics");
   if (cli.counters_per_kernel) s.profiler_options.counters_per_kernel = *cli.counters_per_kernel;
   // One bound given on the command line moves the suite's other bound with it.
   auto apply_measure = [&](measure_options& m) {

@@ -68,7 +68,7 @@ std::vector<std::string> metric_set(const std::string& name) {
     return out;
   }
   throw std::invalid_argument("unknown metric set '" + name +
-                              "' (valid: default, full, or a comma-separated list of metric names)");
+                              "' (valid: dram, default, full, or a comma-separated list of metric names)");
 }
 
 namespace {
@@ -157,6 +157,6 @@ std::vector<kernel_counters> per_distinct_kernel(const std::vector<kernel_counte
 
 SPEEDLAB_JSON_FIELDS(kernel_counters, kernel, launch, grid, block, metrics)
 SPEEDLAB_JSON_FIELDS(counter_pass, metric_set, metrics, chip, passes, per_kernel_limit, launches, skipped,
-                     dropped_ranges, pass_wall_ns, replay, kernels)
+                     dropped_ranges, pass_wall_ns, setup_wall_ns, replay, kernels)
 
 } // namespace speedlab::counters

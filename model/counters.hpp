@@ -80,6 +80,7 @@ struct counter_pass {
   std::size_t skipped = 0;               // launches beyond K, not profiled
   std::size_t dropped_ranges = 0;        // ranges CUPTI could not store
   double pass_wall_ns = 0;               // the pass's wall time, replays included
+  double setup_wall_ns = 0;              // configuring the range profiler before the pass
   std::string replay = "kernel";         // CUPTI's replay mode
   std::vector<kernel_counters> kernels;
 };

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "model/trace_fold.hpp"
+
 namespace speedlab::profile {
 namespace {
 
@@ -82,14 +84,7 @@ void apply(chunk_type type, const json& j, process_profile& p, bool& closed, boo
     auto batch = j.at("trace").get<trace::device_trace>();
     info.last_flush_ns = std::max(info.last_flush_ns, j.value("flushed_ns", std::uint64_t{0}));
     info.dropped_records += batch.dropped_records;
-    p.trace.buffer_bytes = std::max(p.trace.buffer_bytes, batch.buffer_bytes);
-    append_all(p.trace.kernels, std::move(batch.kernels));
-    append_all(p.trace.memcpys, std::move(batch.memcpys));
-    append_all(p.trace.memsets, std::move(batch.memsets));
-    append_all(p.trace.api_calls, std::move(batch.api_calls));
-    append_all(p.trace.syncs, std::move(batch.syncs));
-    append_all(p.trace.ranges, std::move(batch.ranges));
-    append_all(p.trace.overheads, std::move(batch.overheads));
+    trace::append_records(p.trace, std::move(batch)); // dropped records: info's count is kept
     return;
   }
   case chunk_type::note: {
@@ -263,9 +258,9 @@ stream_read read_stream(const std::filesystem::path& file) {
     info.truncated = true;
     if (!info.last_flush_ns) info.last_flush_ns = info.start_ns;
     info.end_ns = data_end;
-    info.notes.push_back(fmt::format("stream ends without its closing chunk: the process crashed, was killed or called "
-                                     "_exit; data up to the last flush, {:.3f} s after it started",
-                                     static_cast<double>(info.last_flush_ns - std::min(info.last_flush_ns, info.start_ns)) / 1e9));
+    info.notes.push_back(fmt::format("{}: the process crashed, was killed or called _exit; data up to the last "
+                                     "flush, {:.3f} s after it started",
+                                     truncated_note_start, static_cast<double>(info.last_flush_ns - std::min(info.last_flush_ns, info.start_ns)) / 1e9));
   } else if (info.end_ns < data_end) {
     info.end_ns = data_end;
   }

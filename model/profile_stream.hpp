@@ -72,6 +72,10 @@ private:
   std::uint64_t m_bytes = 0;
 };
 
+// How the note of a stream without its closing chunk begins (read_stream): a reader that
+// reads the stream of a process still running (the Python bridge) expects it and drops it.
+inline constexpr std::string_view truncated_note_start = "stream ends without its closing chunk";
+
 struct stream_read {
   process_profile profile;
   bool valid = false;                // a header chunk was found

@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# On the GPU machine (device tool), over a working tree with .device-carry/ carried:
+# On the GPU machine (device tool), over a working tree with .device-carry/ carried
+# (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile python counters
-#                                                      (default: all)
+#                                                      counters-sass counters-degrade (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
+# SPEEDLAB_CARRY names the carried folder (default .device-carry; relative to the directory
+# the script is started from, else to the tree). A carry made by gpu-prepare.sh holds its
+# own scripts/ and suites/: `SPEEDLAB_CARRY=.device-carry-x bash .device-carry-x/scripts/gpu-check.sh`
+# runs that tree's stages over its binaries.
 set -uo pipefail
+start_dir=$(pwd)
 cd "$(dirname "$0")/.."
 root=$(pwd)
-bin="$root/.device-carry"
+carry="${SPEEDLAB_CARRY:-.device-carry}"
+if [[ $carry != /* ]]; then
+  if [[ -d "$start_dir/$carry" ]]; then carry="$start_dir/$carry"; else carry="$root/$carry"; fi
+fi
+bin=$(cd "$carry" 2>/dev/null && pwd) || { echo "gpu-check: no carry folder $carry (SPEEDLAB_CARRY)" >&2; exit 2; }
 out="${OUT:-$root/gpu-out}"
 work="/tmp/speedlab-gpu"     # full results; packed into $OUT at the end (few files come back)
 mkdir -p "$out" "$work/logs"
@@ -17,10 +27,10 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
 export SPEEDLAB_CACHE_DIR="$work/cache"
 NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
 speedlab="$bin/speedlab"
-# The test binaries find speedlab, plugins and fixtures beside themselves (.device-carry is a
+# The test binaries find speedlab, plugins and fixtures beside themselves (the carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python counters)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python counters-sass counters-degrade counters)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -56,10 +66,14 @@ fi
 if has python; then
   # The lessons' own Python variants beside the C++ ones (suites/gpu-python.yaml), then the
   # bridge's cost (an empty compute) and the four failure modes (tests/fixtures/python).
-  python3 -c 'import numpy, numba, cupy; print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
+  PYTHONPATH=python python3 -c 'from speedlab_variants.compat import import_numba; import numpy, cupy; numba = import_numba()
+print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
     >"$work/logs/python-packages.txt" 2>&1
   note "$(tail -1 "$work/logs/python-packages.txt")"
-  timeout 400 "$speedlab" run suites/gpu-python.yaml --force --out "$work/python" >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
+  # PY_SUITE_TIMEOUT: SIGTERM after that many seconds (speedlab then reports the finished
+  # points); PY_SUITE_ARGS: e.g. "-w convolution -w mandelbrot" to run a part of the suite.
+  timeout "${PY_SUITE_TIMEOUT:-400}" "$speedlab" run suites/gpu-python.yaml ${PY_SUITE_ARGS:-} --force --out "$work/python" \
+    >"$work/logs/python-suite.txt" 2>"$work/logs/python-suite.err"
   note "python lesson suite: exit $? (see python/report.md)"
   timeout 90 "$speedlab" run --force --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
     --max-samples 5000 --profilers host --reports markdown,json --calibrate off \
@@ -67,6 +81,13 @@ if has python; then
     -v serial -v py-noop -v py-numpy -v py-abort -v py-raise -v py-hang -v py-wrong --timeout 5 \
     >"$work/logs/python-bridge.txt" 2>"$work/logs/python-bridge.err"
   note "python bridge and failures: exit $? (1 expected: four variants fail on purpose)"
+  # The same CuPy code as a script under `speedlab profile`: its kernel times against those of
+  # the suite's py-cupy points (the Python worker traced through the injection library).
+  timeout 60 "$speedlab" profile --force --out "$work/python-profile" -- python3 examples/cupy_vector.py --n 16777216 \
+    --calls 50 >"$work/logs/python-profile.txt" 2>&1
+  note "python cupy script under speedlab profile: exit $?"
+  python3 scripts/python_kernels_check.py "$work/python" "$work/python-profile" vector/py-cupy-lesson/n=16777216 \
+    vector/py-cupy/n=16777216 2>&1 | tee -a "$summary" "$out/summary.txt"
   python3 - "$work/python/results.jsonl" "$work/python-bridge/results.jsonl" "$work/python/results.json" <<'PY' | tee -a "$summary" "$out/summary.txt"
 import json, statistics, sys
 def points(f):
@@ -385,11 +406,11 @@ if has profile; then
   while read -r name args; do
     rc=$(prof "$name" $args); nrc=$(ncu_totals "$name" $args)
     note "profile $name: speedlab exit $rc, ncu exit $nrc"
-  done <<'CASES'
+  done <<CASES
 cupy_vector python3 examples/cupy_vector.py --n 4194304 --calls 20
 numba_pi python3 examples/numba_pi.py --launches 10
 torch_mlp python3 examples/torch_mlp.py --steps 50
-storm_small .device-carry/speedlab_launch_storm --no-cupti --launches 500 --rounds 1
+storm_small $bin/speedlab_launch_storm --no-cupti --launches 500 --rounds 1
 CASES
   python3 - "$pw" "$work/logs" <<'PY' | tee -a "$summary" "$out/summary.txt"
 import csv, io, json, os, sys
@@ -483,47 +504,155 @@ PY
   note "profile fixtures: $(du -h "$out/profile-fixtures.tar.gz" | cut -f1)"
 fi
 
+if has counters-sass; then
+  # The SASS instruction counters behind FLOPs, read for the same kernels by ncu and by
+  # speedlab in several metric sets: the default set, the same configured one metric per
+  # CUPTI call (as before the fix: every metric its own replay), without the launch gate,
+  # the instruction counters alone (sm__ and smsp__ forms), one counter alone, the op-group
+  # counters, beside a non-instruction metric, and non-opcode reference counters.
+  # vector mul executes exactly one FMUL per element (2^24); ncu says the rest.
+  cs="$work/counters-sass"; rm -rf "$cs"; mkdir -p "$cs"
+  op=sm__sass_thread_inst_executed_op; ops=sm__sass_thread_inst_executed_ops
+  sm6="${op}_ffma_pred_on.sum,${op}_fadd_pred_on.sum,${op}_fmul_pred_on.sum,${op}_dfma_pred_on.sum,${op}_dadd_pred_on.sum,${op}_dmul_pred_on.sum"
+  smsp6=${sm6//sm__sass/smsp__sass}
+  groups="${ops}_fadd_fmul_ffma_pred_on.sum,${ops}_dadd_dmul_dfma_pred_on.sum,${op}_ffma_pred_on.sum,${op}_dfma_pred_on.sum"
+  # Counters that are not per-opcode, as a reference for the same launches.
+  ref="gpu__time_duration.sum,sm__threads_launched.sum,smsp__inst_executed.sum,sm__sass_thread_inst_executed.sum,sm__inst_executed_pipe_fp64.sum,sm__inst_executed_pipe_fma.sum"
+  # The kernels' SASS, to count what each thread executes.
+  for f in "$bin"/plugins/*.so; do
+    case $f in *vector*|*mandelbrot*|*transcendental*|*montecarlo*) cuobjdump -sass "$f" >"$cs/sass-$(basename "$f" .so).txt" 2>&1;; esac
+  done
+  timeout 120 ncu --clock-control none --cache-control none --print-kernel-base mangled --csv --print-units base \
+    --metrics "$sm6,$smsp6,$groups,${op}_hadd_pred_on.sum,${op}_hfma_pred_on.sum,$ref" \
+    "$speedlab" run suites/counters-diag.yaml --no-isolate --profilers host --reports json --force --out "$cs/ncu-run" \
+    >"$cs/ncu.csv" 2>"$cs/ncu.err"
+  note "counters-sass: ncu exit $?"
+  while read -r name env metrics; do
+    env $env "$speedlab" run suites/counters-diag.yaml --metrics "$metrics" --reports json --force --out "$cs/$name" \
+      >"$cs/$name.txt" 2>&1
+    echo "counters-sass: $name ($env) exit $?" >>"$summary"
+  done <<CASES
+default SPEEDLAB_COUNTERS_GATE=on default
+each SPEEDLAB_COUNTERS_ADD=each default
+nogate SPEEDLAB_COUNTERS_GATE=off default
+sm6 SPEEDLAB_COUNTERS_GATE=on $sm6
+smsp6 SPEEDLAB_COUNTERS_GATE=on $smsp6
+fmul SPEEDLAB_COUNTERS_GATE=on ${op}_fmul_pred_on.sum
+groups SPEEDLAB_COUNTERS_GATE=on $groups
+sm6time SPEEDLAB_COUNTERS_GATE=on gpu__time_duration.sum,$sm6
+ref SPEEDLAB_COUNTERS_GATE=on $ref
+CASES
+  python3 scripts/counters_sass_table.py "$cs" | tee -a "$summary" "$out/summary.txt"
+  tar -C "$work" -czf "$out/counters-sass.tar.gz" counters-sass
+fi
+
+if has counters-degrade; then
+  # Counters unavailable: each case must leave one note naming the cause and a finished run.
+  cd_="$work/counters-degrade"; rm -rf "$cd_"; mkdir -p "$cd_"
+  one() { python3 - "$1" <<'PY'
+import json, sys
+try:
+    for line in open(sys.argv[1] + "/results.jsonl"):
+        p = json.loads(line)
+        c = p.get("counters") or {}
+        print(f"  {p['id']}: {p['status']}, {len(c.get('kernels', []))} kernels with counters; notes: {p.get('profiler_messages')}")
+except OSError as e:
+    print("  no results:", e)
+PY
+  }
+  # Nsight Compute holds the counters of the process it profiles.
+  timeout 90 ncu --clock-control none --metrics gpu__time_duration.sum "$speedlab" run suites/counters-diag.yaml \
+    --workload vector --variant cuda --no-isolate --profilers host,counters --reports json --force --out "$cd_/under-ncu" \
+    >"$cd_/under-ncu.txt" 2>&1
+  note "counters-degrade under ncu: exit $?"; one "$cd_/under-ncu" | tee -a "$summary" "$out/summary.txt"
+  # Nsight Systems tracing the process (CUPTI activity held by nsys).
+  if [[ -x $NSYS ]]; then
+    timeout 90 "$NSYS" profile -t cuda -o "$cd_/under-nsys" --force-overwrite true "$speedlab" run suites/counters-diag.yaml \
+      --workload vector --variant cuda --no-isolate --profilers host,cupti,counters --reports json --force --out "$cd_/under-nsys-run" \
+      >"$cd_/under-nsys.txt" 2>&1
+    note "counters-degrade under nsys: exit $?"; one "$cd_/under-nsys-run" | tee -a "$summary" "$out/summary.txt"
+  fi
+  # Two processes reading counters at once (full set: many replays, so the passes overlap).
+  for i in 1 2; do
+    timeout 90 "$speedlab" run suites/counters-diag.yaml --workload mandelbrot --metrics full --reports json \
+      --out "$cd_/concurrent-$i" >"$cd_/concurrent-$i.txt" 2>&1 &
+  done
+  wait
+  note "counters-degrade two processes at once:"; one "$cd_/concurrent-1" | tee -a "$summary" "$out/summary.txt"
+  one "$cd_/concurrent-2" | tee -a "$summary" "$out/summary.txt"
+  # A user without admin rights: the driver's profiling restriction decides.
+  note "counters-degrade driver: $(grep -i profil /proc/driver/nvidia/params 2>/dev/null | tr '\n' ' ')"
+  if command -v setpriv >/dev/null; then
+    mkdir -p "$cd_/nobody" && chmod 777 "$cd_/nobody"
+    timeout 90 setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp SPEEDLAB_CACHE_DIR="$cd_/nobody/cache" \
+      "$speedlab" run suites/counters-diag.yaml --workload vector --variant cuda --profilers host,cupti,counters \
+      --reports json --force --out "$cd_/nobody/run" >"$cd_/nobody.txt" 2>&1
+    note "counters-degrade as uid 65534: exit $?"; one "$cd_/nobody/run" | tee -a "$summary" "$out/summary.txt"
+    tail -3 "$cd_/nobody.txt" >>"$summary"
+  else
+    note "counters-degrade: no setpriv; the non-root case is not run"
+  fi
+  tar -C "$work" -czf "$out/counters-degrade.tar.gz" --exclude='*.nsys-rep' --exclude='*.qdstrm' --exclude='*.sqlite' --exclude='traces' --exclude='trace.json' --exclude='*.html' counters-degrade
+fi
+
 if has counters; then
-  # Hardware counters (the counters backend): the lesson suite with and without them at the
-  # default K (wall times: what counters cost), speedlab's counters against Nsight Compute
-  # per lesson kernel (same metrics, --cache-control none: neither flushes caches), the CUDA
-  # variants with the full metric set (fixtures for the CPU-side tests), and the slowest
-  # kernels at the issue's sizes with the full set.
+  # Hardware counters (the counters backend), in parts (COUNTERS_PARTS, default all):
+  #   cost      the lesson suite with and without counters at the default K (wall times)
+  #   ncu       speedlab's counters against Nsight Compute per lesson kernel (same metrics,
+  #             --cache-control none: neither flushes caches), from the cost run
+  #   sets      passes and pass wall of each metric set on one point
+  #   fixtures  the CUDA variants with the full metric set (fixtures for the CPU-side tests)
+  #   slow      the slowest kernels at the issue's sizes with the full set
+  parts=" ${COUNTERS_PARTS:-cost ncu sets fixtures slow} "
   c="$work/counters"
   mkdir -p "$c"
-  for mode in host,cupti,counters host,cupti; do
-    s=$(date +%s.%N)
-    "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json,markdown --out "$c/lessons-${mode//,/-}" \
-      >"$work/logs/counters-lessons-${mode//,/-}.txt" 2>&1
-    rc=$?
-    e=$(date +%s.%N)
-    note "counters: lesson suite --profilers $mode: exit $rc, wall $(python3 -c "print(f'{$e-$s:.1f}')") s"
-  done
-  # Nsight Compute on the same points: ncu refuses to start under CUPTI injection and holds
-  # the counters itself, so each point runs again in-process with --profilers host.
-  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu) timeout 240 python3 scripts/counters_vs_ncu.py "$speedlab" \
-    "$c/lessons-host-cupti-counters" "$c/ncu" --suite suites/gpu-lessons.yaml --cache-control none \
-    >"$c/counters-vs-ncu-none.md" 2>"$work/logs/counters-vs-ncu.err"
-  note "counters vs ncu: exit $?; $(tail -1 "$c/counters-vs-ncu-none.md")"
-  cp "$c/counters-vs-ncu-none.md" "$out/" 2>/dev/null
-  "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json,markdown --out "$c/full" \
-    >"$work/logs/counters-full.txt" 2>&1
-  note "counters: CUDA variants, full metric set: exit $?"
-  grep -h "note:.*counters" "$work"/logs/counters-*.txt | sort | uniq -c | head -8 >>"$summary"
-  # Passes and pass wall per metric set, on one point.
-  for set in dram default full; do
-    "$speedlab" run suites/gpu-counters.yaml --metrics $set --reports json --out "$c/set-$set" --workload vector \
-      --variant cuda --param op=mul >"$work/logs/counters-set-$set.txt" 2>&1
-    note "counters: metric set $set: $(python3 -c '
+  if [[ -x "$bin/speedlab_gpu_tests" ]]; then
+    "$bin/speedlab_gpu_tests" "[counters]" >"$work/logs/counters-gpu-tests.txt" 2>&1
+    note "counters gpu tests: exit $? ($(tail -2 "$work/logs/counters-gpu-tests.txt" | tr '\n' ' '))"
+  fi
+  if [[ $parts == *" cost "* ]]; then
+    for mode in host,cupti,counters host,cupti; do
+      s=$(date +%s.%N)
+      "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json,markdown --force --out "$c/lessons-${mode//,/-}" \
+        >"$work/logs/counters-lessons-${mode//,/-}.txt" 2>&1
+      rc=$?
+      e=$(date +%s.%N)
+      note "counters: lesson suite --profilers $mode: exit $rc, wall $(python3 -c "print(f'{$e-$s:.1f}')") s"
+    done
+  fi
+  if [[ $parts == *" ncu "* ]]; then
+    # ncu refuses to start under CUPTI injection and holds the counters itself, so each
+    # (workload, variant) runs again in-process with --profilers host under ncu.
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu) timeout "${COUNTERS_NCU_TIMEOUT:-200}" python3 scripts/counters_vs_ncu.py \
+      "$speedlab" "$c/lessons-host-cupti-counters" "$c/ncu" --suite suites/gpu-lessons.yaml --cache-control none \
+      >"$c/counters-vs-ncu-none.md" 2>"$work/logs/counters-vs-ncu.err"
+    note "counters vs ncu: exit $?; $(tail -1 "$c/counters-vs-ncu-none.md")"
+    cp "$c/counters-vs-ncu-none.md" "$out/" 2>/dev/null
+    cp "$c"/ncu/*.log "$work/logs/" 2>/dev/null
+  fi
+  if [[ $parts == *" sets "* ]]; then
+    for set in dram default full; do
+      "$speedlab" run suites/gpu-counters.yaml --metrics $set --reports json --force --out "$c/set-$set" --workload vector \
+        --variant cuda --param op=mul >"$work/logs/counters-set-$set.txt" 2>&1
+      note "counters: metric set $set: $(python3 - "$c/set-$set/results.jsonl" <<'PY' 2>&1 | tail -1
 import json, sys
 for line in open(sys.argv[1]):
-    p = json.loads(line); c = p.get("counters") or {}
-    print(f"{len(c.get(\"metrics\", []))} metrics, {c.get(\"passes\")} passes, pass wall {c.get(\"pass_wall_ns\", 0) / 1e6:.1f} ms "
-          f"(repetition median {p[\"wall\"][\"median\"] / 1e6:.2f} ms)")' "$c/set-$set/results.jsonl" 2>&1 | tail -1)"
-  done
+    p = json.loads(line)
+    c = p.get("counters") or {}
+    print(f"{len(c.get('metrics', []))} metrics, {c.get('passes')} passes, setup {c.get('setup_wall_ns', 0) / 1e6:.1f} ms, "
+          f"pass wall {c.get('pass_wall_ns', 0) / 1e6:.1f} ms (repetition median {p['wall']['median'] / 1e6:.2f} ms)")
+PY
+)"
+    done
+  fi
+  if [[ $parts == *" fixtures "* ]]; then
+    "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json,markdown --force --out "$c/full" \
+      >"$work/logs/counters-full.txt" 2>&1
+    note "counters: CUDA variants, full metric set: exit $?"
+  fi
   # The issue's sizes for the slowest kernels (their own and the lesson variant).
-  [[ ${COUNTERS_SLOW:-1} == 1 ]] && while read -r name args; do
-    "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json --out "$c/slow-$name" --variant cuda \
+  [[ $parts == *" slow "* ]] && while read -r name args; do
+    "$speedlab" run suites/gpu-counters.yaml --metrics full --reports json --force --out "$c/slow-$name" --variant cuda \
       --variant cuda-lesson $args >"$work/logs/counters-slow-$name.txt" 2>&1
     note "counters: slow kernels $name: exit $?"
   done <<'CASES'
@@ -532,10 +661,17 @@ moment --workload montecarlo --param M=512000000 --param N=8
 mandel8k --workload mandelbrot --param size=8192 --param iterations=256
 mandel4k --workload mandelbrot --param size=4096 --param iterations=4096
 CASES
+  grep -h "counters" "$c"/*/results.jsonl 2>/dev/null | python3 -c '
+import collections, json, sys
+n = collections.Counter()
+for line in sys.stdin:
+    for m in json.loads(line).get("profiler_messages", []):
+        if "counters" in m: n[m[:200]] += 1
+for m, k in n.most_common(8): print(f"counters note x{k}: {m}")' >>"$summary"
   python3 - "$c" <<'PY' | tee -a "$summary" "$out/summary.txt"
 import glob, json, os, statistics, sys
 root = sys.argv[1]
-per_range, passes = [], {}
+rows = []
 for d in ("lessons-host-cupti-counters", "full"):
     f = os.path.join(root, d, "results.jsonl")
     if not os.path.exists(f):
@@ -545,20 +681,26 @@ for d in ("lessons-host-cupti-counters", "full"):
         c = p.get("counters")
         if not c or not c.get("kernels") or not p.get("wall"):
             continue
-        extra = c["pass_wall_ns"] - p["wall"]["median"]
-        per_range.append((d, extra / len(c["kernels"]) / 1e3, c["passes"], p["id"], len(c["kernels"]), c["skipped"]))
+        # What the counters pass adds over a plain repetition, per profiled kernel launch.
+        extra = c["pass_wall_ns"] + c.get("setup_wall_ns", 0) - p["wall"]["median"]
+        rows.append((d, extra / len(c["kernels"]) / 1e3, c["passes"], p["id"], len(c["kernels"]), c["skipped"],
+                     c.get("setup_wall_ns", 0) / 1e3))
 for d in ("lessons-host-cupti-counters", "full"):
-    v = [r[1] for r in per_range if r[0] == d]
+    v = [r for r in rows if r[0] == d]
     if v:
-        print(f"counters cost ({d}): added wall per profiled kernel median {statistics.median(v):.0f} us "
-              f"(min {min(v):.0f}, max {max(v):.0f}) over {len(v)} points; passes {sorted({r[2] for r in per_range if r[0] == d})}")
-for r in sorted(per_range, key=lambda r: -r[1])[:3]:
-    print(f"counters cost point {r[3]} ({r[0]}): {r[1]:.0f} us per profiled kernel, {r[4]} kernels, {r[5]} skipped")
+        per = [r[1] for r in v]
+        print(f"counters cost ({d}): added wall per profiled kernel median {statistics.median(per) / 1e3:.1f} ms "
+              f"(min {min(per) / 1e3:.1f}, max {max(per) / 1e3:.1f}) over {len(v)} points, {sum(r[4] for r in v)} kernels "
+              f"profiled, {sum(r[5] for r in v)} launches skipped (beyond K); setup median "
+              f"{statistics.median(r[6] for r in v) / 1e3:.1f} ms; passes {sorted({r[2] for r in v})}")
+for r in sorted(rows, key=lambda r: -r[1])[:3]:
+    print(f"counters cost point {r[3]} ({r[0]}): {r[1] / 1e3:.1f} ms per profiled kernel, {r[4]} kernels, {r[5]} skipped")
 PY
   # Fixtures for tests/fixtures/counters: results with counters, the device model.
   f="$work/counters-fixtures"
   mkdir -p "$f"
-  for d in full lessons-host-cupti-counters slow-pi slow-moment slow-mandel8k slow-mandel4k; do
+  for d in full lessons-host-cupti-counters set-dram set-default set-full slow-pi slow-moment slow-mandel8k slow-mandel4k; do
+    [[ -f "$c/$d/results.jsonl" ]] || continue
     mkdir -p "$f/$d"
     cp "$c/$d/results.jsonl" "$c/$d/device.json" "$c/$d/run.json" "$f/$d/" 2>/dev/null
   done

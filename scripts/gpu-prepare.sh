@@ -1,26 +1,38 @@
 #!/usr/bin/env bash
 # On the development machine: build with CUDA into build-gpu and gather what the GPU machine
 # needs into .device-carry/ (git-ignored), laid out as a test root (tests/test_root.hpp):
-# speedlab, the test binaries, plugins/, test-plugins/, tests/{fixtures,golden,tools}/.
+# speedlab, the test binaries, plugins/, test-plugins/, tests/{fixtures,golden,tools}/, and
+# this tree's scripts/, suites/ and examples/ (the GPU machine's own tree may be another).
 # The test binaries find all of it relative to themselves: nothing is rewritten there.
 # Then run scripts/gpu-check.sh there with carry [".device-carry"].
+#   BUILD_DIR       the build folder (default build-gpu)
+#   SPEEDLAB_CARRY  the carry folder, relative to this tree or absolute (default .device-carry);
+#                   on the GPU machine: SPEEDLAB_CARRY=<folder> bash <folder>/scripts/gpu-check.sh
+#   --no-build      gather what BUILD_DIR already holds (targets built by hand); absent ones are left out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build-gpu}"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPEEDLAB_ENABLE_CUDA=ON >/dev/null
-cmake --build "$build" -j 2
-rm -rf .device-carry
-mkdir -p .device-carry
-cp "$build"/speedlab .device-carry/
+carry="${SPEEDLAB_CARRY:-.device-carry}"
+[[ -n "$carry" && "$carry" != "/" ]] || { echo "SPEEDLAB_CARRY is empty or /" >&2; exit 2; }
+if [[ ${1:-} != --no-build ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPEEDLAB_ENABLE_CUDA=ON >/dev/null
+  cmake --build "$build" -j 2
+fi
+rm -rf "$carry"
+mkdir -p "$carry"
+cp "$build"/speedlab "$carry"/
 # `speedlab profile` finds the injection library beside itself.
-[[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so .device-carry/
-mkdir -p .device-carry/plugins && cp "$build"/plugins/*.so .device-carry/plugins/
-cp -r "$build"/test-plugins .device-carry/test-plugins 2>/dev/null || true
-mkdir -p .device-carry/tests
-cp -rL "$build"/tests/fixtures "$build"/tests/golden "$build"/tests/tools .device-carry/tests/
+[[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so "$carry"/
+mkdir -p "$carry"/plugins && cp "$build"/plugins/*.so "$carry"/plugins/
+cp -r "$build"/test-plugins "$carry"/test-plugins 2>/dev/null || true
+mkdir -p "$carry"/tests
+cp -rL "$build"/tests/fixtures "$build"/tests/golden "$build"/tests/tools "$carry"/tests/ 2>/dev/null || true
 for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm; do
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
-  [[ -n "$f" ]] && cp "$f" .device-carry/
+  if [[ -n "$f" ]]; then cp "$f" "$carry"/; fi
 done
-strip --strip-unneeded .device-carry/speedlab* .device-carry/libspeedlab-inject.so .device-carry/plugins/*.so 2>/dev/null || true
-du -sh .device-carry
+strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-inject.so "$carry"/plugins/*.so 2>/dev/null || true
+# The scripts and suites the stages read, as this tree has them.
+cp -r scripts suites "$carry"/
+[[ -d examples ]] && cp -r examples "$carry"/
+du -sh "$carry"

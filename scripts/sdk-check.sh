@@ -96,6 +96,14 @@ if command -v dpkg-deb >/dev/null; then
   dpkg-deb -x "$deb" "$tmp/root"
   "$tmp/root/usr/bin/speedlab" list >"$tmp/list-deb.txt" 2>&1 || { cat "$tmp/list-deb.txt"; fail "the unpacked package's speedlab"; }
   grep -q '^vector ' "$tmp/list-deb.txt" || fail "the unpacked package's speedlab does not find its plugins"
+  # Every shared library the binary needs that no Debian package provides (CUDA's) must be
+  # a declared dependency, or dpkg -i installs a speedlab that cannot start.
+  depends=$(dpkg-deb -f "$deb" Depends)
+  for lib in cupti cudart; do
+    if ldd "$tmp/root/usr/bin/speedlab" | grep -q "lib$lib\.so"; then
+      [[ $depends == *"cuda-$lib-"* ]] || fail "speedlab links lib$lib but the package does not depend on cuda-$lib-*: $depends"
+    fi
+  done
   echo "package $(basename "$deb"): $(du -h "$deb" | cut -f1), unpacked speedlab lists $(grep -c '^[a-z]' "$tmp/list-deb.txt") workloads"
 else
   echo "dpkg-deb not found: package not checked"

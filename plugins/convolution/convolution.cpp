@@ -109,15 +109,65 @@ void reference_row(const float* image, const float* mask, int size, int m, int y
   }
 }
 
+// The rows validation compares and their double-precision reference, computed once per
+// run (a point validates its first and last repetition).
+struct reference_rows {
+  std::vector<int> rows;
+  std::vector<double> values;
+};
+
+// Max relative error of `out` against a double-precision reference computed here. Large
+// problems check a strided subset of rows (always including the padded border rows).
+validation check_output(const float* image, const float* mask, const float* out, int size, int m,
+                        reference_rows& ref) {
+  const int h = m / 2;
+  if (ref.rows.empty()) {
+    const double budget = 4e9; // multiply-adds
+    const double cost = double(size) * size * m * m;
+    const int stride = std::max(1, static_cast<int>(std::ceil(cost / budget)));
+    for (int y = 0; y < size; ++y)
+      if (y % stride == 0 || y < h || y >= size - h) ref.rows.push_back(y);
+    ref.values.assign(ref.rows.size() * std::size_t(size), 0.0);
+    parallel::for_dynamic(parallel::default_threads(), ref.rows.size(), 4, [&](std::size_t, std::size_t b, std::size_t e) {
+      for (std::size_t r = b; r < e; ++r) reference_row(image, mask, size, m, ref.rows[r], ref.values.data() + r * size);
+    });
+  }
+  double worst = 0;
+  std::size_t worst_at = 0;
+  for (std::size_t r = 0; r < ref.rows.size(); ++r) {
+    for (int x = 0; x < size; ++x) {
+      const double want = ref.values[r * size + x];
+      const double got = out[std::size_t(ref.rows[r]) * size + x];
+      const double err = std::abs(got - want) / std::max(std::abs(want), 1e-30);
+      if (!(err <= worst)) { // also catches NaN
+        worst = std::isnan(err) ? INFINITY : err;
+        worst_at = std::size_t(ref.rows[r]) * size + x;
+      }
+    }
+  }
+  const std::string what = std::to_string(ref.rows.size()) + " of " + std::to_string(size) + " rows vs double reference";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", worst);
+  if (!(worst <= 1e-5))
+    return validation::fail("max relative error " + std::string(buf) + " > 1e-5 at pixel " + std::to_string(worst_at) +
+                                " (" + what + ")",
+                            worst);
+  return validation::pass("max relative error " + std::string(buf) + " <= 1e-5 (" + what + ")", worst);
+}
+
+// The point's sizes, checked: image side and mask side (odd, 1..max_mask).
+std::pair<int, int> sizes(const point& p) {
+  const auto size = p.get_int("size"), mask = p.get_int("mask");
+  if (size < 1) throw std::invalid_argument("convolution: size must be >= 1");
+  if (mask < 1 || mask > max_mask || mask % 2 == 0)
+    throw std::invalid_argument("convolution: mask must be odd, 1.." + std::to_string(max_mask) + " (got " +
+                                std::to_string(mask) + ")");
+  return {static_cast<int>(size), static_cast<int>(mask)};
+}
+
 class convolution_run : public variant_run {
 protected:
-  explicit convolution_run(const point& p)
-      : m_size(static_cast<int>(p.get_int("size"))), m_mask(static_cast<int>(p.get_int("mask"))) {
-    if (m_size < 1) throw std::invalid_argument("convolution: size must be >= 1");
-    if (m_mask < 1 || m_mask > max_mask || m_mask % 2 == 0)
-      throw std::invalid_argument("convolution: mask must be odd, 1.." + std::to_string(max_mask) + " (got " +
-                                  std::to_string(m_mask) + ")");
-  }
+  explicit convolution_run(const point& p) : m_size(sizes(p).first), m_mask(sizes(p).second) {}
 
   void make_inputs() {
     m_image = make_image(m_size);
@@ -125,54 +175,15 @@ protected:
     m_out.assign(std::size_t(m_size) * m_size, 0.0f);
   }
 
-  // Max relative error against a double-precision reference computed here. Large problems
-  // check a strided subset of rows (always including the padded border rows).
   validation check(const std::vector<float>& out) {
-    const int h = m_mask / 2;
-    if (m_rows.empty()) {
-      const double budget = 4e9; // multiply-adds
-      const double cost = double(m_size) * m_size * m_mask * m_mask;
-      const int stride = std::max(1, static_cast<int>(std::ceil(cost / budget)));
-      for (int y = 0; y < m_size; ++y)
-        if (y % stride == 0 || y < h || y >= m_size - h) m_rows.push_back(y);
-      m_reference.assign(m_rows.size() * std::size_t(m_size), 0.0);
-      parallel::for_dynamic(parallel::default_threads(), m_rows.size(), 4,
-                            [&](std::size_t, std::size_t b, std::size_t e) {
-                              for (std::size_t r = b; r < e; ++r)
-                                reference_row(m_image.data(), m_weights.data(), m_size, m_mask, m_rows[r],
-                                              m_reference.data() + r * m_size);
-                            });
-    }
-    double worst = 0;
-    std::size_t worst_at = 0;
-    for (std::size_t r = 0; r < m_rows.size(); ++r) {
-      for (int x = 0; x < m_size; ++x) {
-        const double ref = m_reference[r * m_size + x];
-        const double got = out[std::size_t(m_rows[r]) * m_size + x];
-        const double err = std::abs(got - ref) / std::max(std::abs(ref), 1e-30);
-        if (!(err <= worst)) { // also catches NaN
-          worst = std::isnan(err) ? INFINITY : err;
-          worst_at = std::size_t(m_rows[r]) * m_size + x;
-        }
-      }
-    }
-    const std::string what =
-        std::to_string(m_rows.size()) + " of " + std::to_string(m_size) + " rows vs double reference";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3g", worst);
-    if (!(worst <= 1e-5))
-      return validation::fail("max relative error " + std::string(buf) + " > 1e-5 at pixel " +
-                                  std::to_string(worst_at) + " (" + what + ")",
-                              worst);
-    return validation::pass("max relative error " + std::string(buf) + " <= 1e-5 (" + what + ")", worst);
+    return check_output(m_image.data(), m_weights.data(), out.data(), m_size, m_mask, m_reference);
   }
 
   int m_size, m_mask;
   std::vector<float> m_image, m_weights, m_out;
 
 private:
-  std::vector<int> m_rows;
-  std::vector<double> m_reference;
+  reference_rows m_reference;
 };
 
 class convolution_serial final : public convolution_run {
@@ -267,6 +278,25 @@ workload_info describe() {
       param_spec::integer("mask", "mask side (odd)", 13, "3..31:4", 1, max_mask),
   };
   w.work = work;
+  // The same image, mask and check for variants outside C++ (Python variants).
+  w.data.arrays = [](const point& p) {
+    const auto [size, m] = sizes(p);
+    const auto n = static_cast<std::size_t>(size), k = static_cast<std::size_t>(m);
+    return std::vector<array_spec>{{"image", element_type::f32, {n, n}},
+                                   {"mask", element_type::f32, {k, k}},
+                                   {"out", element_type::f32, {n, n}, true}};
+  };
+  w.data.fill = [](const point& p, const array_set& a) {
+    const auto [size, m] = sizes(p);
+    const std::vector<float> image = make_image(size), mask = make_mask(m);
+    std::copy(image.begin(), image.end(), a.get<float>("image"));
+    std::copy(mask.begin(), mask.end(), a.get<float>("mask"));
+  };
+  w.data.check = [](const point& p, const array_set& a) {
+    const auto [size, m] = sizes(p);
+    reference_rows ref;
+    return check_output(a.get<float>("image"), a.get<float>("mask"), a.get<float>("out"), size, m, ref);
+  };
   w.variants = {
       variant_spec::make<convolution_serial>(
           "serial", variant_kind::serial,

@@ -99,49 +99,52 @@ void initialize_profiler_once() {
   need(result, "cuptiProfilerInitialize");
 }
 
+// Metrics into a host object's configuration, in one call or one call each.
+CUptiResult add_metrics(CUpti_Profiler_Host_Object* host, const std::vector<std::string>& metrics) {
+  std::vector<const char*> names;
+  for (const auto& n : metrics) names.push_back(n.c_str());
+  auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  add.pHostObject = host;
+  add.ppMetricNames = names.data();
+  add.numMetrics = names.size();
+  return cuptiProfilerHostConfigAddMetrics(&add);
+}
+
+CUpti_Profiler_Host_Object* host_initialize(const std::string& chip, const std::uint8_t* availability) {
+  auto init = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  init.pChipName = chip.c_str();
+  init.pCounterAvailabilityImage = availability;
+  if (CUptiResult r = cuptiProfilerHostInitialize(&init); r != CUPTI_SUCCESS)
+    throw std::invalid_argument(fmt::format("chip '{}': {}", chip, describe_cupti_result(r)));
+  return init.pHostObject;
+}
+
+void host_deinitialize(CUpti_Profiler_Host_Object* host) {
+  auto p = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+  p.pHostObject = host;
+  cuptiProfilerHostDeinitialize(&p);
+}
+
 // The host object: metrics -> config image, and evaluation of counter data.
 class host_object {
 public:
-  host_object(const std::string& chip, const std::vector<std::string>& metrics, const std::uint8_t* availability)
+  // The whole set goes to CUPTI in one call: CUPTI packs the metrics of one call into as few
+  // passes as the hardware allows, but never shares a pass between calls (one call per
+  // metric made the default set 10 replays instead of 2 on GH100). `each` keeps the old
+  // one-call-per-metric configuration, for the counters-sass check only.
+  host_object(const std::string& chip, const std::vector<std::string>& metrics, const std::uint8_t* availability,
+              bool each = false)
       : m_metrics(metrics) {
-    auto init = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-    init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    init.pChipName = chip.c_str();
-    init.pCounterAvailabilityImage = availability;
-    if (CUptiResult r = cuptiProfilerHostInitialize(&init); r != CUPTI_SUCCESS)
-      throw std::invalid_argument(fmt::format("chip '{}': {}", chip, describe_cupti_result(r)));
-    m_host = init.pHostObject;
-    // One metric at a time, so a bad name is named.
-    for (const auto& name : m_metrics) {
-      const char* one[] = {name.c_str()};
-      auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-      add.pHostObject = m_host;
-      add.ppMetricNames = one;
-      add.numMetrics = 1;
-      if (CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add); r != CUPTI_SUCCESS)
-        throw std::invalid_argument(
-            fmt::format("metric '{}' is not known for chip {} ({})", name, chip, describe_cupti_result(r)));
+    m_host = host_initialize(chip, availability);
+    try {
+      configure(chip, availability, each);
+    } catch (...) {
+      host_deinitialize(m_host);
+      throw;
     }
-    auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-    size.pHostObject = m_host;
-    need(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-    m_config.resize(size.configImageSize);
-    auto image = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-    image.pHostObject = m_host;
-    image.configImageSize = m_config.size();
-    image.pConfigImage = m_config.data();
-    need(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
-    auto passes = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-    passes.configImageSize = m_config.size();
-    passes.pConfigImage = m_config.data();
-    need(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
-    m_passes = passes.numOfPasses;
   }
-  ~host_object() {
-    auto p = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-    p.pHostObject = m_host;
-    cuptiProfilerHostDeinitialize(&p);
-  }
+  ~host_object() { host_deinitialize(m_host); }
   host_object(const host_object&) = delete;
   host_object& operator=(const host_object&) = delete;
 
@@ -162,6 +165,42 @@ public:
     p.pMetricValues = values.data();
     need(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
     return values;
+  }
+
+private:
+  void configure(const std::string& chip, const std::uint8_t* availability, bool each) {
+    if (each) {
+      for (const auto& name : m_metrics)
+        if (CUptiResult r = add_metrics(m_host, {name}); r != CUPTI_SUCCESS)
+          throw std::invalid_argument(
+              fmt::format("metric '{}' is not known for chip {} ({})", name, chip, describe_cupti_result(r)));
+    } else if (CUptiResult r = add_metrics(m_host, m_metrics); r != CUPTI_SUCCESS) {
+      // Name the metric at fault: each alone on a host object of its own.
+      for (const auto& name : m_metrics) {
+        CUpti_Profiler_Host_Object* alone = host_initialize(chip, availability);
+        const CUptiResult one = add_metrics(alone, {name});
+        host_deinitialize(alone);
+        if (one != CUPTI_SUCCESS)
+          throw std::invalid_argument(
+              fmt::format("metric '{}' is not known for chip {} ({})", name, chip, describe_cupti_result(one)));
+      }
+      throw std::invalid_argument(fmt::format("the metrics cannot be read together on chip {} ({})", chip,
+                                              describe_cupti_result(r)));
+    }
+    auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    size.pHostObject = m_host;
+    need(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    m_config.resize(size.configImageSize);
+    auto image = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    image.pHostObject = m_host;
+    image.configImageSize = m_config.size();
+    image.pConfigImage = m_config.data();
+    need(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+    auto passes = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    passes.configImageSize = m_config.size();
+    passes.pConfigImage = m_config.data();
+    need(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+    m_passes = passes.numOfPasses;
   }
 
 private:
@@ -186,8 +225,8 @@ bool has_current_context() {
   return drv.ok() && drv.ctx_get_current(&ctx) == CUDA_SUCCESS && ctx;
 }
 
-std::size_t passes_for_chip(const std::string& chip, const std::vector<std::string>& metrics) {
-  return host_object(chip, metrics, nullptr).passes();
+std::size_t passes_for_chip(const std::string& chip, const std::vector<std::string>& metrics, bool each) {
+  return host_object(chip, metrics, nullptr, each).passes();
 }
 
 struct counter_collector::impl {
@@ -210,6 +249,7 @@ struct counter_collector::impl {
   std::vector<std::string> messages;
   std::uint64_t pass_start_ns = 0, pass_end_ns = 0;
   std::size_t gate_errors = 0;
+  CUptiResult start_error = CUPTI_SUCCESS; // the first cuptiRangeProfilerStart failed
 
   static std::uint64_t now_ns() {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -238,9 +278,12 @@ struct counter_collector::impl {
       std::size_t& n = seen[launch_key{l.kernel, l.grid, l.block}];
       const bool want = n < options.per_kernel_limit;
       ++n;
-      if (want != profiling) {
+      if (want != profiling && !(want && start_error != CUPTI_SUCCESS)) {
         const CUptiResult r = want ? profiler_start() : profiler_stop();
         if (r == CUPTI_SUCCESS) profiling = want;
+        // The first start is where the driver refuses counters (privileges, another
+        // profiler, a busy GPU): no counters this pass, and no further tries.
+        else if (want && profiled.empty()) start_error = r;
         else if (gate_errors++ == 0)
           messages.push_back(fmt::format("counters: switching the range profiler {} at a launch failed ({}); "
                                          "launches beyond K may be profiled",
@@ -384,7 +427,7 @@ counter_collector::counter_collector(void* cu_context, collector_options options
   avail.pCounterAvailabilityImage = availability.data();
   need(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
   try {
-    m->host = std::make_unique<host_object>(m->chip, m->options.metrics, availability.data());
+    m->host = std::make_unique<host_object>(m->chip, m->options.metrics, availability.data(), m->options.add_metrics_each);
   } catch (const std::invalid_argument& e) {
     throw counters_unavailable(e.what());
   }
@@ -493,6 +536,8 @@ void counter_collector::stop() {
 
 counters::counter_pass counter_collector::take() {
   std::lock_guard lock(m->mutex);
+  if (m->start_error != CUPTI_SUCCESS && m->profiled.empty())
+    throw counters_unavailable("cuptiRangeProfilerStart failed: " + describe_cupti_result(m->start_error));
   counters::counter_pass out;
   out.metric_set = m->options.metric_set;
   out.metrics = m->options.metrics;

@@ -29,8 +29,9 @@ std::string describe_cupti_result(int result);
 
 // Host side only, no GPU needed: checks a metric list against a chip (e.g. "GH100") and
 // returns how many replays of each kernel it needs. Throws std::invalid_argument naming the
-// problem (an unknown metric, an unknown chip).
-std::size_t passes_for_chip(const std::string& chip, const std::vector<std::string>& metrics);
+// problem (an unknown metric, an unknown chip). `each`: configured one metric per call, as
+// the collector did before (collector_options::add_metrics_each).
+std::size_t passes_for_chip(const std::string& chip, const std::vector<std::string>& metrics, bool each = false);
 
 // True when the calling thread has a current CUDA context (GPU work ran on it); a variant
 // without one has no kernels to read, which is no failure.
@@ -42,6 +43,9 @@ struct collector_options {
   std::size_t per_kernel_limit = 2;   // K
   std::size_t max_ranges = 512;       // ranges the counter data image holds
   bool gate_launches = true;          // enforce K through launch callbacks (needs a CUPTI subscription)
+  // Diagnostic only: configure one metric per CUPTI call, as before the fix (each metric then
+  // gets replays of its own); SPEEDLAB_COUNTERS_ADD=each.
+  bool add_metrics_each = false;
 };
 
 class counter_collector {

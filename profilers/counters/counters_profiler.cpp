@@ -3,8 +3,11 @@
 // after the timed ones, so kernel replay never touches a timing. Everything CUPTI-side is
 // in counter_collector; a failure at any step is one note naming the cause, and the point
 // goes on with whatever the other backends recorded.
+#include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,6 +23,13 @@ public:
     m_options.metric_set = o.metric_set;
     m_options.metrics = counters::metric_set(o.metric_set); // throws on an unknown set: "could not start"
     m_options.per_kernel_limit = o.counters_per_kernel;
+    // Diagnostic: SPEEDLAB_COUNTERS_GATE=off keeps the range profiler on for the whole pass
+    // (every launch profiled, no K), to tell the launch gate's effect from CUPTI's.
+    if (const char* gate = std::getenv("SPEEDLAB_COUNTERS_GATE"); gate && std::string_view(gate) == "off")
+      m_options.gate_launches = false;
+    // Diagnostic: SPEEDLAB_COUNTERS_ADD=each configures one metric per CUPTI call (the old way).
+    if (const char* add = std::getenv("SPEEDLAB_COUNTERS_ADD"); add && std::string_view(add) == "each")
+      m_options.add_metrics_each = true;
   }
 
   bool own_pass() const override { return true; }
@@ -29,7 +39,9 @@ public:
     if (m_collector || m_failed) return;
     if (!counters_core::has_current_context()) return; // a CPU variant: nothing to read
     try {
+      const auto t0 = std::chrono::steady_clock::now();
       m_collector.emplace(nullptr, m_options);
+      m_setup_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       m_collector->start();
     } catch (const std::exception& e) {
       m_collector.reset();
@@ -51,6 +63,10 @@ public:
     if (!m_collector) return;
     try {
       out.counters = m_collector->take();
+      out.counters->setup_wall_ns = m_setup_ns;
+    } catch (const counters_core::counters_unavailable& e) {
+      fail(e.what());
+      out.messages.push_back(m_messages.back());
     } catch (const std::exception& e) {
       out.messages.push_back(fmt::format("counters: reading the ranges failed: {}", e.what()));
     }
@@ -67,6 +83,7 @@ private:
   counters_core::collector_options m_options;
   std::optional<counters_core::counter_collector> m_collector;
   bool m_failed = false;
+  double m_setup_ns = 0;
   std::vector<std::string> m_messages;
 };
 

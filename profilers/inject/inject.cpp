@@ -14,7 +14,10 @@
 //   arrive when another CUPTI client (nsys, torch.profiler) holds CUPTI.
 // - libcupti is linked by soname, so a process that already has one (PyTorch's wheel)
 //   shares it; the library checks /proc/self/maps and notes a second copy if one appears.
-// Only the two entry points are exported (inject.map). Nothing here throws out of a CUDA,
+// - speedlab_inject_flush() writes a records chunk on demand: `speedlab run` injects this
+//   library into the Python worker of a Python variant under the cupti profiler and asks
+//   for the records after the measured repetitions (app/python_variants.cpp).
+// Only these three entry points are exported (inject.map). Nothing here throws out of a CUDA,
 // CUPTI or NVTX callback; problems become note chunks in the stream.
 #include <dlfcn.h>
 #include <pthread.h>
@@ -168,12 +171,29 @@ public:
     m_wake.notify_all();
     if (m_thread.joinable()) m_thread.join();
     if (m_cupti_on) cupti::synchronize_current_context();
-    flush_once();
+    {
+      std::lock_guard flushing(m_flush_mutex);
+      flush_once();
+    }
     if (m_cupti_on) {
       cupti::disable_activities(m_enabled);
       cupti::clear_active(m_buffers);
     }
     m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), reason, m_dropped));
+  }
+
+  // speedlab_inject_flush(): what CUPTI holds now, written as a records chunk before this
+  // returns (the Python bridge asks for it after a point's measured repetitions, while the
+  // process lives on). False when the stream is closed or this is a forked child.
+  bool flush_now() {
+    if (static_cast<std::uint32_t>(::getpid()) != m_pid) return false;
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_finished) return false;
+    }
+    std::lock_guard flushing(m_flush_mutex);
+    flush_once();
+    return true;
   }
 
   void on_fork_child() {
@@ -251,6 +271,7 @@ private:
       if (m_stop) break;
       lock.unlock(); // never held across a CUPTI call
       try {
+        std::lock_guard flushing(m_flush_mutex);
         flush_once();
       } catch (...) {
       }
@@ -258,8 +279,8 @@ private:
     }
   }
 
-  // CUPTI's buffers (complete or not) -> parsed records -> one records chunk. Only the
-  // flush thread, or finish() after joining it, calls this.
+  // CUPTI's buffers (complete or not) -> parsed records -> one records chunk. Callers hold
+  // m_flush_mutex (the flush thread, flush_now(), finish()).
   void flush_once() {
     trace::device_trace batch;
     batch.backend = "cupti";
@@ -308,6 +329,8 @@ private:
   std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;
   std::thread m_thread;
   std::mutex m_mutex; // guards m_stop/m_finished; never held across a CUPTI call
+  // One flush at a time. Held across CUPTI calls, so no CUPTI callback ever takes it.
+  std::mutex m_flush_mutex;
   std::condition_variable m_wake;
   bool m_stop = false, m_finished = false;
 };
@@ -361,6 +384,19 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
     }
   });
   return 1;
+}
+
+// Writes what CUPTI has recorded so far to the stream now; 1 when written, 0 when this
+// process is not being profiled (CUDA never started, or the stream is closed). For a
+// process that lives on past a measurement (the Python worker of `speedlab run`), so
+// nothing waits for the flush interval or the exit.
+__attribute__((visibility("default"))) int speedlab_inject_flush(void) {
+  using namespace speedlab::inject;
+  try {
+    return g_injector && g_injector->flush_now() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 
 // NVTX's injection entry point (NVTX_INJECTION64_PATH).

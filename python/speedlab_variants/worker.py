@@ -56,7 +56,8 @@ def missing_packages(info):
 
 def command_list(files):
     errors = load_variants(files)
-    out = {"interpreter": interpreter(), "errors": errors, "variants": []}
+    out = {"interpreter": interpreter(), "executable": os.path.realpath(sys.executable), "errors": errors,
+           "variants": []}
     for (workload, name), info in sorted(registry.items()):
         out["variants"].append({
             "workload": workload, "name": name, "kind": info.kind, "description": info.description,
@@ -69,7 +70,8 @@ def command_list(files):
 def skip_reason(info, params):
     missing = missing_packages(info)
     if missing:
-        return f"needs the Python package {', '.join(missing)}, which {interpreter()} cannot import"
+        return (f"needs the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)}, "
+                f"which {interpreter()} cannot import")
     for name, limit in info.max_size.items():
         if name in params and params[name] > limit:
             return f"a {info.description or info.name} runs only up to {name} = {limit} (this point: {params[name]})"
@@ -141,6 +143,22 @@ def store_result(value, outputs):
             np.copyto(out, host.reshape(out.shape), casting="unsafe")
 
 
+def flush_injected_records():
+    """Has the injection library of `speedlab profile` write what CUPTI recorded so far.
+
+    speedlab sets CUDA_INJECTION64_PATH under its cupti profiler; CUDA loaded the library when
+    the variant first used it. False when it did not (no CUDA work here, or no profiler)."""
+    path = os.environ.get("CUDA_INJECTION64_PATH")
+    if not path:
+        return False
+    import ctypes
+    try:
+        lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)  # only if CUDA loaded it already
+    except OSError:
+        return False
+    return bool(lib.speedlab_inject_flush())
+
+
 def where(exc):
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
@@ -186,6 +204,9 @@ def command_serve(files):
             if run is None:
                 raise RuntimeError(f"'{op}' before 'open'")
             fn = getattr(run, op) if op in ("setup", "transfer_in", "compute", "transfer_out", "teardown") else None
+            if op == "flush":
+                reply({"ok": True, "flushed": flush_injected_records()})
+                continue
             if op == "result":
                 store_result(run.result(), vars(run.outputs))
                 reply({"ok": True})

@@ -52,6 +52,7 @@ public:
            "<button type=\"button\" id=\"collapse-all\">Collapse all</button></div>"_html;
     overview();
     if (m_in.program) html::program_section(m_w, *m_in.program);
+    cpp_over_python();
     findings();
     summary();
     for (std::size_t i = 0; i < m_workloads.size(); ++i) workload(i, m_workloads[i]);
@@ -121,6 +122,7 @@ private:
     };
     link("overview", "Overview");
     if (m_in.program) link("program", "Program");
+    if (!m_in.analysis.cpp_over_python.empty()) link("cpp-over-python", "C++ over Python");
     if (!m_in.analysis.findings.empty()) link("findings", "Findings");
     link("summary", "Run");
     for (std::size_t i = 0; i < m_workloads.size(); ++i) link("workload-" + std::to_string(i), m_workloads[i].name);
@@ -496,6 +498,24 @@ private:
     }
     m_w << "<span class=\"swatch\" style=\"background:#59a14f\"></span>NVTX range"
            "<span class=\"swatch\" style=\"background:#edc948\"></span>CUDA runtime call</figcaption></figure></section>"_html;
+  }
+
+  // The lessons' Python code beside the C++ variants: the fastest valid of each language.
+  void cpp_over_python() {
+    if (m_in.analysis.cpp_over_python.empty()) return;
+    m_w << "<section id=\"cpp-over-python\"><h2>Best C++ over best Python</h2>"_html;
+    m_w.element("p", "Per workload and parameters, the fastest valid C++ variant against the fastest valid Python one "
+                     "(median wall per repetition; 95% interval of the ratio).");
+    std::vector<row> rows;
+    for (const auto& s : m_in.analysis.cpp_over_python) {
+      std::string ratio = fmt_ratio(s.ratio) + " " + s.verdict;
+      if (s.ci_high > 0) ratio += " [" + fmt_sig(s.ci_low) + "–" + fmt_sig(s.ci_high) + "]";
+      rows.push_back({{code_cell(s.workload), s.params_key.empty() ? text_cell("—") : code_cell(s.params_key),
+                       code_cell(s.variant), code_cell(s.baseline), num_cell(ratio)}});
+    }
+    table(m_w, {"workload", "parameters", "best C++", "best Python", "C++ speedup"}, rows,
+          {false, false, false, false, true});
+    m_w << "</section>"_html;
   }
 
   void what_ifs() {

@@ -64,6 +64,8 @@ public:
     overview();
     // A profiled program's own tables are what its reader came for: in the short report too.
     if (m_in.program) m_out += markdown_program_section(*m_in.program);
+    // Where the run has Python variants, their readers came for this table.
+    cpp_over_python();
     groups(short_report_groups, false);
     m_out += "Everything else (every finding with its evidence, per-workload tables, time splits, crossovers, "
              "roofline, what-if bounds, measurement integrity) is in `report-full.md`.\n\n";
@@ -369,6 +371,11 @@ private:
   // bridge adds to each request (speedlab's timer around the request minus the Python
   // side's perf_counter around the call).
   void python_variants() {
+    cpp_over_python();
+    bridge_costs();
+  }
+
+  void cpp_over_python() {
     if (!m_in.analysis.cpp_over_python.empty()) {
       m_out += "## Best C++ over best Python\n\n";
       m_out += "Per workload and parameters, the fastest valid C++ variant against the fastest valid Python one "
@@ -380,6 +387,9 @@ private:
       table(m_out, {"workload", "parameters", "best C++", "best Python", "C++ speedup"}, rows,
             {false, false, false, false, true});
     }
+  }
+
+  void bridge_costs() {
     table_rows rows;
     for (const auto& p : m_in.points) {
       if (p.language != "python" || !p.valid()) continue;

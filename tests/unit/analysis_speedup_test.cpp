@@ -150,3 +150,30 @@ TEST_CASE("the exact bootstrap of the median matches small cases and resampling"
     CHECK(exact.high == Approx(mc.high).epsilon(0.02));
   }
 }
+
+TEST_CASE("best C++ over best Python: the fastest valid of each language per workload and parameters",
+          "[analysis][speedup][python]") {
+  const std::map<std::string, std::string> n = {{"n", "1048576"}};
+  auto python = [&](const std::string& variant, const std::string& kind, double wall) {
+    auto p = make_point("vector", variant, kind, n, spread(wall, 0.01));
+    p.language = "python";
+    return p;
+  };
+  const auto serial = make_point("vector", "serial", "serial", n, spread(10e6, 0.01));
+  const auto cuda = make_point("vector", "cuda", "cuda", n, spread(0.5e6, 0.01));
+  const auto numpy = python("py-numpy", "serial", 12e6);
+  const auto cupy = python("py-cupy", "cuda", 2e6);
+  auto fast_but_wrong = python("py-wrong", "cuda", 0.1e6);
+  fast_but_wrong.status = point_status::invalid; // an invalid point never wins
+  auto other_op = make_point("vector", "cuda", "cuda", {{"n", "1048576"}, {"op", "add"}}, spread(0.4e6, 0.01));
+  const auto r = run({serial, cuda, numpy, cupy, fast_but_wrong, other_op}, h100());
+
+  REQUIRE(r.cpp_over_python.size() == 1); // op=add has no Python point: no comparison
+  const auto& s = r.cpp_over_python[0];
+  CHECK(s.variant == "cuda");
+  CHECK(s.baseline == "py-cupy");
+  CHECK(s.ratio == Approx(4.0).epsilon(0.02));
+  CHECK(s.ci_low <= s.ratio);
+  CHECK(s.ci_high >= s.ratio);
+  CHECK(s.verdict == "faster");
+}

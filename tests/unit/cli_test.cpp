@@ -125,7 +125,8 @@ TEST_CASE("cli: list shows workloads, variants, and why a variant cannot run", "
   auto r = t::run_command(speedlab_exe() + " list" + faulty_path());
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains("faulty") && Contains("segfault") && Contains("cannot run here: test variant"));
-  r = t::run_command(speedlab_exe() + " list --json" + faulty_path() + " 2>/dev/null");
+  // stdout alone (notes go to stderr; run_command adds 2>&1 after the group).
+  r = t::run_command("{ " + speedlab_exe() + " list --json" + faulty_path() + " 2>/dev/null; }");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.output);
   nlohmann::json faulty;

@@ -10,6 +10,8 @@
 #include "speedlab/config.hpp"
 
 #if SPEEDLAB_HAS_CUPTI
+#include <cupti.h>
+
 #include "profilers/counters/counter_collector.hpp"
 #include "profilers/profiler.hpp"
 #endif
@@ -120,15 +122,20 @@ TEST_CASE("counter metric sets are valid for the H100 chip, each default metric 
     WARN("CUPTI host API unavailable: " << e.what());
     return;
   }
-  // Without a GPU's counter availability image CUPTI schedules each metric on its own, so a
-  // set's total here is an upper bound; the GPU run records the real count (counter_pass::passes).
   for (const auto& metric : counters::metric_set("default")) {
     INFO(metric);
     CHECK(core::passes_for_chip("GH100", {metric}) == 1);
   }
   CHECK(core::passes_for_chip("GH100", {m::sm_throughput}) > 1); // why the throughputs are in "full" only
-  CHECK(core::passes_for_chip("GH100", counters::metric_set("full")) >
-        core::passes_for_chip("GH100", counters::metric_set("default")));
+  const auto def = counters::metric_set("default");
+  const std::size_t together = core::passes_for_chip("GH100", def);
+  CHECK(core::passes_for_chip("GH100", counters::metric_set("full")) > together);
+  CHECK(core::passes_for_chip("GH100", counters::metric_set("dram")) == 1);
+  // The set configured in one call shares passes; one call per metric (the collector before
+  // the fix) gave every metric replays of its own. The instruction counters need a pass of
+  // their own beside the rest, so the default set is two.
+  CHECK(together == 2);
+  CHECK(core::passes_for_chip("GH100", def, true) == def.size());
   CHECK_THROWS_WITH(core::passes_for_chip("GH100", {"dram__bytes_raed.sum"}),
                     Catch::Matchers::Contains("dram__bytes_raed.sum"));
 }
@@ -154,6 +161,19 @@ TEST_CASE("counters backend: a clear note and no crash without a GPU", "[counter
   CHECK_FALSE(d.counters.has_value());
   o.metric_set = "no-such-set";
   CHECK_THROWS_AS(prof->create_session(o), std::invalid_argument);
+}
+
+TEST_CASE("counters unavailable: each cause CUPTI reports becomes one sentence naming it", "[counters][cupti]") {
+  namespace core = speedlab::profiling::counters_core;
+  using Catch::Matchers::Contains;
+  CHECK_THAT(core::describe_cupti_result(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES),
+             Contains("insufficient privileges") && Contains("NVreg_RestrictProfilingToAdminUsers=0"));
+  CHECK_THAT(core::describe_cupti_result(CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED), Contains("virtualized GPU"));
+  CHECK_THAT(core::describe_cupti_result(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), Contains("another profiler"));
+  CHECK_THAT(core::describe_cupti_result(CUPTI_ERROR_HARDWARE_BUSY), Contains("another profiler"));
+  CHECK_THAT(core::describe_cupti_result(CUPTI_ERROR_NOT_SUPPORTED), Contains("unsupported GPU"));
+  CHECK_THAT(core::describe_cupti_result(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED), Contains("MIG"));
+  CHECK_FALSE(core::describe_cupti_result(CUPTI_ERROR_UNKNOWN).empty()); // CUPTI's own words otherwise
 }
 
 #endif

@@ -3,6 +3,9 @@
 // exception, a hang and a wrong result in a Python variant each become a recorded result.
 #include "speedlab_catch.hpp"
 
+#include <filesystem>
+#include <fstream>
+
 #include "app/isolation.hpp"
 #include "app/plugin_loader.hpp"
 #include "app/python_variants.hpp"
@@ -21,6 +24,7 @@ struct fixture {
   fixture() {
     REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
     REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-reduction.so"));
+    REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-convolution.so"));
     python_settings settings;
     settings.interpreter = speedlab::testing::test_python();
     settings.files = {(speedlab::testing::fixture_dir() / "python" / "faulty_variants.py").string()};
@@ -94,6 +98,52 @@ TEST_CASE("python variants: NumPy and Numba validate on the workload's inputs wi
   const auto dot = run("reduction", "py-numpy", {{"n", "4096"}, {"op", "dot"}});
   CHECK(dot.status == point_status::ok);
   CHECK_THAT(dot.first_validation.message, Contains("24576")); // exactly 6n
+}
+
+TEST_CASE("python variants: the lesson's convolution in Python validates with the C++ check", "[python]") {
+  // Size 45 with a 7 x 7 mask: the zero padding on every border, no multiple of a block.
+  const std::map<std::string, std::string> params{{"size", "45"}, {"mask", "7"}};
+  for (const char* variant : {"py-loop", "py-numpy", "py-numba", "py-numba-parallel"}) {
+    INFO(variant);
+    const auto r = run("convolution", variant, params, 60);
+    CHECK(r.status == point_status::ok);
+    CHECK(r.first_validation.ok);
+    CHECK_THAT(r.first_validation.message, Contains("<= 1e-5") && Contains("45 of 45 rows"));
+  }
+  const auto* w = shared().registry.find("convolution");
+  for (const char* name : {"py-numba-cuda-lesson", "py-numba-cuda", "py-cupy-lesson", "py-cupy"}) {
+    INFO(name);
+    REQUIRE(w->find_variant(name));
+    CHECK(w->find_variant(name)->kind == variant_kind::cuda);
+  }
+  // Past the plain loop's limit: a skip with the reason.
+  const auto big = run("convolution", "py-loop", {{"size", "256"}, {"mask", "3"}});
+  CHECK(big.status == point_status::skipped);
+  CHECK_THAT(big.reason, Contains("size = 64"));
+}
+
+TEST_CASE("python variants: an interpreter without NumPy skips every variant, named with the module", "[python]") {
+  // Debian's python3 without its site packages: it runs the worker but cannot import numpy.
+  speedlab::testing::temp_dir dir;
+  const auto python = dir.path() / "python-without-numpy";
+  {
+    std::ofstream f(python);
+    f << "#!/bin/sh\nexec " << speedlab::testing::test_python() << " -S \"$@\"\n";
+  }
+  std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  plugin_registry registry;
+  REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
+  python_settings settings;
+  settings.interpreter = python.string();
+  const auto notes = add_python_variants(registry, settings);
+  std::string joined;
+  for (const auto& n : notes) joined += n + "\n";
+  INFO(joined);
+  CHECK_THAT(joined, Contains(python.string()) && Contains("cannot import numpy") && Contains("--python"));
+  const variant_spec* v = registry.find("vector")->find_variant("py-numpy");
+  REQUIRE(v);
+  REQUIRE(v->unavailable_reason);
+  CHECK_THAT(v->unavailable_reason(), Contains("numpy") && Contains("cannot import"));
 }
 
 TEST_CASE("python variants: a crash, an exception, a hang and a wrong result are recorded", "[python]") {

@@ -134,3 +134,24 @@ TEST_CASE("write sample reports", "[.][sample]") {
       std::ofstream(out / p.trace_file) << nlohmann::json(it->second).dump();
   }
 }
+
+TEST_CASE("html states best C++ over best Python where the run has Python variants", "[report][html][python]") {
+  auto f = test_fixture::make_report_fixture();
+  const auto without = test_golden::render("html", f.input(), "report.html");
+  CHECK(without.find("id=\"cpp-over-python\"") == std::string::npos); // no Python points, no section
+  analysis::speedup s;
+  s.workload = "vector_add";
+  s.params_key = "n=1048576";
+  s.variant = "cuda";
+  s.baseline = "py-cupy";
+  s.ratio = 3.25;
+  s.ci_low = 3.2;
+  s.ci_high = 3.3;
+  s.verdict = "faster";
+  f.analysis.cpp_over_python.push_back(s);
+  const auto html = test_golden::render("html", f.input(), "report.html");
+  CHECK(html.find("id=\"cpp-over-python\"") < html.find("id=\"findings\""));
+  CHECK(html.find("href=\"#cpp-over-python\"") != std::string::npos);
+  CHECK(html.find("py-cupy") != std::string::npos);
+  CHECK(html.find("3.25x faster [3.20–3.30]") != std::string::npos);
+}

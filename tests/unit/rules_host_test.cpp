@@ -114,7 +114,9 @@ TEST_CASE("the rule registry holds every documented rule with a threshold", "[ru
       "copies-not-overlapped", "dropped-records",       "host-bound",    "kernel-below-roofline",
       "launch-bound",          "low-occupancy",         "noisy-measurement", "pageable-memory",
       "poor-scaling",          "problem-too-small",     "synchronization-heavy", "too-few-blocks",
-      "transfer-bound"};
+      "transfer-bound",
+      // Hardware-counter rules (analysis/rules_counters.cpp).
+      "achieved-occupancy", "excess-traffic", "l2-thrashing", "latency-bound", "saturated-pipe", "uncoalesced-access"};
   for (const auto& name : expected) {
     const auto* r = analysis::find_rule(name);
     REQUIRE(r != nullptr);

@@ -162,6 +162,27 @@ TEST_CASE("config: the cupti section sets the profiler options, with positions o
   CHECK_THROWS_WITH(parse_suite("cupti: on\n", "s.yaml"), Contains("must be a mapping"));
 }
 
+TEST_CASE("config: the counters metric set is checked by one function, from the suite or the command line",
+          "[config][counters]") {
+  CHECK(checked_metric_set("full", "x", "--metrics") == "full");
+  CHECK_THROWS_WITH(checked_metric_set("fast", "where", "--metrics"),
+                    Contains("where: --metrics: unknown metric set 'fast'"));
+  // The suite: a named set, a list of names, and a bad entry with its position.
+  CHECK(parse_suite("counters: {metrics: dram, per_kernel: 3}\n", "s.yaml").profiler_options.metric_set == "dram");
+  const auto listed = parse_suite("counters:\n  metrics: [dram__bytes_read.sum, gpu__time_duration.sum]\n", "s.yaml");
+  CHECK(listed.profiler_options.metric_set == "dram__bytes_read.sum,gpu__time_duration.sum");
+  CHECK_THROWS_WITH(parse_suite("counters:\n  metrics: fastest\n", "s.yaml"),
+                    Contains("s.yaml:2:12: counters.metrics: unknown metric set 'fastest'"));
+  // The command line: the same check, the same words.
+  suite_config s = parse_suite("threads: 1\n", "s.yaml");
+  cli_overrides cli;
+  cli.metric_set = "dram__bytes_read.sum,,x";
+  CHECK_THROWS_WITH(apply_overrides(s, cli), Contains("<command line>: --metrics: metric list") && Contains("not a metric name"));
+  cli.metric_set = "full";
+  apply_overrides(s, cli);
+  CHECK(s.profiler_options.metric_set == "full");
+}
+
 TEST_CASE("config: duplicate keys are refused with both places", "[config]") {
   CHECK_THROWS_WITH(parse_suite("timeout: 5\nthreads: 2\ntimeout: 9\n", "s.yaml"),
                     Contains("s.yaml:3:1") && Contains("key 'timeout' appears twice") && Contains("first at s.yaml:1:1"));

@@ -1,0 +1,35 @@
+#include <algorithm>
+#include <iterator>
+
+#include "model/trace_fold.hpp"
+
+namespace speedlab::trace {
+namespace {
+
+template <class T>
+void append_inside(std::vector<T>& to, std::vector<T>&& from, std::uint64_t begin, std::uint64_t end) {
+  const bool everything = begin == 0 && end == UINT64_MAX;
+  if (everything && to.empty()) {
+    to = std::move(from);
+    return;
+  }
+  to.reserve(to.size() + from.size());
+  for (auto& r : from)
+    if (everything || (r.start >= begin && r.end <= end)) to.push_back(std::move(r));
+}
+
+} // namespace
+
+void append_records(device_trace& into, device_trace&& from, std::uint64_t begin, std::uint64_t end) {
+  append_inside(into.kernels, std::move(from.kernels), begin, end);
+  append_inside(into.memcpys, std::move(from.memcpys), begin, end);
+  append_inside(into.memsets, std::move(from.memsets), begin, end);
+  append_inside(into.api_calls, std::move(from.api_calls), begin, end);
+  append_inside(into.syncs, std::move(from.syncs), begin, end);
+  append_inside(into.ranges, std::move(from.ranges), begin, end);
+  append_inside(into.overheads, std::move(from.overheads), begin, end);
+  into.dropped_records += from.dropped_records;
+  into.buffer_bytes = std::max(into.buffer_bytes, from.buffer_bytes);
+}
+
+} // namespace speedlab::trace
