@@ -1,7 +1,6 @@
 #include "analysis/rank_analysis.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <utility>

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -107,6 +106,13 @@ analysis::program_facts merged_facts(const std::vector<std::filesystem::path>& p
   return out;
 }
 
+// The facts of dir: its own profile.json, or its rank folders' merged; throws naming the
+// missing profile.json when it is neither.
+analysis::program_facts folder_facts(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& parts) {
+  if (parts.empty() || (parts.size() == 1 && parts.front() == dir)) return read_facts(dir);
+  return merged_facts(parts);
+}
+
 std::vector<std::filesystem::path> stream_files(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
@@ -174,8 +180,7 @@ written_reports write_profile_reports(const std::filesystem::path& dir,
 saved_profile load_profile(const std::filesystem::path& dir) {
   saved_profile s;
   const auto parts = profile_parts(dir);
-  if (parts.empty()) s.facts = read_facts(dir); // throws: names the missing profile.json
-  else s.facts = parts.size() == 1 && parts.front() == dir ? read_facts(dir) : merged_facts(parts);
+  s.facts = folder_facts(dir, parts);
 #ifdef SPEEDLAB_HAVE_PROFILE_STREAM
   for (const auto& part : parts) {
     profile::folder_read read = profile::read_stream_folder(part);
@@ -204,8 +209,7 @@ struct analysed_profile {
 analysed_profile load_and_analyze(const std::filesystem::path& dir) {
   analysed_profile out;
   const auto parts = profile_parts(dir);
-  if (parts.empty()) read_facts(dir); // throws: names the missing profile.json
-  analysis::program_facts facts = parts.size() == 1 && parts.front() == dir ? read_facts(dir) : merged_facts(parts);
+  analysis::program_facts facts = folder_facts(dir, parts);
   std::vector<std::string> notes;
   // The ceilings: DIR's device.json, else the first rank folder's.
   auto device = saved_device(dir, notes);
