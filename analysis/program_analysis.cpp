@@ -423,7 +423,12 @@ program_analysis analyze_program(const std::vector<profile::process_profile>& pr
     summaries.push_back(summarize_process(p, options));
     if (p.process.used_cuda && identify_rank(p.process).rank) ranks.push_back(summarize_rank(p));
   }
-  program_analysis a = analyze_program(std::move(summaries), std::move(facts), device, options);
+  return analyze_program(std::move(summaries), std::move(ranks), std::move(facts), device, options);
+}
+
+program_analysis analyze_program(std::vector<process_summary> processes, std::vector<rank_summary> ranks,
+                                 program_facts facts, const device_model& device, const program_options& options) {
+  program_analysis a = analyze_program(std::move(processes), std::move(facts), device, options);
   if (ranks.size() >= 2) {
     a.ranks = analyze_ranks(std::move(ranks));
     a.result.findings.insert(a.result.findings.end(), a.ranks->findings.begin(), a.ranks->findings.end());
@@ -467,8 +472,16 @@ nlohmann::json ranks_json(const rank_analysis& r) {
                           {"first_kernel_ns", x.first_kernel_ns ? nlohmann::json(*x.first_kernel_ns) : nlohmann::json(nullptr)},
                           {"kernels", x.kernels}, {"comm_kernels", x.comm_kernels}, {"steps", x.steps.size()},
                           {"step_method", x.step_method}, {"truncated", x.truncated},
-                          {"wait_per_step_ns", i < r.wait_per_step_ns.size() ? r.wait_per_step_ns[i] : 0.0}});
+                          {"wait_per_step_ns", i < r.wait_per_step_ns.size() ? r.wait_per_step_ns[i] : 0.0},
+                          {"wait_total_ns", i < r.wait_total_ns.size() ? r.wait_total_ns[i] : 0.0}});
+    // Each step on the common clock: [start, end, compute_ns, comm_ns, kernel_ns, kernels].
+    // (At most 2000 steps a rank: a long job's are summarized above, not listed.)
+    auto& steps = j["ranks"].back()["step_figures"] = nlohmann::json::array();
+    if (x.steps.size() <= 2000)
+      for (const auto& s : x.steps) steps.push_back({s.start, s.end, s.compute_ns, s.comm_ns, s.kernel_ns, s.kernels});
   }
+  j["wait_method"] = r.wait_method;
+  j["step_columns"] = {"start_ns", "end_ns", "compute_ns", "comm_ns", "kernel_ns", "kernels"};
   for (const auto& c : r.clocks)
     j["clocks"].push_back({{"host", c.host}, {"offset_ns", c.offset_ns}, {"matched", c.matched}, {"method", c.method}});
   return j;

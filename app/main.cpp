@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
       ->excludes(force_flag);
   run_cmd->add_option("--plugin-path", run.plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
   run_cmd->add_flag("--no-isolate", no_isolate, "Run every point in this process (a crash ends the suite)");
+  run_cmd->add_option("--devices", run.overrides.devices,
+                      "GPUs to run each point on, in turn: all, or indices such as 0,1 (default: device 0 only)");
   // Numbers are taken as text and go through checked_number (the suite file's limits).
   std::map<std::string, std::string> numbers;
   auto number_option = [&](const char* name, const char* help) {

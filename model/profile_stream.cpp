@@ -1,6 +1,8 @@
 #include "model/profile_stream.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <zlib.h>
 
 #include "model/trace_fold.hpp"
+#include "model/trace_text.hpp"
 
 namespace speedlab::profile {
 namespace {
@@ -45,7 +48,8 @@ void append_all(std::vector<T>& to, std::vector<T>&& from) {
 
 template <class T>
 void sort_by_start(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+  const auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
 }
 
 std::uint64_t last_end(const trace::device_trace& t) {
@@ -55,6 +59,33 @@ std::uint64_t last_end(const trace::device_trace& t) {
   };
   each(t.kernels), each(t.memcpys), each(t.memsets), each(t.api_calls), each(t.syncs), each(t.ranges);
   return end;
+}
+
+// A records chunk's trace appended to the profile.
+void apply_records(trace::device_trace&& batch, std::uint64_t flushed_ns, process_profile& p) {
+  auto& info = p.process;
+  info.last_flush_ns = std::max(info.last_flush_ns, flushed_ns);
+  info.dropped_records += batch.dropped_records;
+  trace::append_records(p.trace, std::move(batch)); // one fold (model/trace_fold); drops counted in info
+}
+
+// The injection library names each GPU the process ran kernels on in a note, "gpu <index>:
+// <name>, uuid GPU-<hex>"; the first becomes the gpu, gpu_name and gpu_uuid tags (true),
+// any later one stays a note.
+bool gpu_tags(const std::string& text, process_info& info) {
+  if (!text.starts_with("gpu ") || info.tags.count("gpu")) return false;
+  const auto colon = text.find(": ");
+  if (colon == std::string::npos) return false;
+  const std::string index = text.substr(4, colon - 4);
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) return false;
+  info.tags["gpu"] = index;
+  std::string rest = text.substr(colon + 2);
+  if (const auto u = rest.rfind(", uuid "); u != std::string::npos) {
+    info.tags["gpu_uuid"] = rest.substr(u + 7);
+    rest.resize(u);
+  }
+  info.tags["gpu_name"] = rest;
+  return true;
 }
 
 // Applies one decoded chunk to the profile; throws on a payload that is not what its type says.
@@ -81,14 +112,12 @@ void apply(chunk_type type, const json& j, process_profile& p, bool& closed, boo
     return;
   }
   case chunk_type::records: {
-    auto batch = j.at("trace").get<trace::device_trace>();
-    info.last_flush_ns = std::max(info.last_flush_ns, j.value("flushed_ns", std::uint64_t{0}));
-    info.dropped_records += batch.dropped_records;
-    trace::append_records(p.trace, std::move(batch)); // dropped records: info's count is kept
+    apply_records(j.at("trace").get<trace::device_trace>(), j.value("flushed_ns", std::uint64_t{0}), p);
     return;
   }
   case chunk_type::note: {
     std::string text = j.at("text").get<std::string>();
+    if (gpu_tags(text, info)) return;
     if (std::find(info.notes.begin(), info.notes.end(), text) == info.notes.end()) info.notes.push_back(std::move(text));
     return;
   }
@@ -190,12 +219,44 @@ void stream_writer::abandon() { m_fd = -1; }
 stream_read read_stream(const std::filesystem::path& file) {
   stream_read out;
   const std::string name = file.filename().string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  // The file mapped rather than copied (streams reach hundreds of MB; a file being
+  // appended to is seen up to its size now); read into memory where it cannot be mapped.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     out.messages.push_back(fmt::format("{}: cannot be read", name));
     return out;
   }
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct stat st {};
+  std::string copy;
+  void* mapped = MAP_FAILED;
+  std::size_t mapped_size = 0;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    mapped_size = static_cast<std::size_t>(st.st_size);
+    mapped = ::mmap(nullptr, mapped_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0); // read at once, no page faults
+    if (mapped == MAP_FAILED) {
+      copy.resize(mapped_size);
+      std::size_t got = 0;
+      while (got < copy.size()) {
+        const ssize_t n = ::read(fd, copy.data() + got, copy.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+      }
+      copy.resize(got);
+    } else {
+      ::madvise(mapped, mapped_size, MADV_SEQUENTIAL);
+    }
+  }
+  ::close(fd);
+  struct unmap {
+    void* p;
+    std::size_t n;
+    ~unmap() {
+      if (p != MAP_FAILED) ::munmap(p, n);
+    }
+  } unmap_at_end{mapped, mapped_size};
+  const std::string_view data =
+      mapped != MAP_FAILED ? std::string_view(static_cast<const char*>(mapped), mapped_size) : std::string_view(copy);
   bool closed = false, have_header = false;
   std::size_t pos = 0, skipped_chunks = 0;
   while (pos < data.size()) {
@@ -210,7 +271,7 @@ stream_read read_stream(const std::filesystem::path& file) {
     if (std::memcmp(h, chunk_magic, 4) != 0 || !known_type(type) || length > max_chunk_payload) {
       // Garbage: look for the next chunk header after it.
       const std::size_t next = data.find(std::string_view(chunk_magic, 4), pos + 1);
-      const std::size_t end = next == std::string::npos ? data.size() : next;
+      const std::size_t end = next == std::string_view::npos ? data.size() : next;
       out.messages.push_back(fmt::format("{}: {} bytes that are no chunk at offset {} skipped", name, end - pos, pos));
       pos = end;
       continue;
@@ -230,8 +291,19 @@ stream_read read_stream(const std::filesystem::path& file) {
       continue;
     }
     try {
-      const json j = json::parse(payload);
       const auto t = static_cast<chunk_type>(type);
+      if (t == chunk_type::records && have_header) {
+        // Records chunks are most of a stream: read straight from the text when it is the
+        // compact form (trace_json.cpp); anything else goes through the JSON tree below,
+        // which says what is wrong.
+        trace::device_trace batch;
+        std::map<std::string, std::uint64_t> numbers;
+        if (trace::read_compact_trace_member(payload, "trace", batch, numbers)) {
+          apply_records(std::move(batch), numbers["flushed_ns"], out.profile);
+          continue;
+        }
+      }
+      const json j = json::parse(payload);
       if (t != chunk_type::header && !have_header) {
         out.messages.push_back(fmt::format("{}: chunk at offset {} comes before the header; skipped", name, at));
         continue;
