@@ -8,7 +8,6 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-
 #include <fmt/format.h>
 
 #include "app/checked_number.hpp"
@@ -40,7 +39,8 @@ command_action add_list_command(CLI::App& app) {
   cmd->add_option("--plugin-path", options->plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
   cmd->add_option("--python", options->python.interpreter, "Python interpreter whose Python variants to list");
   cmd->add_option("--python-variants", options->python.files, "File of Python variants to add; repeatable");
-  cmd->add_flag("--no-python", [options](std::int64_t) { options->python.enabled = false; }, "List the C++ variants only");
+  cmd->add_flag(
+      "--no-python", [options](std::int64_t) { options->python.enabled = false; }, "List the C++ variants only");
   return [options] { return command_list(*options); };
 }
 
@@ -97,7 +97,8 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   cmd->add_option("--variant,-v", run.overrides.variants, "Variant to run; repeatable");
   cmd->add_option("--param,-p", run.overrides.params, "name=value or name=sweep (2^10..2^20, 1e3:1e6:10, a,b)");
   cmd->add_option("--out,-o", run.overrides.output, "Output folder");
-  auto* force_flag = cmd->add_flag("--force", run.force, "Replace an earlier run in the output folder (otherwise refused)");
+  auto* force_flag =
+      cmd->add_flag("--force", run.force, "Replace an earlier run in the output folder (otherwise refused)");
   cmd->add_flag("--resume", run.resume,
                 "Keep the points already in the output folder and measure only the others (after a crash or Ctrl-C)")
       ->excludes(force_flag);
@@ -113,11 +114,13 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   number_option("--max-samples", "Most repetitions per point");
   number_option("--warmup", "Warm-up repetitions per point");
   number_option("--threads", "Threads for 'threads' variants (0: all cores)");
-  number_option("--counters-per-kernel", "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
+  number_option("--counters-per-kernel",
+                "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
   cmd->add_option("--profilers", line->profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
   cmd->add_option("--metrics", run.overrides.metric_set,
                   "Counter metric set for the counters backend: default, full, or metric names joined by commas");
-  cmd->add_option("--reports", line->reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")->delimiter(',');
+  cmd->add_option("--reports", line->reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")
+      ->delimiter(',');
   cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
   cmd->add_option("--python", run.overrides.python,
@@ -146,7 +149,8 @@ command_action add_compare_command(CLI::App& app) {
   cmd->add_option("--threshold", options->threshold_percent,
                   "Smallest change in percent that counts, with its whole 95% interval (default 10)")
       ->check(CLI::Range(0.0, 1000.0));
-  cmd->add_option("--format,-f", options->formats, "md, html, json (default md)")->delimiter(',')
+  cmd->add_option("--format,-f", options->formats, "md, html, json (default md)")
+      ->delimiter(',')
       ->check(CLI::IsMember({"md", "html", "json"}));
   cmd->add_option("--out,-o", options->out_dir, "Folder for compare.md/.html/.json (default: stdout)");
   return [options] { return command_compare(*options); };
@@ -182,8 +186,8 @@ command_action add_new_command(CLI::App& app) {
 command_action add_profile_command(CLI::App& app, const command_line_input& input) {
   auto options = std::make_shared<profile_options>();
   options->command_line = input.text;
-  auto* cmd = app.add_subcommand(
-      "profile", "Run an unmodified program (C++, CuPy, Numba, PyTorch...) with GPU tracing: speedlab profile [options] -- PROGRAM [ARGS...]");
+  auto* cmd = app.add_subcommand("profile", "Run an unmodified program (C++, CuPy, Numba, PyTorch...) with GPU "
+                                            "tracing: speedlab profile [options] -- PROGRAM [ARGS...]");
   cmd->add_option("--out,-o", options->out, "Output folder (refused if not empty, unless --force)");
   cmd->add_flag("--force", options->force, "Write into a non-empty folder, removing an earlier profile's streams");
   cmd->add_option("--flush-interval", options->flush_interval_ms,
@@ -196,7 +200,8 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
     options->program = cmd->remaining();
     if (after_dashes) {
       if (!options->program.empty())
-        throw config_error("PROGRAM is given twice: put it after -- only (speedlab profile [options] -- PROGRAM [ARGS...])");
+        throw config_error(
+            "PROGRAM is given twice: put it after -- only (speedlab profile [options] -- PROGRAM [ARGS...])");
       options->program = *after_dashes;
     }
     return command_profile(*options);

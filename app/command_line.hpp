@@ -25,8 +25,8 @@ namespace speedlab::app {
 
 // What the commands need of argv besides what CLI11 parses.
 struct command_line_input {
-  std::string text;     // argv joined by spaces: recorded in run and profile folders
-  int parsed_argc = 0;  // the arguments CLI11 sees: argv[0, parsed_argc)
+  std::string text;    // argv joined by spaces: recorded in run and profile folders
+  int parsed_argc = 0; // the arguments CLI11 sees: argv[0, parsed_argc)
   // `speedlab profile [options] -- PROGRAM ARGS`: whatever follows the first -- is
   // PROGRAM's, option look-alikes included, and never reaches CLI11 (set even when empty).
   std::optional<std::vector<std::string>> program_after_dashes;

@@ -1,8 +1,6 @@
 // The command line without the binary: every declared command has its action, argv is
 // split for `profile -- PROGRAM`, unknown commands are named, and the checks that run
 // before a command starts (run's numbers, profile's PROGRAM) throw with their messages.
-#include "speedlab_catch.hpp"
-
 #include <string>
 #include <vector>
 
@@ -10,6 +8,7 @@
 
 #include "app/command_line.hpp"
 #include "app/suite_config.hpp"
+#include "speedlab_catch.hpp"
 
 using namespace speedlab::app;
 using Catch::Contains;
@@ -42,7 +41,8 @@ TEST_CASE("command_line: every command is declared once, in --help's order, with
   parsed_command_line line({"speedlab"});
   std::vector<std::string> declared;
   for (const auto* sub : line.app.get_subcommands({})) declared.push_back(sub->get_name());
-  CHECK(declared == std::vector<std::string>{"list", "run", "report", "compare", "analyze", "calibrate", "new", "profile"});
+  CHECK(declared ==
+        std::vector<std::string>{"list", "run", "report", "compare", "analyze", "calibrate", "new", "profile"});
   REQUIRE(line.commands.size() == declared.size());
   for (const auto& name : declared) {
     REQUIRE(line.commands.count(name) == 1);
