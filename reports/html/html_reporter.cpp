@@ -36,7 +36,6 @@ using html::table;
 using html::text_cell;
 using html::txt;
 
-
 class html_page {
 public:
   explicit html_page(const report_input& in)
