@@ -253,6 +253,19 @@ void decode_table(payload_reader& in, const std::vector<std::string>& strings, c
   }
 }
 
+// A whole-number field of a JSON payload: absent, the fallback; anything but a whole number
+// in T's range is an error (nlohmann would cast a float to T: undefined out of range).
+template <class T>
+T whole(const json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() <= max) return static_cast<T>(it->get<std::uint64_t>());
+  if (it->is_number_integer() && it->get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(it->get<std::int64_t>()) <= max)
+    return static_cast<T>(it->get<std::int64_t>());
+  throw std::runtime_error(fmt::format("'{}' is not a whole number from 0 to {}", key, max));
+}
+
 // What the reader knows of one stream while it goes through the chunks.
 struct read_state {
   process_profile& profile;
@@ -291,20 +304,22 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     return;
   }
   const json j = json::parse(payload);
+  if (!j.is_object()) throw std::runtime_error("the payload is no JSON object");
   switch (type) {
   case chunk_type::header: {
-    const int format = j.value("format", 0);
-    if (format > stream_format_version)
+    const auto format = whole<std::uint32_t>(j, "format", 0);
+    if (format > static_cast<std::uint32_t>(stream_format_version))
       throw std::runtime_error(fmt::format("stream format {} is newer than this reader's {}", format, stream_format_version));
-    info.pid = j.at("pid").get<std::uint32_t>();
-    info.parent_pid = j.value("ppid", std::uint32_t{0});
+    if (!j.contains("pid")) throw std::runtime_error("the header has no 'pid'");
+    info.pid = whole<std::uint32_t>(j, "pid", 0);
+    info.parent_pid = whole<std::uint32_t>(j, "ppid", 0);
     info.host = j.value("host", std::string{});
     info.command_line = j.value("argv", std::vector<std::string>{});
-    info.start_ns = j.value("start_ns", std::uint64_t{0});
+    info.start_ns = whole<std::uint64_t>(j, "start_ns", 0);
     info.tags = j.value("tags", std::map<std::string, std::string>{});
-    if (j.contains("realtime_ns")) info.tags["realtime_ns_at_start"] = std::to_string(j["realtime_ns"].get<std::uint64_t>());
+    if (j.contains("realtime_ns")) info.tags["realtime_ns_at_start"] = std::to_string(whole<std::uint64_t>(j, "realtime_ns", 0));
     if (j.contains("flush_interval_ms"))
-      info.tags["flush_interval_ms"] = std::to_string(j["flush_interval_ms"].get<std::uint32_t>());
+      info.tags["flush_interval_ms"] = std::to_string(whole<std::uint32_t>(j, "flush_interval_ms", 0));
     info.used_cuda = true; // the library writes a stream only once CUDA initialized it
     p.trace.backend = j.value("backend", std::string("cupti"));
     p.trace.process = info.pid;
@@ -315,7 +330,7 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     records_batch batch;
     batch.trace = j.at("trace").get<trace::device_trace>();
     batch.trace.repetitions.clear();
-    batch.flushed_ns = j.value("flushed_ns", std::uint64_t{0});
+    batch.flushed_ns = whole<std::uint64_t>(j, "flushed_ns", 0);
     take_records(std::move(batch), st);
     return;
   }
@@ -325,8 +340,8 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     return;
   }
   case chunk_type::close: {
-    info.end_ns = j.value("end_ns", std::uint64_t{0});
-    info.dropped_records = std::max(info.dropped_records, j.value("dropped_records", std::uint64_t{0}));
+    info.end_ns = whole<std::uint64_t>(j, "end_ns", 0);
+    info.dropped_records = std::max(info.dropped_records, whole<std::uint64_t>(j, "dropped_records", 0));
     if (std::string reason = j.value("reason", std::string{}); !reason.empty() && reason != "exit")
       info.tags["closed_by"] = reason;
     st.closed = true;

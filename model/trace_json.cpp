@@ -3,6 +3,8 @@
 // 100000 launches of one kernel stores the kernel's name once. Round trip is exact: all
 // integers are kept as JSON integers, no times are rescaled.
 #include <concepts>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 #include <string_view>
@@ -69,6 +71,23 @@ json write_row(const Record& r, string_table& strings) {
   return row;
 }
 
+// An integer cell: a whole number in T's range, else an error (nlohmann would cast a float
+// to T, undefined behaviour out of its range).
+template <class T>
+T whole_cell(const json& cell, const char* table) {
+  using limits = std::numeric_limits<T>;
+  if (cell.is_number_unsigned()) {
+    if (const auto v = cell.get<std::uint64_t>(); v <= static_cast<std::uint64_t>(limits::max())) return static_cast<T>(v);
+  } else if (cell.is_number_integer()) {
+    const auto v = cell.get<std::int64_t>();
+    if (v >= static_cast<std::int64_t>(limits::min()) &&
+        (v < 0 || static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(limits::max())))
+      return static_cast<T>(v);
+  }
+  throw std::runtime_error(fmt::format("device trace: a '{}' record has a value that is not a whole number in range: {}",
+                                       table, cell.dump()));
+}
+
 // Reads one record row with bounds and type checks, so a malformed file fails clearly.
 template <class Record>
 Record read_row(const json& row, const std::vector<std::string>& strings, const char* table, std::size_t width) {
@@ -79,12 +98,14 @@ Record read_row(const json& row, const std::vector<std::string>& strings, const 
   fields(r, [&](const char*, auto& value) {
     const json& cell = row.at(index++);
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-      const auto i = cell.get<std::size_t>();
+      const auto i = whole_cell<std::size_t>(cell, table);
       if (i >= strings.size())
         throw std::runtime_error(fmt::format("device trace: '{}' record names string {} of {}", table, i, strings.size()));
       value = strings[i];
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
+      value = cell.get<bool>();
     } else {
-      value = cell.get<std::decay_t<decltype(value)>>();
+      value = whole_cell<std::decay_t<decltype(value)>>(cell, table);
     }
   });
   return r;
@@ -112,15 +133,19 @@ void to_json(json& j, const device_trace& t) {
 
 void from_json(const json& j, device_trace& t) {
   if (!j.is_object()) throw std::runtime_error("device trace: expected a JSON object");
-  if (auto it = j.find("version"); it != j.end() && it->get<int>() > trace_format_version)
+  if (auto it = j.find("version"); it != j.end() && whole_cell<std::int64_t>(*it, "version") > trace_format_version)
     throw std::runtime_error(fmt::format("device trace: format version {} is newer than this speedlab reads ({})",
-                                         it->get<int>(), trace_format_version));
+                                         it->get<std::int64_t>(), trace_format_version));
   const auto strings = j.value("strings", std::vector<std::string>{});
   t.backend = j.value("backend", std::string{});
   t.note = j.value("note", std::string{});
-  t.dropped_records = j.value("dropped_records", std::uint64_t{0});
-  t.buffer_bytes = j.value("buffer_bytes", std::uint64_t{0});
-  t.process = j.value("process", std::uint32_t{0});
+  auto whole = [&j]<class T>(const char* key, T fallback) {
+    const auto it = j.find(key);
+    return it == j.end() ? fallback : whole_cell<T>(*it, key);
+  };
+  t.dropped_records = whole("dropped_records", std::uint64_t{0});
+  t.buffer_bytes = whole("buffer_bytes", std::uint64_t{0});
+  t.process = whole("process", std::uint32_t{0});
   tables(t, [&](const char* table, auto& records) {
     using record = typename std::decay_t<decltype(records)>::value_type;
     records.clear();

@@ -459,6 +459,22 @@ TEST_CASE("profile stream: a stream of a newer format or with a second header", 
   REQUIRE(r.valid);
   CHECK(r.profile.process.pid == 13);
   CHECK_THAT(r.messages.at(0), Contains("second header"));
+  // Numbers that are no whole numbers in range (found by fuzz_stream: a float pid was cast
+  // to an integer, undefined behaviour): the chunk is refused with a message.
+  auto h = profile::header_json(info_of(15), 0, 500, "test");
+  h["pid"] = 4.2e19;
+  r = profile::read_stream_bytes(chunk_with(profile::chunk_type::header, h.dump()), "float pid");
+  CHECK_FALSE(r.valid);
+  CHECK_THAT(r.messages.at(0), Contains("'pid' is not a whole number"));
+  auto records = profile::records_json(1, batch(2000, 1));
+  records["trace"]["kernels"][0][0] = -1.5e300;
+  r = profile::read_stream_bytes(header_chunk(16) + chunk_with(profile::chunk_type::records, records.dump()), "float start");
+  CHECK(r.profile.trace.kernels.empty());
+  CHECK_THAT(r.messages.at(0), Contains("not a whole number in range"));
+  records = profile::records_json(1, batch(2000, 1));
+  records["trace"]["kernels"][0][2] = -1; // device, a u32
+  r = profile::read_stream_bytes(header_chunk(16) + chunk_with(profile::chunk_type::records, records.dump()), "negative");
+  CHECK_THAT(r.messages.at(0), Contains("not a whole number in range"));
 }
 
 // Not a timed test (hidden tag): how long reading a large stream takes, JSON chunks (stream
