@@ -21,6 +21,7 @@
 // The stream reader is the profile command's (model/profile_stream.hpp); a build without it
 // still reports on processes handed over in memory.
 #if __has_include("model/profile_stream.hpp")
+#include "analysis/program_stream.hpp"
 #include "model/profile_stream.hpp"
 #define SPEEDLAB_HAVE_PROFILE_STREAM 1
 #endif
@@ -111,15 +112,6 @@ analysis::program_facts merged_facts(const std::vector<std::filesystem::path>& p
 analysis::program_facts folder_facts(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& parts) {
   if (parts.empty() || (parts.size() == 1 && parts.front() == dir)) return read_facts(dir);
   return merged_facts(parts);
-}
-
-std::vector<std::filesystem::path> stream_files(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == profile::stream_extension) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 } // namespace
@@ -217,57 +209,14 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
 #ifdef SPEEDLAB_HAVE_PROFILE_STREAM
   std::vector<std::filesystem::path> files;
   for (const auto& part : parts)
-    for (auto& f : stream_files(part)) files.push_back(std::move(f));
-  struct one {
-    std::optional<analysis::process_summary> process;
-    std::optional<analysis::rank_summary> rank;
-    std::vector<std::string> messages;
-  };
-  std::vector<one> done(files.size());
-#ifdef __GLIBC__
-  // The streams are read in turn, each allocating and then freeing its records: glibc keeps
-  // the freed memory for the next stream instead of unmapping it and faulting fresh pages in
-  // again (seen: 4 streams of 1M records, system time 1.0 s -> 0.4 s, user 2.7 s -> 2.4 s).
-  if (files.size() > 1) {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    mallopt(M_ARENA_MAX, 1);
-  }
-#endif
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < files.size(); i = next++) {
-      profile::stream_read r = profile::read_stream(files[i]);
-      done[i].messages = std::move(r.messages);
-      if (!r.valid) continue;
-      done[i].process = analysis::summarize_process(r.profile);
-      if (r.profile.process.used_cuda && analysis::identify_rank(r.profile.process).rank)
-        done[i].rank = analysis::summarize_rank(r.profile, done[i].process->split ? &*done[i].process->split : nullptr);
-    }
-  };
-  // SPEEDLAB_REPORT_THREADS caps the readers (default: the cores, at most 4; each holds one
-  // stream in memory while it reads it).
-  std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
-  if (const char* env = std::getenv("SPEEDLAB_REPORT_THREADS"); env && *env) {
-    const long v = std::strtol(env, nullptr, 10);
-    if (v >= 1 && v <= 64) threads = static_cast<std::size_t>(v);
-  }
-  threads = std::min(threads, std::max<std::size_t>(files.size(), 1));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  std::vector<analysis::process_summary> summaries;
-  std::vector<analysis::rank_summary> ranks;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    for (auto& m : done[i].messages) notes.push_back(std::move(m));
-    if (done[i].process) {
-      out.stream_of[analysis::process_point_id(done[i].process->info.pid)] = files[i];
-      summaries.push_back(std::move(*done[i].process));
-    }
-    if (done[i].rank) ranks.push_back(std::move(*done[i].rank));
-  }
-  done.clear();
+    for (auto& f : profile::stream_files(part, notes)) files.push_back(std::move(f));
+  // One stream at a time per reader, chunk by chunk; a rank's stream also kept for its rank summary.
+  analysis::stream_summaries read = analysis::summarize_streams(files);
+  for (auto& m : read.messages) notes.push_back(std::move(m));
+  for (std::size_t i = 0; i < read.processes.size(); ++i)
+    out.stream_of[analysis::process_point_id(read.processes[i].info.pid)] = read.files[i];
+  std::vector<analysis::process_summary> summaries = std::move(read.processes);
+  std::vector<analysis::rank_summary> ranks = std::move(read.ranks);
   out.analysis = analysis::analyze_program(std::move(summaries), std::move(ranks), std::move(facts),
                                            device.value_or(analysis::device_model{}));
 #else

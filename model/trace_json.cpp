@@ -4,6 +4,7 @@
 // integers are kept as JSON integers, no times are rescaled.
 #include <cctype>
 #include <concepts>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -16,66 +17,15 @@
 #include <nlohmann/json.hpp>
 
 #include "model/trace.hpp"
+#include "model/trace_fields.hpp"
 #include "model/trace_text.hpp"
 
 namespace speedlab::trace {
 namespace {
 
 using nlohmann::json;
-
-// Each record's fields, listed once: the column names, the writer and the reader all come
-// from these. A visitor gets (column name, member); strings go through the string table.
-template <class R, class V>
-void fields(R& k, V&& v) requires std::same_as<std::remove_const_t<R>, kernel_record> {
-  v("start", k.start), v("end", k.end), v("device", k.device), v("context", k.context), v("stream", k.stream);
-  v("correlation", k.correlation), v("name", k.name), v("mangled_name", k.mangled_name);
-  v("grid_x", k.grid[0]), v("grid_y", k.grid[1]), v("grid_z", k.grid[2]);
-  v("block_x", k.block[0]), v("block_y", k.block[1]), v("block_z", k.block[2]);
-  v("registers_per_thread", k.registers_per_thread), v("static_shared_bytes", k.static_shared_bytes);
-  v("dynamic_shared_bytes", k.dynamic_shared_bytes), v("local_bytes_per_thread", k.local_bytes_per_thread);
-}
-template <class R, class V>
-void fields(R& m, V&& v) requires std::same_as<std::remove_const_t<R>, memcpy_record> {
-  v("start", m.start), v("end", m.end), v("device", m.device), v("context", m.context), v("stream", m.stream);
-  v("correlation", m.correlation), v("bytes", m.bytes), v("copy_kind", m.copy_kind), v("src_kind", m.src_kind);
-  v("dst_kind", m.dst_kind), v("async", m.async);
-}
-template <class R, class V>
-void fields(R& m, V&& v) requires std::same_as<std::remove_const_t<R>, memset_record> {
-  v("start", m.start), v("end", m.end), v("device", m.device), v("context", m.context), v("stream", m.stream);
-  v("correlation", m.correlation), v("bytes", m.bytes), v("value", m.value), v("memory_kind", m.memory_kind);
-}
-template <class R, class V>
-void fields(R& a, V&& v) requires std::same_as<std::remove_const_t<R>, api_record> {
-  v("start", a.start), v("end", a.end), v("process", a.process), v("thread", a.thread);
-  v("correlation", a.correlation), v("callback_id", a.callback_id), v("name", a.name), v("driver", a.driver);
-  v("return_value", a.return_value);
-}
-template <class R, class V>
-void fields(R& s, V&& v) requires std::same_as<std::remove_const_t<R>, sync_record> {
-  v("start", s.start), v("end", s.end), v("context", s.context), v("stream", s.stream);
-  v("correlation", s.correlation), v("type", s.type);
-}
-template <class R, class V>
-void fields(R& r, V&& v) requires std::same_as<std::remove_const_t<R>, range_record> {
-  v("start", r.start), v("end", r.end), v("process", r.process), v("thread", r.thread), v("domain", r.domain);
-  v("name", r.name);
-}
-template <class R, class V>
-void fields(R& o, V&& v) requires std::same_as<std::remove_const_t<R>, overhead_record> {
-  v("start", o.start), v("end", o.end), v("kind", o.kind);
-}
-template <class R, class V>
-void fields(R& w, V&& v) requires std::same_as<std::remove_const_t<R>, repetition_window> {
-  v("start", w.start), v("end", w.end), v("transfer_in_end", w.transfer_in_end), v("compute_end", w.compute_end);
-}
-
-// The tables of a trace, by name, in file order.
-template <class T, class V>
-void tables(T& t, V&& v) {
-  v("kernels", t.kernels), v("memcpys", t.memcpys), v("memsets", t.memsets), v("api_calls", t.api_calls);
-  v("syncs", t.syncs), v("ranges", t.ranges), v("overheads", t.overheads), v("repetitions", t.repetitions);
-}
+using schema::fields;
+using schema::tables;
 
 template <class Record>
 json column_names() {
@@ -125,6 +75,23 @@ json write_row(const Record& r, string_table& strings) {
   return row;
 }
 
+// An integer cell: a whole number in T's range, else an error (nlohmann would cast a float
+// to T, undefined behaviour out of its range).
+template <class T>
+T whole_cell(const json& cell, const char* table) {
+  using limits = std::numeric_limits<T>;
+  if (cell.is_number_unsigned()) {
+    if (const auto v = cell.get<std::uint64_t>(); v <= static_cast<std::uint64_t>(limits::max())) return static_cast<T>(v);
+  } else if (cell.is_number_integer()) {
+    const auto v = cell.get<std::int64_t>();
+    if (v >= static_cast<std::int64_t>(limits::min()) &&
+        (v < 0 || static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(limits::max())))
+      return static_cast<T>(v);
+  }
+  throw std::runtime_error(fmt::format("device trace: a '{}' record has a value that is not a whole number in range: {}",
+                                       table, cell.dump()));
+}
+
 // Reads one record row with bounds and type checks, so a malformed file fails clearly.
 template <class Record>
 Record read_row(const json& row, const std::vector<std::string>& strings, const char* table, std::size_t width) {
@@ -135,12 +102,14 @@ Record read_row(const json& row, const std::vector<std::string>& strings, const 
   fields(r, [&](const char*, auto& value) {
     const json& cell = row.at(index++);
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-      const auto i = cell.get<std::size_t>();
+      const auto i = whole_cell<std::size_t>(cell, table);
       if (i >= strings.size())
         throw std::runtime_error(fmt::format("device trace: '{}' record names string {} of {}", table, i, strings.size()));
       value = strings[i];
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
+      value = cell.get<bool>();
     } else {
-      value = cell.get<std::decay_t<decltype(value)>>();
+      value = whole_cell<std::decay_t<decltype(value)>>(cell, table);
     }
   });
   return r;
@@ -168,15 +137,19 @@ void to_json(json& j, const device_trace& t) {
 
 void from_json(const json& j, device_trace& t) {
   if (!j.is_object()) throw std::runtime_error("device trace: expected a JSON object");
-  if (auto it = j.find("version"); it != j.end() && it->get<int>() > trace_format_version)
+  if (auto it = j.find("version"); it != j.end() && whole_cell<std::int64_t>(*it, "version") > trace_format_version)
     throw std::runtime_error(fmt::format("device trace: format version {} is newer than this speedlab reads ({})",
-                                         it->get<int>(), trace_format_version));
+                                         it->get<std::int64_t>(), trace_format_version));
   const auto strings = j.value("strings", std::vector<std::string>{});
   t.backend = j.value("backend", std::string{});
   t.note = j.value("note", std::string{});
-  t.dropped_records = j.value("dropped_records", std::uint64_t{0});
-  t.buffer_bytes = j.value("buffer_bytes", std::uint64_t{0});
-  t.process = j.value("process", std::uint32_t{0});
+  auto whole = [&j]<class T>(const char* key, T fallback) {
+    const auto it = j.find(key);
+    return it == j.end() ? fallback : whole_cell<T>(*it, key);
+  };
+  t.dropped_records = whole("dropped_records", std::uint64_t{0});
+  t.buffer_bytes = whole("buffer_bytes", std::uint64_t{0});
+  t.process = whole("process", std::uint32_t{0});
   tables(t, [&](const char* table, auto& records) {
     using record = typename std::decay_t<decltype(records)>::value_type;
     records.clear();
@@ -189,6 +162,32 @@ void from_json(const json& j, device_trace& t) {
 }
 
 // ---- the fast reader: straight from the text ----------------------------------------------
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    std::uint32_t cp = 0, min = 0;
+    if ((c & 0xe0) == 0xc0) n = 1, cp = c & 0x1f, min = 0x80;
+    else if ((c & 0xf0) == 0xe0) n = 2, cp = c & 0x0f, min = 0x800;
+    else if ((c & 0xf8) == 0xf0) n = 3, cp = c & 0x07, min = 0x10000;
+    else return false;
+    if (s.size() - i <= n) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n + 1;
+  }
+  return true;
+}
 
 namespace {
 
@@ -219,15 +218,19 @@ public:
     if (m_p >= m_end || *m_p != '"') return false;
     ++m_p;
     out.clear();
+    bool high = false; // bytes above ASCII: checked as UTF-8 at the end, as the JSON parser does
     while (m_p < m_end) {
       const char* q = m_p;
-      while (q < m_end && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
+      while (q < m_end && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) {
+        high = high || static_cast<unsigned char>(*q) >= 0x80;
+        ++q;
+      }
       out.append(m_p, q);
       m_p = q;
       if (m_p >= m_end || static_cast<unsigned char>(*m_p) < 0x20) return false;
       if (*m_p == '"') {
         ++m_p;
-        return true;
+        return !high || valid_utf8(out);
       }
       if (++m_p >= m_end) return false; // the backslash
       switch (*m_p++) {

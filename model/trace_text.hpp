@@ -26,4 +26,9 @@ bool read_compact_trace(std::string_view text, device_trace& t);
 bool read_compact_trace_member(std::string_view text, std::string_view key, device_trace& t,
                                std::map<std::string, std::uint64_t>& numbers);
 
+// Well-formed UTF-8 (no overlongs, no surrogates, at most U+10FFFF): names read without the
+// JSON parser (this text reader, binary records chunks) end up in JSON reports, whose writer
+// refuses anything else.
+bool valid_utf8(std::string_view s);
+
 } // namespace speedlab::trace

@@ -100,6 +100,20 @@ TEST_CASE("rank folders: report DIR merges the ranks' own folders", "[ranks][pro
   CHECK(a.ranks->wait_per_step_ns[0] == Approx(400.0 * us).epsilon(0.01));
   CHECK(a.processes.size() == 2);
   CHECK(a.ranks->ranks[0].gpu == "cuda:0 GPU-00112233-4455-6677-8899-aabbccddeeff");
+  // Read chunk by chunk (analysis::summarize_streams) as read whole (load_profile): the same ranks.
+  const auto whole = analysis::analyze_program(saved.processes, saved.facts, {});
+  REQUIRE(whole.ranks);
+  CHECK(whole.ranks->straggler == a.ranks->straggler);
+  CHECK(whole.ranks->wait_per_step_ns == a.ranks->wait_per_step_ns);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& x = whole.ranks->ranks.at(i);
+    const auto& y = a.ranks->ranks.at(i);
+    CHECK(x.compute_ns == y.compute_ns);
+    CHECK(x.comm_ns == y.comm_ns);
+    CHECK(x.idle_ns == y.idle_ns);
+    CHECK(x.steps.size() == y.steps.size());
+    CHECK(x.comm_ends == y.comm_ends);
+  }
 
   const auto written = app::report_profile_folder(dir.path, {"json", "perfetto"});
   CHECK(written.failed == 0);

@@ -223,6 +223,8 @@ TEST_CASE("device trace: the fast text reader refuses what is not the compact fo
   CHECK(refused(edit("[[10,20,0,1,7,100,", "[[\"10\",20,0,1,7,100,")));  // a string for a number
   CHECK(refused(edit(",true]", ",1]")));                                 // a number for a bool
   CHECK(refused(edit("\"strings\":[", "\"strings\":[\"\\x\",")));        // a bad escape
+  CHECK(refused(edit("\"strings\":[", "\"strings\":[\"\xC3\",")));        // not UTF-8 (as the JSON tree)
+  CHECK(refused(edit("\"strings\":[", "\"strings\":[\"\xED\xA0\x80\","))); // a surrogate in UTF-8
   CHECK(refused("[]"));
   std::map<std::string, std::uint64_t> numbers;
   trace::device_trace t;
