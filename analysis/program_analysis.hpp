@@ -140,6 +140,11 @@ program_analysis analyze_program(std::vector<process_summary> processes, program
                                  const device_model& device, const program_options& options = {});
 program_analysis analyze_program(const std::vector<profile::process_profile>& processes, program_facts facts,
                                  const device_model& device, const program_options& options = {});
+// The same from summaries made one process at a time (summarize_process, summarize_rank),
+// so a folder of many large streams is analysed without holding them all: ranks are those
+// summaries of processes under a launcher's rank variable (two or more are compared).
+program_analysis analyze_program(std::vector<process_summary> processes, std::vector<rank_summary> ranks,
+                                 program_facts facts, const device_model& device, const program_options& options = {});
 
 void to_json(nlohmann::json& j, const program_facts& f);
 void from_json(const nlohmann::json& j, program_facts& f);

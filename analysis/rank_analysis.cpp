@@ -1,7 +1,6 @@
 #include "analysis/rank_analysis.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -123,14 +122,22 @@ std::vector<host_clock> align_clocks(std::vector<rank_summary>& ranks, std::vect
     d.reserve(n);
     for (std::size_t k = 0; k < n; ++k)
       d.push_back(static_cast<double>(ref.comm_ends[k]) - static_cast<double>(r.comm_ends[k]));
-    if (d.empty()) {
-      c.method = "none";
-      notes.push_back(fmt::format("host {}: no collectives to align its clock with {}'s; its times are shown as recorded",
-                                  host, ref.host));
-    } else {
+    if (!d.empty()) {
       c.offset_ns = median(std::move(d));
       c.matched = n;
       c.method = "collective ends";
+    } else if (ref.realtime_minus_steady && r.realtime_minus_steady) {
+      // No collective kernels (host-side collectives): the wall clocks the streams noted at
+      // their start, as good as the hosts' time synchronization (NTP, PTP).
+      c.offset_ns = static_cast<double>(*r.realtime_minus_steady - *ref.realtime_minus_steady);
+      c.method = "wall clock";
+      notes.push_back(fmt::format("host {}: no collective kernels to align its clock with {}'s; aligned by the wall "
+                                  "clocks at the streams' start (as exact as the hosts' clock synchronization)",
+                                  host, ref.host));
+    } else {
+      c.method = "none";
+      notes.push_back(fmt::format("host {}: no collectives to align its clock with {}'s; its times are shown as recorded",
+                                  host, ref.host));
     }
     clocks.push_back(c);
   }
@@ -168,16 +175,31 @@ void find_straggler(rank_analysis& out) {
     compute[i] = median(std::move(c));
     step_time[i] = median(std::move(s));
   }
-  // Waiting: in each step a rank's collectives last as long as the transfer plus the wait
-  // for the last arrival; the last to arrive waits least, so the excess over the step's
-  // shortest is the wait.
+  // Waiting. With collective kernels (NCCL), each lasts as long as the transfer plus the
+  // wait for the last arrival, and the last to arrive waits least: a rank's wait in a step is
+  // its communication time above the step's shortest. Without them (host-side collectives:
+  // gloo, MPI on host buffers), the wait is on the host and the GPU idles meanwhile: a rank's
+  // wait is its step time not spent computing, above the step's least.
+  bool kernels_everywhere = true;
+  for (const auto& r : out.ranks) {
+    double comm = 0;
+    for (std::size_t k = 0; k < out.steps; ++k) comm += r.steps[k].comm_ns;
+    kernels_everywhere = kernels_everywhere && comm > 0;
+  }
+  out.wait_method = kernels_everywhere ? "collective kernels" : "gpu idle";
+  auto waiting_time = [&](const step_figures& s) {
+    if (kernels_everywhere) return s.comm_ns;
+    return std::max(0.0, static_cast<double>(s.end - s.start) - s.compute_ns);
+  };
   out.wait_per_step_ns.assign(n, 0);
+  out.wait_total_ns.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<double> w;
     for (std::size_t k = 0; k < out.steps; ++k) {
-      double least = out.ranks[i].steps[k].comm_ns;
-      for (const auto& r : out.ranks) least = std::min(least, r.steps[k].comm_ns);
-      w.push_back(out.ranks[i].steps[k].comm_ns - least);
+      double least = waiting_time(out.ranks[i].steps[k]);
+      for (const auto& r : out.ranks) least = std::min(least, waiting_time(r.steps[k]));
+      w.push_back(waiting_time(out.ranks[i].steps[k]) - least);
+      out.wait_total_ns[i] += w.back();
     }
     out.wait_per_step_ns[i] = median(std::move(w));
   }
@@ -207,19 +229,25 @@ void find_straggler(rank_analysis& out) {
   const double step = median(step_time);
   finding f = rank_finding("straggler", label(s),
                            fmt::format("{} is the straggler: {} more compute per step than the other ranks, who wait {} "
-                                       "per step in collectives",
-                                       label(s), text::time(excess), text::time(waited)),
+                                       "per step {}",
+                                       label(s), text::time(excess), text::time(waited),
+                                       out.wait_method == "gpu idle" ? "(GPU idle: host-side collectives)"
+                                                                     : "in collectives"),
                            step > excess ? step / (step - excess) : 1);
   f.threshold = "one rank's median compute per step more than 5% (and 10 us) above the others' median";
   f.evidence = {{"compute per step", fmt::format("{} on {}, {} median of the others", text::time(compute[slowest]),
                                                 label(s), text::time(typical))},
                 {"steps compared", fmt::format("{} ({})", out.steps, out.step_method)},
+                {"wait seen as", out.wait_method == "gpu idle"
+                                     ? "GPU idle in the step (no collective kernels: the collectives run on the host)"
+                                     : "time in collective kernels"},
                 {"median step", text::time(step)},
                 {"load imbalance", fmt::format("{:.2f} (max / mean compute per step)", out.imbalance)}};
   for (std::size_t i = 0; i < n; ++i)
     if (i != slowest)
-      f.evidence.push_back({fmt::format("{} waits in collectives", label(out.ranks[i])),
-                            fmt::format("{} per step", text::time(out.wait_per_step_ns[i]))});
+      f.evidence.push_back({fmt::format("{} waits", label(out.ranks[i])),
+                            fmt::format("{} per step, {} over the {} steps", text::time(out.wait_per_step_ns[i]),
+                                        text::time(out.wait_total_ns[i]), out.steps)});
   f.explanation = "Collectives finish only when every rank has arrived, so each step runs at the pace of the slowest "
                   "rank; the others spend the difference waiting inside the collective.";
   f.next_experiment = fmt::format("Find what {} does that the others do not (more data, a slower GPU, extra host work "
@@ -289,16 +317,14 @@ rank_identity identify_rank(const profile::process_info& p) {
 }
 
 bool is_communication_kernel(const std::string& name) {
+  // "nccl" in any case; `| 0x20` lowers an ASCII letter and maps no other byte onto one.
+  auto lower = [&name](std::size_t i) { return static_cast<char>(name[i] | 0x20); };
   for (std::size_t i = 0; i + 4 <= name.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(name[i])) == 'n' &&
-        std::tolower(static_cast<unsigned char>(name[i + 1])) == 'c' &&
-        std::tolower(static_cast<unsigned char>(name[i + 2])) == 'c' &&
-        std::tolower(static_cast<unsigned char>(name[i + 3])) == 'l')
-      return true;
+    if (lower(i) == 'n' && lower(i + 1) == 'c' && lower(i + 2) == 'c' && lower(i + 3) == 'l') return true;
   return false;
 }
 
-rank_summary summarize_rank(const profile::process_profile& process) {
+rank_summary summarize_rank(const profile::process_profile& process, const time_split* known_split) {
   const auto& p = process.process;
   const auto& t = process.trace;
   rank_summary r;
@@ -306,8 +332,28 @@ rank_summary summarize_rank(const profile::process_profile& process) {
   r.host = p.host;
   r.id = identify_rank(p);
   r.truncated = p.truncated;
-  for (const char* key : {"gpu_uuid", "gpu"})
-    if (auto it = p.tags.find(key); it != p.tags.end() && r.gpu.empty()) r.gpu = it->second;
+  // Its GPU: the device its kernels ran on (an index among the devices it could see; the
+  // stream's gpu tag, else the kernels' device), its UUID when the stream names it.
+  auto tag = [&p](const char* key) {
+    auto it = p.tags.find(key);
+    return it == p.tags.end() ? std::string{} : it->second;
+  };
+  std::string index = tag("gpu");
+  if (index.empty() && !t.kernels.empty()) {
+    std::map<std::uint32_t, std::size_t> on;
+    for (const auto& k : t.kernels) ++on[k.device];
+    index = std::to_string(std::max_element(on.begin(), on.end(), [](auto& a, auto& b) { return a.second < b.second; })->first);
+  }
+  if (!index.empty()) r.gpu = "cuda:" + index;
+  if (const std::string uuid = tag("gpu_uuid"); !uuid.empty()) r.gpu += (r.gpu.empty() ? "" : " ") + uuid;
+  if (const std::string visible = tag("CUDA_VISIBLE_DEVICES"); !visible.empty() && !r.gpu.empty())
+    r.gpu += fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible);
+  if (auto it = p.tags.find("realtime_ns_at_start"); it != p.tags.end() && p.start_ns) {
+    try {
+      r.realtime_minus_steady = static_cast<std::int64_t>(std::stoull(it->second)) - static_cast<std::int64_t>(p.start_ns);
+    } catch (...) {
+    }
+  }
 
   std::vector<interval> compute, comm;
   compute.reserve(t.kernels.size() + t.memcpys.size() + t.memsets.size());
@@ -349,7 +395,9 @@ rank_summary summarize_rank(const profile::process_profile& process) {
   busy = merged(std::move(busy));
   r.idle_ns = std::max(0.0, static_cast<double>(window.end - window.start) - measure(busy, window.start, window.end));
 
-  if (t.repetitions.size() == 1) {
+  if (known_split) {
+    r.split = *known_split;
+  } else if (t.repetitions.size() == 1) {
     auto splits = compute_time_splits(t);
     if (!splits.empty()) r.split = splits.front();
   } else {
@@ -362,6 +410,10 @@ rank_summary summarize_rank(const profile::process_profile& process) {
   auto [method, starts] = step_starts(t);
   r.step_method = std::move(method);
   const std::uint64_t last = std::max(hi, starts.empty() ? 0 : starts.back());
+  // t.kernels is sorted by start (the stream reader sorts; summaries built in memory may not be).
+  const bool sorted = std::is_sorted(t.kernels.begin(), t.kernels.end(),
+                                     [](const auto& a, const auto& b) { return a.start < b.start; });
+  std::size_t next_kernel = 0;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     step_figures s;
     s.start = starts[i];
@@ -369,6 +421,19 @@ rank_summary summarize_rank(const profile::process_profile& process) {
     if (s.end <= s.start) continue;
     s.compute_ns = measure(compute, s.start, s.end);
     s.comm_ns = measure(comm, s.start, s.end);
+    if (sorted) {
+      while (next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.start) ++next_kernel;
+      for (; next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.end; ++next_kernel) {
+        s.kernel_ns += static_cast<double>(t.kernels[next_kernel].end - t.kernels[next_kernel].start);
+        ++s.kernels;
+      }
+    } else {
+      for (const auto& k : t.kernels)
+        if (k.start >= s.start && k.start < s.end) {
+          s.kernel_ns += static_cast<double>(k.end - k.start);
+          ++s.kernels;
+        }
+    }
     r.steps.push_back(s);
   }
   return r;

@@ -35,11 +35,13 @@ struct step_figures {
   std::uint64_t start = 0, end = 0; // on the rank's own clock
   double compute_ns = 0;            // GPU busy with non-communication kernels, copies, memsets
   double comm_ns = 0;               // GPU busy with communication kernels
+  double kernel_ns = 0;             // sum of the durations of the kernels that start in the step
+  std::size_t kernels = 0;          // kernels that start in the step
 };
 
 struct rank_summary {
   std::uint32_t pid = 0;
-  std::string host, gpu;            // gpu: the stream's "gpu_uuid" or "gpu" tag
+  std::string host, gpu;            // gpu: "cuda:<index> [GPU-<uuid>] [(CUDA_VISIBLE_DEVICES=...)]"
   rank_identity id;
   std::uint64_t window_start = 0, window_end = 0;
   time_split split;                 // over the window
@@ -51,16 +53,19 @@ struct rank_summary {
   std::string step_method;          // "nvtx:<range name>", "kernel:<kernel name>" or "" (no steps)
   std::vector<step_figures> steps;
   std::vector<std::uint64_t> comm_ends; // end of each communication kernel, in order (clock alignment)
+  std::optional<std::int64_t> realtime_minus_steady; // wall clock minus the rank's clock, from its stream header
   bool truncated = false;
 };
 
-rank_summary summarize_rank(const profile::process_profile& process);
+// known_split: the process's time split over the same window when already computed
+// (summarize_process's), so a large trace is not split twice.
+rank_summary summarize_rank(const profile::process_profile& process, const time_split* known_split = nullptr);
 
 struct host_clock {
   std::string host;
   double offset_ns = 0;   // added to this host's times to put them on the reference host's clock
   std::size_t matched = 0; // collectives used to estimate it
-  std::string method;     // "reference", "same host", "collective ends", "none"
+  std::string method;     // "reference", "same host", "collective ends", "wall clock", "none"
 };
 
 struct rank_analysis {
@@ -70,8 +75,14 @@ struct rank_analysis {
   std::size_t steps = 0;           // steps compared (the fewest any rank has)
   std::optional<int> straggler;    // rank whose compute per step runs longest, when clear
   double straggler_excess_ns = 0;  // its median compute per step above the others' median
-  // Per rank: median time per step spent waiting in collectives for the slowest arrival.
+  // Per rank: median time per step spent waiting for the slowest arrival, and its sum over
+  // the compared steps. How it is seen (wait_method):
+  //   "collective kernels": in the rank's communication kernels (NCCL: the GPU waits in them);
+  //   "gpu idle": the rank's step time not spent computing (collectives on the host, e.g.
+  //   gloo or MPI on host buffers: the GPU sits idle while the host waits).
   std::vector<double> wait_per_step_ns;
+  std::vector<double> wait_total_ns;
+  std::string wait_method;
   double imbalance = 1;            // max / mean of the ranks' median compute per step
   std::vector<finding> findings;
   std::vector<std::string> notes;

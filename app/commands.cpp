@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -21,6 +23,7 @@
 
 #include "analysis/analyze.hpp"
 #include "device/host_info.hpp"
+#include "app/device_list.hpp"
 #include "app/device_step.hpp"
 #include "app/interrupt.hpp"
 #include "app/isolation.hpp"
@@ -92,6 +95,34 @@ analysis::analysis_result analyze_saved(const saved_run& saved) {
   const analysis::device_model device = saved.device.value_or(analysis::device_model{});
   return analysis::analyze(saved.points, device,
                            [&saved](const point_result& p) { return load_point_trace(saved.dir, p); });
+}
+
+// --devices with several GPUs: each device's points analysed against that device's model,
+// the results put together (the first device's model is the run's).
+analysis::analysis_result analyze_per_device(const saved_run& saved, const std::map<int, analysis::device_model>& models) {
+  analysis::analysis_result all;
+  bool first = true;
+  for (const auto& [d, model] : models) {
+    std::vector<point_result> points;
+    for (const auto& p : saved.points) {
+      auto it = p.params.find(device_param);
+      if (it != p.params.end() && it->second == std::to_string(d)) points.push_back(p);
+    }
+    if (points.empty()) continue;
+    analysis::analysis_result r =
+        analysis::analyze(points, model, [&saved](const point_result& p) { return load_point_trace(saved.dir, p); });
+    if (first) all.device = r.device;
+    first = false;
+    auto add = [](auto& to, auto& from) { to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end())); };
+    add(all.roofline, r.roofline), add(all.findings, r.findings), add(all.speedups, r.speedups);
+    add(all.cpp_over_python, r.cpp_over_python), add(all.fits, r.fits), add(all.crossovers, r.crossovers);
+    add(all.what_ifs, r.what_ifs), add(all.timing_checks, r.timing_checks);
+    for (auto& n : r.notes)
+      if (std::find(all.notes.begin(), all.notes.end(), n) == all.notes.end()) all.notes.push_back(std::move(n));
+  }
+  std::stable_sort(all.findings.begin(), all.findings.end(),
+                   [](const auto& x, const auto& y) { return x.estimated_gain > y.estimated_gain; });
+  return all;
 }
 
 void check_names(const std::vector<std::string>& wanted, const std::vector<std::string>& valid, const char* what) {
@@ -191,6 +222,26 @@ suite_config prepare_suite(const run_options& options) {
   return suite;
 }
 
+// --devices: every point once per listed GPU, the device in its parameters (its identity).
+std::vector<planned_point> on_devices(const std::vector<planned_point>& points, const std::vector<int>& devices,
+                                      const plugin_registry& registry) {
+  std::vector<planned_point> out;
+  for (const auto& p : points) {
+    if (const loaded_workload* w = registry.find(p.workload))
+      for (const auto& spec : w->info.parameters)
+        if (spec.name == device_param)
+          throw config_error(fmt::format("--devices: workload '{}' has a parameter of its own named '{}'; run it without "
+                                         "--devices",
+                                         p.workload, device_param));
+    for (int d : devices) {
+      planned_point q = p;
+      q.params[device_param] = std::to_string(d);
+      out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
 std::vector<planned_point> plan_run(suite_config& suite, const run_options& options, const plugin_registry& registry) {
   if (!options.suite_file && options.overrides.workloads.empty()) {
     // The built-in suite names every lesson; a plugin that is not built here is left out.
@@ -246,11 +297,18 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
   for (std::size_t i = 0; i < points.size() && !stop_signal(); ++i) {
     const auto& pp = points[i];
     const loaded_workload* w = registry.find(pp.workload);
-    run_request req{w, w->find_variant(pp.variant), pp, threads, suite.profilers, suite.self_timing,
-                    suite.profiler_options, folder.dir(), {}};
+    planned_point plugin_point = pp; // the plugin never sees the device parameter
+    const std::optional<int> device = take_device(plugin_point.params);
+    run_request req{w, w->find_variant(pp.variant), plugin_point, threads, suite.profilers, suite.self_timing,
+                    suite.profiler_options, folder.dir(), {}, {}};
+    if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
     progress.starting(i, point_id(pp.workload, pp.variant, pp.params));
     std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
     if (!r) break; // abandoned by a stop signal
+    if (device) { // the device is part of the point's identity
+      r->params[device_param] = std::to_string(*device);
+      r->id = point_id(r->workload, r->variant, r->params);
+    }
     folder.append(*r);
     for (const auto& m : r->profiler_messages) notes.insert(m);
     progress.finished(i, *r);
@@ -273,7 +331,16 @@ int command_run(const run_options& options) {
   load_plugins(registry, options.plugin_paths);
   const std::vector<std::string> python_notes =
       add_python_variants(registry, {suite.python, suite.python_variants, suite.python_enabled});
-  const std::vector<planned_point> planned = plan_run(suite, options, registry);
+  std::vector<planned_point> planned = plan_run(suite, options, registry);
+  std::vector<int> devices;
+  if (options.overrides.devices) {
+    if (!suite.isolate)
+      throw config_error("--devices runs each point in its own process on its GPU; drop --no-isolate (or isolate: false)");
+    devices = parse_device_list(*options.overrides.devices, count_gpus(std::max(suite.timeout_s, 60.0)));
+    planned = on_devices(planned, devices, registry);
+    std::cerr << fmt::format("speedlab: --devices: each point runs on device{} {}\n", devices.size() > 1 ? "s" : "",
+                             fmt::join(devices, ", "));
+  }
 
   std::set<std::string> notes;
   const auto folder = open_output(suite, options, notes);
@@ -312,12 +379,33 @@ int command_run(const run_options& options) {
   saved.dir = out;
   saved.points = folder->kept_points();
   saved.points.insert(saved.points.end(), results.begin(), results.end());
-  if (!stopped_by) saved.device = obtain_device_model(suite.calibrate, out, suite.timeout_s);
+  std::map<int, analysis::device_model> device_models; // --devices: each GPU's own ceilings
+  if (!stopped_by && devices.empty()) saved.device = obtain_device_model(suite.calibrate, out, suite.timeout_s);
+  for (std::size_t i = 0; i < devices.size() && !stop_signal(); ++i) {
+    const int d = devices[i];
+    const std::string visible = visible_devices_for(d, std::getenv("CUDA_VISIBLE_DEVICES"));
+    auto model = obtain_device_model(suite.calibrate, out, suite.timeout_s, visible, fmt::format("device-{}.json", d));
+    if (!model) continue;
+    model->properties["device_index"] = std::to_string(d);
+    if (i == 0) { // the run's device.json: the first listed GPU
+      write_json_file(out / "device.json", nlohmann::json(*model));
+      saved.device = *model;
+    }
+    device_models[d] = std::move(*model);
+  }
+  if (devices.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& [d, m] : device_models) names.push_back(fmt::format("{}: {}", d, m.gpu_name));
+    info.notes.push_back(fmt::format("--devices: every point ran on each of devices {} in turn ({}); each device's "
+                                     "points are analysed against its own ceilings (device-<N>.json)",
+                                     fmt::join(devices, ", "), fmt::join(names, "; ")));
+  }
   if (saved.device) info.gpu_name = saved.device->gpu_name;
   saved.run = info;
   folder->write_run_info(info);
 
-  const analysis::analysis_result result = analyze_saved(saved);
+  const analysis::analysis_result result =
+      device_models.size() > 1 ? analyze_per_device(saved, device_models) : analyze_saved(saved);
   std::cout << terminal_summary(saved.points, result);
   const auto written = write_reports(saved, result, suite.reports);
   std::cout << "\nwritten to " << out.string() << ": " << layout::results << ", " << layout::run;

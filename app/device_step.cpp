@@ -1,6 +1,7 @@
 #include "app/device_step.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -32,9 +33,11 @@ analysis::device_model calibrate_now(bool full, bool save_cache) {
 }
 
 std::optional<analysis::device_model> obtain_device_model(const std::string& mode, const std::filesystem::path& out_dir,
-                                                          double timeout_s) {
+                                                          double timeout_s, const std::string& visible_devices,
+                                                          const std::string& file) {
   const child_outcome out = run_in_child(
-      [&mode](const heartbeat_function&) {
+      [&mode, &visible_devices](const heartbeat_function&) {
+        if (!visible_devices.empty()) ::setenv("CUDA_VISIBLE_DEVICES", visible_devices.c_str(), 1);
         try {
           return nlohmann::json(model_for(mode)).dump();
         } catch (const std::exception& e) {
@@ -58,7 +61,7 @@ std::optional<analysis::device_model> obtain_device_model(const std::string& mod
       return std::nullopt;
     }
     auto model = j.get<analysis::device_model>();
-    write_json_file(out_dir / "device.json", j);
+    write_json_file(out_dir / file, j);
     return model;
   } catch (const std::exception& e) {
     std::cerr << "speedlab: warning: device model unreadable: " << e.what() << '\n';

@@ -13,8 +13,11 @@ namespace speedlab::app {
 
 // mode: off (properties and host facts only), cached (reuse, else quick + save), quick, full.
 // Writes device.json into out_dir. nullopt (with a message on stderr) if the child failed.
+// visible_devices: CUDA_VISIBLE_DEVICES for the child (--devices: one GPU; empty: unchanged);
+// file: the name written in out_dir.
 std::optional<analysis::device_model> obtain_device_model(const std::string& mode, const std::filesystem::path& out_dir,
-                                                          double timeout_s);
+                                                          double timeout_s, const std::string& visible_devices = {},
+                                                          const std::string& file = "device.json");
 
 // `speedlab calibrate`: measures now, in this process.
 analysis::device_model calibrate_now(bool full, bool save_cache);

@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +23,9 @@ std::optional<point_result> run_isolated(const run_request& request, double time
       [&request](const heartbeat_function& heartbeat) {
         run_request child = request;
         child.progress = heartbeat; // each phase renews the per-run timeout
+        // --devices: this child sees only its point's GPU, as device 0 (CUDA is not yet
+        // initialized here: the parent never initializes it).
+        if (!request.visible_devices.empty()) ::setenv("CUDA_VISIBLE_DEVICES", request.visible_devices.c_str(), 1);
         point_result r;
         try {
           r = measure_point(child);

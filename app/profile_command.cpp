@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -97,7 +99,27 @@ std::string short_command(const std::vector<std::string>& argv) {
   return s;
 }
 
+std::optional<int> env_int(const std::function<const char*(const char*)>& env, const char* name) {
+  const char* v = env(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v, &end, 10);
+  if (errno || *end || x < 0 || x > 1 << 30) return std::nullopt;
+  return static_cast<int>(x);
+}
+
 } // namespace
+
+std::optional<int> launcher_rank(const std::function<const char*(const char*)>& env) {
+  std::optional<int> world;
+  for (const char* key : {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if ((world = env_int(env, key))) break;
+  if (!world || *world < 2) return std::nullopt;
+  for (const char* key : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (auto r = env_int(env, key)) return r;
+  return std::nullopt;
+}
 
 std::filesystem::path find_inject_library() {
   std::error_code ec;
@@ -125,7 +147,14 @@ std::map<std::string, std::string> injection_environment(const std::filesystem::
 int command_profile(const profile_options& options) {
   if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
   if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
-  const std::filesystem::path dir = options.out;
+  std::filesystem::path dir = options.out;
+  const std::optional<int> rank = launcher_rank([](const char* k) { return std::getenv(k); });
+  if (rank) {
+    dir /= fmt::format("rank-{}", *rank);
+    std::cerr << fmt::format("speedlab: rank {} of a launched job: writing {} (after the job, `speedlab report {}` "
+                             "merges the ranks)\n",
+                             *rank, dir.string(), options.out);
+  }
   bool created = false;
   auto lock = prepare_folder(dir, options.force, created);
 

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,5 +35,13 @@ std::filesystem::path find_inject_library();
 std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
                                                          const std::filesystem::path& out_dir,
                                                          std::uint32_t flush_interval_ms);
+
+// speedlab profile started by a launcher as one of its ranks (`torchrun ... speedlab profile
+// --out DIR -- ...`): every rank gets the same --out, so each writes DIR/rank-<R> and
+// `speedlab report DIR` merges them. The rank is the first of RANK, OMPI_COMM_WORLD_RANK,
+// PMI_RANK, PMIX_RANK, SLURM_PROCID that is a non-negative integer, when a world size
+// (WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS) above 1 says there are several;
+// nullopt otherwise (a single process, or speedlab outside the launcher). env: getenv.
+std::optional<int> launcher_rank(const std::function<const char*(const char*)>& env);
 
 } // namespace speedlab::app

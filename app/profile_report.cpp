@@ -1,20 +1,27 @@
 #include "app/profile_report.hpp"
 
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/output_folder.hpp"
+#include "model/natural_order.hpp"
 #include "reports/common/program_tables.hpp"
 #include "reports/reporter.hpp"
 
 // The stream reader is the profile command's (model/profile_stream.hpp); a build without it
 // still reports on processes handed over in memory.
 #if __has_include("model/profile_stream.hpp")
+#include "analysis/program_stream.hpp"
 #include "model/profile_stream.hpp"
 #define SPEEDLAB_HAVE_PROFILE_STREAM 1
 #endif
@@ -58,10 +65,70 @@ std::string program_summary(const analysis::program_analysis& a) {
   return out;
 }
 
-bool is_profile_folder(const std::filesystem::path& dir) {
+namespace {
+
+bool holds_facts(const std::filesystem::path& dir) {
   std::error_code ec;
   return std::filesystem::is_regular_file(dir / profile_facts_file, ec);
 }
+
+analysis::program_facts read_facts(const std::filesystem::path& dir) {
+  const auto file = dir / profile_facts_file;
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: not found: {} is not a profile folder", file.string(), dir.string()));
+  try {
+    return nlohmann::json::parse(in).get<analysis::program_facts>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: unreadable: {}", file.string(), e.what()));
+  }
+}
+
+// A folder of rank folders: their facts as one program's (the first rank folder's command
+// line; the longest wall time; the first failing exit code; every note once).
+analysis::program_facts merged_facts(const std::vector<std::filesystem::path>& parts) {
+  analysis::program_facts out;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    analysis::program_facts f = read_facts(parts[i]);
+    names.push_back(parts[i].filename().string());
+    if (i == 0) {
+      out = f;
+      out.notes.clear();
+    }
+    out.wall_s = std::max(out.wall_s, f.wall_s);
+    if (f.exit_code && *f.exit_code != 0 && (!out.exit_code || *out.exit_code == 0)) out.exit_code = f.exit_code;
+    if (!f.started_at.empty() && (out.started_at.empty() || f.started_at < out.started_at)) out.started_at = f.started_at;
+    for (auto& n : f.notes)
+      if (std::find(out.notes.begin(), out.notes.end(), n) == out.notes.end()) out.notes.push_back(std::move(n));
+  }
+  out.notes.insert(out.notes.begin(),
+                   fmt::format("merged {} profile folders (speedlab profile ran inside each rank): {}", parts.size(),
+                               fmt::join(names, ", ")));
+  return out;
+}
+
+// The facts of dir: its own profile.json, or its rank folders' merged; throws naming the
+// missing profile.json when it is neither.
+analysis::program_facts folder_facts(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& parts) {
+  if (parts.empty() || (parts.size() == 1 && parts.front() == dir)) return read_facts(dir);
+  return merged_facts(parts);
+}
+
+} // namespace
+
+std::vector<std::filesystem::path> profile_parts(const std::filesystem::path& dir) {
+  if (holds_facts(dir)) return {dir};
+  std::vector<std::filesystem::path> parts;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_directory() && holds_facts(e.path())) parts.push_back(e.path());
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
+  return parts;
+}
+
+bool is_profile_folder(const std::filesystem::path& dir) { return !profile_parts(dir).empty(); }
 
 run_info program_run_info(const analysis::program_facts& facts) {
   run_info r;
@@ -104,18 +171,17 @@ written_reports write_profile_reports(const std::filesystem::path& dir,
 
 saved_profile load_profile(const std::filesystem::path& dir) {
   saved_profile s;
-  const auto file = dir / profile_facts_file;
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(fmt::format("{}: not found: {} is not a profile folder", file.string(), dir.string()));
-  try {
-    s.facts = nlohmann::json::parse(in).get<analysis::program_facts>();
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: unreadable: {}", file.string(), e.what()));
-  }
+  const auto parts = profile_parts(dir);
+  s.facts = folder_facts(dir, parts);
 #ifdef SPEEDLAB_HAVE_PROFILE_STREAM
-  profile::folder_read read = profile::read_stream_folder(dir);
-  s.processes = std::move(read.processes);
-  s.messages = std::move(read.messages);
+  for (const auto& part : parts) {
+    profile::folder_read read = profile::read_stream_folder(part);
+    for (auto& p : read.processes) s.processes.push_back(std::move(p));
+    for (auto& m : read.messages) s.messages.push_back(std::move(m));
+  }
+  std::stable_sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.process.start_ns, a.process.pid) < std::tie(b.process.start_ns, b.process.pid);
+  });
 #else
   s.messages.push_back("this build has no profile stream reader: only profile.json was read");
 #endif
@@ -124,16 +190,40 @@ saved_profile load_profile(const std::filesystem::path& dir) {
 
 namespace {
 
+// A profile folder analysed one stream at a time: each stream is read, summarized and
+// dropped (a few worker threads), so the memory is that of the streams in flight plus the
+// summaries; the trace exporters read a process's stream again when they need it.
 struct analysed_profile {
-  saved_profile saved;
   analysis::program_analysis analysis;
+  std::map<std::string, std::filesystem::path> stream_of; // point id -> its stream file
 };
 
 analysed_profile load_and_analyze(const std::filesystem::path& dir) {
-  analysed_profile out{load_profile(dir), {}};
-  std::vector<std::string> notes = out.saved.messages;
-  const auto device = saved_device(dir, notes);
-  out.analysis = analysis::analyze_program(out.saved.processes, out.saved.facts, device.value_or(analysis::device_model{}));
+  analysed_profile out;
+  const auto parts = profile_parts(dir);
+  analysis::program_facts facts = folder_facts(dir, parts);
+  std::vector<std::string> notes;
+  // The ceilings: DIR's device.json, else the first rank folder's.
+  auto device = saved_device(dir, notes);
+  if (!device && !parts.empty() && parts.front() != dir) device = saved_device(parts.front(), notes);
+#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
+  std::vector<std::filesystem::path> files;
+  for (const auto& part : parts)
+    for (auto& f : profile::stream_files(part, notes)) files.push_back(std::move(f));
+  // One stream at a time per reader, chunk by chunk; a rank's stream also kept for its rank summary.
+  analysis::stream_summaries read = analysis::summarize_streams(files);
+  for (auto& m : read.messages) notes.push_back(std::move(m));
+  for (std::size_t i = 0; i < read.processes.size(); ++i)
+    out.stream_of[analysis::process_point_id(read.processes[i].info.pid)] = read.files[i];
+  std::vector<analysis::process_summary> summaries = std::move(read.processes);
+  std::vector<analysis::rank_summary> ranks = std::move(read.ranks);
+  out.analysis = analysis::analyze_program(std::move(summaries), std::move(ranks), std::move(facts),
+                                           device.value_or(analysis::device_model{}));
+#else
+  notes.push_back("this build has no profile stream reader: only profile.json was read");
+  out.analysis = analysis::analyze_program(std::vector<analysis::process_summary>{}, std::move(facts),
+                                           device.value_or(analysis::device_model{}));
+#endif
   for (auto& n : notes) out.analysis.result.notes.push_back(std::move(n));
   return out;
 }
@@ -147,7 +237,22 @@ analysis::program_analysis analyze_profile_folder(const std::filesystem::path& d
 written_reports report_profile_folder(const std::filesystem::path& dir,
                                                          const std::vector<std::string>& formats) {
   const analysed_profile p = load_and_analyze(dir);
-  return write_profile_reports(dir, p.saved.processes, p.analysis, formats);
+  const run_info run = program_run_info(p.analysis.facts);
+  reports::report_input input{run, p.analysis.points, p.analysis.result,
+                              [&p](const point_result& point) -> std::optional<trace::device_trace> {
+#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
+                                auto it = p.stream_of.find(point.id);
+                                if (it == p.stream_of.end()) return std::nullopt;
+                                profile::stream_read r = profile::read_stream(it->second);
+                                if (!r.valid) return std::nullopt;
+                                return std::move(r.profile.trace);
+#else
+                                (void)point;
+                                return std::nullopt;
+#endif
+                              },
+                              &p.analysis};
+  return write_report_formats(input, dir, formats);
 }
 
 } // namespace speedlab::app

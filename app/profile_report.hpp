@@ -21,7 +21,13 @@ namespace speedlab::app {
 // The program's facts as `speedlab profile` writes them into DIR.
 inline constexpr const char* profile_facts_file = "profile.json";
 
-// True when dir holds a profile (profile.json) rather than a run (results.jsonl).
+// The profile folders that make up dir: dir itself when it holds profile.json, else its
+// subfolders that do, in natural order (`speedlab profile` inside each rank of a launcher
+// writes DIR/rank-<R>; `speedlab report DIR` merges them). Empty: not a profile.
+std::vector<std::filesystem::path> profile_parts(const std::filesystem::path& dir);
+
+// True when dir holds a profile (profile.json, or rank folders with one each) rather than a
+// run (results.jsonl).
 bool is_profile_folder(const std::filesystem::path& dir);
 
 // The program as a run: run_info from the facts (command line, start, host, wall, notes).
@@ -40,7 +46,9 @@ written_reports write_profile_reports(const std::filesystem::path& dir,
                                                          const analysis::program_analysis& analysis,
                                                          const std::vector<std::string>& formats);
 
-// A profile folder read back: its facts and streams (messages: what the reader skipped).
+// A profile folder read back, all in memory: its facts and streams (messages: what the
+// reader skipped). Rank folders are merged. analyze/report_profile_folder read one stream at a
+// time instead.
 struct saved_profile {
   analysis::program_facts facts;
   std::vector<profile::process_profile> processes;

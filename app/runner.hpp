@@ -26,6 +26,8 @@ struct run_request {
   bool self_timing = false;                // ask variants for their own timings (run_context)
   profiling::profiler_options profiler_options; // for every session of the point
   std::filesystem::path output_dir;        // traces/ is written under it
+  // --devices: CUDA_VISIBLE_DEVICES for the point's child (it sees only its GPU); empty: unchanged.
+  std::string visible_devices;
   // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
   std::function<void(const std::string& phase)> progress;
 };

@@ -25,6 +25,7 @@ struct cli_overrides {
   bool no_python = false;                   // --no-python
   std::optional<std::string> metric_set;          // --metrics (counters backend)
   std::optional<std::size_t> counters_per_kernel; // --counters-per-kernel (K)
+  std::optional<std::string> devices;             // --devices all|0,1,... (app/device_list.hpp)
 };
 
 // Throws config_error.

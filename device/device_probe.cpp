@@ -143,6 +143,19 @@ std::string gpu_unavailable_reason() {
 #endif
 }
 
+int gpu_count() {
+#if SPEEDLAB_HAS_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+#else
+  return 0;
+#endif
+}
+
 void probe_host(speedlab::device_model& m) {
   const cpu_facts cpu = read_cpuinfo();
   const unsigned logical = std::thread::hardware_concurrency();

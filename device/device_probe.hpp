@@ -20,6 +20,9 @@ namespace speedlab::device {
 // no device, ...).
 std::string gpu_unavailable_reason();
 
+// The number of CUDA devices this process sees (0 without a usable GPU).
+int gpu_count();
+
 // Properties and estimated ceilings of GPU `device` plus the host facts; host facts only
 // when no GPU is usable (properties["gpu_unavailable"] then says why).
 speedlab::device_model probe_model(int device = 0);

@@ -1,6 +1,7 @@
-"""A small data-parallel training loop (PyTorch DDP over NCCL) to profile ranks with.
+"""A small data-parallel training loop (PyTorch DDP) to profile ranks with.
 
     torchrun --nproc_per_node 2 examples/ddp_train.py [--steps 30]
+    torchrun --nproc_per_node 2 examples/ddp_train.py --backend gloo     # two ranks on one GPU
     torchrun --nproc_per_node 2 examples/ddp_train.py --slow-rank 1 --slow-ms 5
     speedlab profile --out prof -- torchrun --nproc_per_node 2 examples/ddp_train.py
     torchrun --nproc_per_node 2 speedlab profile --out prof -- python3 examples/ddp_train.py
@@ -12,7 +13,11 @@ kernel measured (CUDA events) so a report's figure can be checked against it.
 --torch-profile FILE has each rank write its own torch.profiler totals (kernels, NCCL) for
 the same steps to FILE.rank<N>.json, for comparison (run it without speedlab: two CUPTI
 clients in one process collide).
-With two ranks and one GPU, both ranks share it (NCCL allows that for a test).
+--backend picks the process group's backend: nccl (the default: all-reduce in NCCL kernels
+on the GPU, one GPU per rank; NCCL refuses two ranks on one GPU) or gloo (all-reduce on the
+host: the gradients are copied to the host, reduced there and copied back; it works with CUDA
+tensors, also with two ranks sharing one GPU). With more ranks than GPUs, rank r uses GPU
+LOCAL_RANK % device count.
 """
 import argparse
 import json
@@ -26,6 +31,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 def parse():
     p = argparse.ArgumentParser()
+    p.add_argument("--backend", default="nccl", choices=["nccl", "gloo"])
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5, help="steps before the measured ones (not profiled by --torch-profile)")
     p.add_argument("--width", type=int, default=2048)
@@ -37,24 +43,55 @@ def parse():
 
 
 def spin_cycles_for(ms, device):
-    """Cycles of torch.cuda._sleep that take about `ms` milliseconds on this GPU."""
+    """Cycles of torch.cuda._sleep that take about `ms` milliseconds on this GPU. The clock
+    ramps up under load (an idle H100 was seen at 345 MHz), so the rate is measured again
+    with a spin of about the asked length until two measurements agree; the time the extra
+    kernel really takes is measured once more (CUDA events) and printed."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    cycles = 1_000_000
-    start.record()
-    torch.cuda._sleep(cycles)
-    end.record()
-    torch.cuda.synchronize(device)
-    per_ms = cycles / start.elapsed_time(end)
+    cycles, last = 1_000_000, None
+    for _ in range(8):
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        torch.cuda.synchronize(device)
+        per_ms = cycles / start.elapsed_time(end)
+        if last is not None and abs(per_ms / last - 1) < 0.02:
+            break
+        last = per_ms
+        cycles = max(int(per_ms * ms), 1000)
     return int(per_ms * ms)
+
+
+def launcher_env():
+    """torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT; under mpirun or srun take
+    them from the launcher's own variables (MASTER_ADDR/PORT must then be set by the user)."""
+    for rank, size, local in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+                              ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
+                              ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID")):
+        if "RANK" not in os.environ and rank in os.environ and size in os.environ:
+            os.environ["RANK"], os.environ["WORLD_SIZE"] = os.environ[rank], os.environ[size]
+            os.environ.setdefault("LOCAL_RANK", os.environ.get(local, os.environ[rank]))
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29511")
 
 
 def main():
     args = parse()
-    dist.init_process_group("nccl")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    launcher_env()
+    if args.slow_ms < 0:
+        raise SystemExit("--slow-ms must be >= 0")
     local = int(os.environ.get("LOCAL_RANK", "0"))
+    if not torch.cuda.is_available():
+        raise SystemExit("ddp_train.py needs a CUDA GPU")
     device = torch.device("cuda", local % torch.cuda.device_count())
+    if args.backend == "nccl" and int(os.environ.get("LOCAL_WORLD_SIZE", "1")) > torch.cuda.device_count():
+        raise SystemExit("--backend nccl needs one GPU per rank (NCCL refuses two ranks on one GPU); "
+                         "use --backend gloo to share a GPU")
     torch.cuda.set_device(device)
+    dist.init_process_group(args.backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    if args.slow_rank >= world:
+        raise SystemExit(f"--slow-rank {args.slow_rank}: the job has ranks 0..{world - 1}")
     torch.manual_seed(rank)
 
     model = torch.nn.Sequential(
@@ -90,6 +127,7 @@ def main():
         b.record()
         torch.cuda.synchronize(device)
         extra_ms = a.elapsed_time(b)
+    dist.barrier()  # every rank starts the measured steps together
 
     profiler = None
     if args.torch_profile:
@@ -103,20 +141,24 @@ def main():
     wall = time.perf_counter() - t0
     if profiler is not None:
         profiler.__exit__(None, None, None)
-        kernels_us = nccl_us = 0.0
+        # Each GPU kernel of the measured steps, by its own start/end (copies and memsets apart).
+        kernels_us = nccl_us = copies_us = 0.0
         count = 0
         for e in profiler.events():
-            if e.device_type == torch.autograd.DeviceType.CUDA and e.device_time_total > 0:
-                if "Memcpy" in e.name or "Memset" in e.name:
-                    continue
-                count += 1
-                kernels_us += e.device_time_total
-                if "nccl" in e.name.lower():
-                    nccl_us += e.device_time_total
+            if e.device_type != torch.autograd.DeviceType.CUDA:
+                continue
+            us = e.time_range.elapsed_us()
+            if "memcpy" in e.name.lower() or "memset" in e.name.lower():
+                copies_us += us
+                continue
+            count += 1
+            kernels_us += us
+            if "nccl" in e.name.lower():
+                nccl_us += us
         with open(f"{args.torch_profile}.rank{rank}.json", "w") as f:
             json.dump({"rank": rank, "steps": args.steps, "kernels": count, "kernel_us": kernels_us,
-                       "nccl_us": nccl_us}, f)
-    print(json.dumps({"rank": rank, "world": world, "steps": args.steps, "wall_s": round(wall, 4),
+                       "nccl_us": nccl_us, "copies_us": copies_us}, f)
+    print(json.dumps({"rank": rank, "world": world, "backend": args.backend, "steps": args.steps, "wall_s": round(wall, 4),
                       "loss": round(float(loss), 4), "extra_ms_per_step": round(extra_ms, 4)}), flush=True)
     dist.destroy_process_group()
 

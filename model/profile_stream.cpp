@@ -1,19 +1,25 @@
 #include "model/profile_stream.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "model/trace_fields.hpp"
 #include "model/trace_fold.hpp"
+#include "model/trace_text.hpp"
 
 namespace speedlab::profile {
 namespace {
@@ -24,6 +30,10 @@ constexpr char chunk_magic[4] = {'S', 'L', 'P', '1'};
 
 void put_u32(std::string& s, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void put_u64(std::string& s, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
 std::uint32_t get_u32(const char* p) {
@@ -45,7 +55,8 @@ void append_all(std::vector<T>& to, std::vector<T>&& from) {
 
 template <class T>
 void sort_by_start(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+  const auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
 }
 
 std::uint64_t last_end(const trace::device_trace& t) {
@@ -57,54 +68,458 @@ std::uint64_t last_end(const trace::device_trace& t) {
   return end;
 }
 
-// Applies one decoded chunk to the profile; throws on a payload that is not what its type says.
-void apply(chunk_type type, const json& j, process_profile& p, bool& closed, bool& have_header) {
+// The injection library names each GPU the process ran kernels on in a note, "gpu <index>:
+// <name>, uuid GPU-<hex>"; the first becomes the gpu, gpu_name and gpu_uuid tags (true),
+// any later one stays a note.
+bool gpu_tags(const std::string& text, process_info& info) {
+  if (!text.starts_with("gpu ") || info.tags.count("gpu")) return false;
+  const auto colon = text.find(": ");
+  if (colon == std::string::npos) return false;
+  const std::string index = text.substr(4, colon - 4);
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) return false;
+  info.tags["gpu"] = index;
+  std::string rest = text.substr(colon + 2);
+  if (const auto u = rest.rfind(", uuid "); u != std::string::npos) {
+    info.tags["gpu_uuid"] = rest.substr(u + 7);
+    rest.resize(u);
+  }
+  info.tags["gpu_name"] = rest;
+  return true;
+}
+
+// ---- binary records payload -------------------------------------------------------------
+// Layout (docs/profile-format.md): u32 version, u32 table count, u64 flushed_ns,
+// u64 dropped_records, u64 buffer_bytes, u32 process, u32 string count S, u32 string bytes B,
+// S x u32 lengths, B bytes of UTF-8, u32 backend string, u32 note string; then per table
+// (trace::schema::tables order) u32 rows N, u32 columns C, and C columns of N values each,
+// every column fixed-width little endian (u64/u32/i32 as such, u8 and bool one byte, a
+// string a u32 index into the table).
+
+constexpr std::size_t binary_fixed_bytes = 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4;
+
+template <class T>
+constexpr std::size_t width_of() {
+  using U = std::remove_cvref_t<T>;
+  if constexpr (std::is_same_v<U, std::string>) return 4;
+  else if constexpr (std::is_same_v<U, bool>) return 1;
+  else {
+    static_assert(std::is_integral_v<U> && (sizeof(U) == 1 || sizeof(U) == 4 || sizeof(U) == 8),
+                  "a trace field of a type the binary records chunk cannot hold");
+    return sizeof(U);
+  }
+}
+
+template <class T>
+void store_le(char* p, T v) {
+  using U = std::make_unsigned_t<T>;
+  auto u = static_cast<U>(v);
+  for (std::size_t i = 0; i < sizeof(U); ++i) p[i] = static_cast<char>((static_cast<std::uint64_t>(u) >> (8 * i)) & 0xff);
+}
+
+template <class T>
+T load_le(const char* p) {
+  using U = std::make_unsigned_t<T>;
+  std::uint64_t u = 0;
+  for (std::size_t i = sizeof(U); i-- > 0;) u = (u << 8) | static_cast<unsigned char>(p[i]);
+  return static_cast<T>(static_cast<U>(u));
+}
+
+// The widths of a record's columns, in column order. Never destroyed: the injection library
+// writes its last chunk from an atexit handler, possibly after static destructors ran.
+template <class Record>
+const std::vector<std::size_t>& column_widths() {
+  static const std::vector<std::size_t>& widths = *new std::vector<std::size_t>([] {
+    std::vector<std::size_t> w;
+    Record r;
+    trace::schema::fields(r, [&](const char*, auto& member) { w.push_back(width_of<decltype(member)>()); });
+    return w;
+  }());
+  return widths;
+}
+
+// Start of each column of a table of `rows` rows, from `base`.
+std::vector<std::size_t> column_offsets(const std::vector<std::size_t>& widths, std::size_t base, std::size_t rows) {
+  std::vector<std::size_t> out;
+  out.reserve(widths.size());
+  for (const std::size_t w : widths) {
+    out.push_back(base);
+    base += w * rows;
+  }
+  return out;
+}
+
+class binary_strings {
+public:
+  std::uint32_t id(const std::string& s) {
+    // A chunk's names are few (kernels, API functions, ranges); most lookups hit the last one.
+    if (m_last < m_strings.size() && m_strings[m_last] == s) return m_last;
+    auto [it, inserted] = m_ids.try_emplace(s, static_cast<std::uint32_t>(m_strings.size()));
+    if (inserted) m_strings.push_back(s);
+    return m_last = it->second;
+  }
+  const std::vector<std::string>& strings() const { return m_strings; }
+
+private:
+  std::unordered_map<std::string, std::uint32_t> m_ids;
+  std::vector<std::string> m_strings;
+  std::uint32_t m_last = std::numeric_limits<std::uint32_t>::max();
+};
+
+template <class Record>
+void encode_table(const std::vector<Record>& records, binary_strings& strings, std::string& out) {
+  const auto& widths = column_widths<Record>();
+  if (records.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::runtime_error("records chunk: more than 2^32 rows in one table");
+  put_u32(out, static_cast<std::uint32_t>(records.size()));
+  put_u32(out, static_cast<std::uint32_t>(widths.size()));
+  std::size_t row_bytes = 0;
+  for (const std::size_t w : widths) row_bytes += w;
+  const std::size_t base = out.size();
+  out.resize(base + row_bytes * records.size());
+  const std::vector<std::size_t> at = column_offsets(widths, base, records.size());
+  char* data = out.data();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    std::size_t c = 0;
+    trace::schema::fields(records[i], [&](const char*, const auto& value) {
+      using T = std::remove_cvref_t<decltype(value)>;
+      char* p = data + at[c] + i * widths[c];
+      if constexpr (std::is_same_v<T, std::string>) store_le(p, strings.id(value));
+      else if constexpr (std::is_same_v<T, bool>) *p = value ? 1 : 0;
+      else store_le(p, value);
+      ++c;
+    });
+  }
+}
+
+// Reads a payload front to back; every read is checked against what is left.
+class payload_reader {
+public:
+  explicit payload_reader(std::string_view data) : m_data(data) {}
+  std::size_t left() const { return m_data.size() - m_pos; }
+  const char* take(std::size_t n, const char* what) {
+    if (n > left())
+      throw std::runtime_error(fmt::format("binary records: {} needs {} bytes at offset {}, {} left", what, n, m_pos, left()));
+    const char* p = m_data.data() + m_pos;
+    m_pos += n;
+    return p;
+  }
+  std::uint32_t u32(const char* what) { return load_le<std::uint32_t>(take(4, what)); }
+  std::uint64_t u64(const char* what) { return load_le<std::uint64_t>(take(8, what)); }
+  std::size_t offset() const { return m_pos; }
+
+private:
+  std::string_view m_data;
+  std::size_t m_pos = 0;
+};
+
+template <class Record>
+void decode_table(payload_reader& in, const std::vector<std::string>& strings, const char* table,
+                  std::vector<Record>& records) {
+  const auto& widths = column_widths<Record>();
+  const std::uint32_t rows = in.u32("a row count"), columns = in.u32("a column count");
+  if (columns != widths.size())
+    throw std::runtime_error(fmt::format("binary records: table '{}' has {} columns, this reader knows {}", table,
+                                         columns, widths.size()));
+  std::size_t row_bytes = 0;
+  for (const std::size_t w : widths) row_bytes += w;
+  if (rows > in.left() / row_bytes)
+    throw std::runtime_error(fmt::format("binary records: table '{}' claims {} rows of {} bytes, {} bytes left", table,
+                                         rows, row_bytes, in.left()));
+  const char* data = in.take(row_bytes * rows, table);
+  const std::vector<std::size_t> at = column_offsets(widths, 0, rows);
+  records.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    std::size_t c = 0;
+    trace::schema::fields(records[i], [&](const char* column, auto& value) {
+      using T = std::remove_cvref_t<decltype(value)>;
+      const char* p = data + at[c] + i * widths[c];
+      if constexpr (std::is_same_v<T, std::string>) {
+        const auto s = load_le<std::uint32_t>(p);
+        if (s >= strings.size())
+          throw std::runtime_error(fmt::format("binary records: '{}' row {} column '{}' names string {} of {}", table, i,
+                                               column, s, strings.size()));
+        value = strings[s];
+      } else if constexpr (std::is_same_v<T, bool>) {
+        value = *p != 0;
+      } else {
+        value = load_le<T>(p);
+      }
+      ++c;
+    });
+  }
+}
+
+// A whole-number field of a JSON payload: absent, the fallback; anything but a whole number
+// in T's range is an error (nlohmann would cast a float to T: undefined out of range).
+template <class T>
+T whole(const json& j, const char* key, T fallback) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() <= max) return static_cast<T>(it->get<std::uint64_t>());
+  if (it->is_number_integer() && it->get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(it->get<std::int64_t>()) <= max)
+    return static_cast<T>(it->get<std::int64_t>());
+  throw std::runtime_error(fmt::format("'{}' is not a whole number from 0 to {}", key, max));
+}
+
+// What the reader knows of one stream while it goes through the chunks.
+struct read_state {
+  process_profile& profile;
+  const records_sink& sink;
+  bool have_header = false, closed = false;
+  std::uint64_t data_end = 0; // latest end of any record
+};
+
+void take_records(records_batch&& batch, read_state& st) {
+  auto& p = st.profile;
   auto& info = p.process;
+  info.last_flush_ns = std::max(info.last_flush_ns, batch.flushed_ns);
+  info.dropped_records += batch.trace.dropped_records;
+  p.trace.buffer_bytes = std::max(p.trace.buffer_bytes, batch.trace.buffer_bytes);
+  st.data_end = std::max(st.data_end, last_end(batch.trace));
+  if (st.sink) {
+    st.sink(info, std::move(batch));
+    return;
+  }
+  trace::append_records(p.trace, std::move(batch.trace)); // one fold (model/trace_fold); drops counted in info
+}
+
+// Applies one chunk to the profile; throws on a payload that is not what its type says.
+void apply(chunk_type type, std::string_view payload, read_state& st) {
+  auto& p = st.profile;
+  auto& info = p.process;
+  if (type == chunk_type::records_binary) {
+    take_records(decode_records_binary(payload), st);
+    return;
+  }
+  if (type == chunk_type::records) {
+    // JSON records chunks (format 1: the committed fixtures, older streams) read straight
+    // from the text when they are the compact form (model/trace_text.hpp); anything else
+    // goes through the JSON tree below, which says what is wrong.
+    records_batch batch;
+    std::map<std::string, std::uint64_t> numbers;
+    if (trace::read_compact_trace_member(payload, "trace", batch.trace, numbers)) {
+      if (const auto it = numbers.find("flushed_ns"); it != numbers.end()) {
+        batch.flushed_ns = it->second;
+        batch.trace.repetitions.clear();
+        take_records(std::move(batch), st);
+        return;
+      }
+    }
+  }
+  const json j = json::parse(payload);
+  if (!j.is_object()) throw std::runtime_error("the payload is no JSON object");
   switch (type) {
   case chunk_type::header: {
-    if (j.value("format", 0) > stream_format_version)
-      throw std::runtime_error(fmt::format("stream format {} is newer than this reader's {}", j.value("format", 0),
-                                           stream_format_version));
-    info.pid = j.at("pid").get<std::uint32_t>();
-    info.parent_pid = j.value("ppid", std::uint32_t{0});
+    const auto format = whole<std::uint32_t>(j, "format", 0);
+    if (format > static_cast<std::uint32_t>(stream_format_version))
+      throw std::runtime_error(fmt::format("stream format {} is newer than this reader's {}", format, stream_format_version));
+    if (!j.contains("pid")) throw std::runtime_error("the header has no 'pid'");
+    info.pid = whole<std::uint32_t>(j, "pid", 0);
+    info.parent_pid = whole<std::uint32_t>(j, "ppid", 0);
     info.host = j.value("host", std::string{});
     info.command_line = j.value("argv", std::vector<std::string>{});
-    info.start_ns = j.value("start_ns", std::uint64_t{0});
+    info.start_ns = whole<std::uint64_t>(j, "start_ns", 0);
     info.tags = j.value("tags", std::map<std::string, std::string>{});
-    if (j.contains("realtime_ns")) info.tags["realtime_ns_at_start"] = std::to_string(j["realtime_ns"].get<std::uint64_t>());
+    if (j.contains("realtime_ns")) info.tags["realtime_ns_at_start"] = std::to_string(whole<std::uint64_t>(j, "realtime_ns", 0));
     if (j.contains("flush_interval_ms"))
-      info.tags["flush_interval_ms"] = std::to_string(j["flush_interval_ms"].get<std::uint32_t>());
+      info.tags["flush_interval_ms"] = std::to_string(whole<std::uint32_t>(j, "flush_interval_ms", 0));
     info.used_cuda = true; // the library writes a stream only once CUDA initialized it
     p.trace.backend = j.value("backend", std::string("cupti"));
     p.trace.process = info.pid;
-    have_header = true;
+    st.have_header = true;
     return;
   }
   case chunk_type::records: {
-    auto batch = j.at("trace").get<trace::device_trace>();
-    info.last_flush_ns = std::max(info.last_flush_ns, j.value("flushed_ns", std::uint64_t{0}));
-    info.dropped_records += batch.dropped_records;
-    trace::append_records(p.trace, std::move(batch)); // dropped records: info's count is kept
+    records_batch batch;
+    batch.trace = j.at("trace").get<trace::device_trace>();
+    batch.trace.repetitions.clear();
+    batch.flushed_ns = whole<std::uint64_t>(j, "flushed_ns", 0);
+    take_records(std::move(batch), st);
     return;
   }
   case chunk_type::note: {
     std::string text = j.at("text").get<std::string>();
+    if (gpu_tags(text, info)) return;
     if (std::find(info.notes.begin(), info.notes.end(), text) == info.notes.end()) info.notes.push_back(std::move(text));
     return;
   }
   case chunk_type::close: {
-    info.end_ns = j.value("end_ns", std::uint64_t{0});
-    info.dropped_records = std::max(info.dropped_records, j.value("dropped_records", std::uint64_t{0}));
+    info.end_ns = whole<std::uint64_t>(j, "end_ns", 0);
+    info.dropped_records = std::max(info.dropped_records, whole<std::uint64_t>(j, "dropped_records", 0));
     if (std::string reason = j.value("reason", std::string{}); !reason.empty() && reason != "exit")
       info.tags["closed_by"] = reason;
-    closed = true;
+    st.closed = true;
     return;
   }
+  case chunk_type::records_binary: break;
   }
   throw std::runtime_error("unknown chunk type");
 }
 
-bool known_type(std::uint32_t t) { return t >= 1 && t <= 4; }
+bool known_type(std::uint32_t t) { return t >= 1 && t <= 5; }
+
+// Where the reader gets its bytes: a file (read chunk by chunk, never whole) or memory.
+class byte_source {
+public:
+  virtual ~byte_source() = default;
+  virtual std::uint64_t size() const = 0;
+  // Exactly n bytes at offset into out; false on a read error.
+  virtual bool read(std::uint64_t offset, std::size_t n, char* out) const = 0;
+};
+
+class memory_source final : public byte_source {
+public:
+  explicit memory_source(std::string_view data) : m_data(data) {}
+  std::uint64_t size() const override { return m_data.size(); }
+  bool read(std::uint64_t offset, std::size_t n, char* out) const override {
+    if (offset > m_data.size() || n > m_data.size() - offset) return false;
+    std::memcpy(out, m_data.data() + offset, n);
+    return true;
+  }
+
+private:
+  std::string_view m_data;
+};
+
+class file_source final : public byte_source {
+public:
+  explicit file_source(const std::filesystem::path& file) : m_fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC)) {
+    struct stat st{};
+    if (m_fd >= 0 && ::fstat(m_fd, &st) == 0 && S_ISREG(st.st_mode)) m_size = static_cast<std::uint64_t>(st.st_size);
+    else if (m_fd >= 0) {
+      ::close(m_fd);
+      m_fd = -1;
+    }
+  }
+  ~file_source() override {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  file_source(const file_source&) = delete;
+  file_source& operator=(const file_source&) = delete;
+  bool ok() const { return m_fd >= 0; }
+  std::uint64_t size() const override { return m_size; }
+  bool read(std::uint64_t offset, std::size_t n, char* out) const override {
+    while (n > 0) {
+      const ssize_t got = ::pread(m_fd, out, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      out += got;
+      offset += static_cast<std::uint64_t>(got);
+      n -= static_cast<std::size_t>(got);
+    }
+    return true;
+  }
+
+private:
+  int m_fd = -1;
+  std::uint64_t m_size = 0;
+};
+
+// Offset of the next chunk magic at or after `from`, or the source's size.
+std::uint64_t next_magic(const byte_source& src, std::uint64_t from) {
+  constexpr std::size_t block = 1 << 16;
+  std::string buf;
+  const std::uint64_t size = src.size();
+  while (from < size) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(block, size - from));
+    buf.resize(n);
+    if (!src.read(from, n, buf.data())) return size;
+    const std::size_t hit = std::string_view(buf).find(std::string_view(chunk_magic, 4));
+    if (hit != std::string_view::npos) return from + hit;
+    if (n < 4) return size;
+    from += n - 3; // a magic may straddle two blocks
+  }
+  return size;
+}
+
+stream_read read_source(const byte_source& src, const std::string& name, const records_sink& sink) {
+  stream_read out;
+  read_state st{out.profile, sink};
+  auto& info = out.profile.process;
+  const std::uint64_t size = src.size();
+  std::uint64_t pos = 0;
+  std::size_t skipped_chunks = 0;
+  std::string payload;
+  while (pos < size) {
+    if (size - pos < chunk_header_bytes) {
+      out.messages.push_back(fmt::format("{}: torn chunk header at offset {} ({} bytes) skipped: the process ended while "
+                                         "writing it",
+                                         name, pos, size - pos));
+      break;
+    }
+    char h[chunk_header_bytes];
+    if (!src.read(pos, chunk_header_bytes, h)) {
+      out.messages.push_back(fmt::format("{}: read error at offset {}; the rest is not read", name, pos));
+      break;
+    }
+    const std::uint32_t type = get_u32(h + 4), length = get_u32(h + 8), crc = get_u32(h + 12);
+    if (std::memcmp(h, chunk_magic, 4) != 0 || !known_type(type) || length > max_chunk_payload) {
+      // Garbage: look for the next chunk header after it.
+      const std::uint64_t end = next_magic(src, pos + 1);
+      out.messages.push_back(fmt::format("{}: {} bytes that are no chunk at offset {} skipped", name, end - pos, pos));
+      pos = end;
+      continue;
+    }
+    if (size - pos - chunk_header_bytes < length) {
+      out.messages.push_back(fmt::format("{}: torn last chunk at offset {} ({} of {} payload bytes) skipped: the "
+                                         "process ended while writing it",
+                                         name, pos, size - pos - chunk_header_bytes, length));
+      break;
+    }
+    payload.resize(length);
+    if (!src.read(pos + chunk_header_bytes, length, payload.data())) {
+      out.messages.push_back(fmt::format("{}: read error at offset {}; the rest is not read", name, pos));
+      break;
+    }
+    const std::uint64_t at = pos;
+    pos += chunk_header_bytes + length;
+    if (crc_of(payload) != crc) {
+      ++skipped_chunks;
+      out.messages.push_back(fmt::format("{}: chunk at offset {} ({} bytes) fails its checksum; skipped", name, at, length));
+      continue;
+    }
+    const auto t = static_cast<chunk_type>(type);
+    if (t != chunk_type::header && !st.have_header) {
+      out.messages.push_back(fmt::format("{}: chunk at offset {} comes before the header; skipped", name, at));
+      continue;
+    }
+    if (t == chunk_type::header && st.have_header) {
+      out.messages.push_back(fmt::format("{}: a second header chunk at offset {}; skipped", name, at));
+      continue;
+    }
+    try {
+      apply(t, payload, st);
+    } catch (const std::exception& e) {
+      ++skipped_chunks;
+      out.messages.push_back(fmt::format("{}: chunk at offset {} unreadable ({}); skipped", name, at, e.what()));
+    }
+  }
+  payload = {};
+  out.valid = st.have_header;
+  if (!st.have_header) {
+    out.messages.push_back(fmt::format("{}: no readable header chunk; not a speedlab profile stream", name));
+    return out;
+  }
+  auto& t = out.profile.trace;
+  sort_by_start(t.kernels), sort_by_start(t.memcpys), sort_by_start(t.memsets), sort_by_start(t.api_calls);
+  sort_by_start(t.syncs), sort_by_start(t.ranges), sort_by_start(t.overheads);
+  t.dropped_records = info.dropped_records;
+  const std::uint64_t data_end = std::max({st.data_end, info.last_flush_ns, info.start_ns});
+  if (!st.closed) {
+    info.truncated = true;
+    if (!info.last_flush_ns) info.last_flush_ns = info.start_ns;
+    info.end_ns = data_end;
+    info.notes.push_back(fmt::format("{}: the process crashed, was killed or called _exit; data up to the last "
+                                     "flush, {:.3f} s after it started",
+                                     truncated_note_start, static_cast<double>(info.last_flush_ns - std::min(info.last_flush_ns, info.start_ns)) / 1e9));
+  } else if (info.end_ns < data_end) {
+    info.end_ns = data_end;
+  }
+  if (skipped_chunks) info.notes.push_back(fmt::format("{} damaged chunk(s) skipped while reading the stream", skipped_chunks));
+  t.repetitions = {{info.start_ns, info.end_ns, 0, 0}};
+  return out;
+}
 
 } // namespace
 
@@ -152,6 +567,86 @@ json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t d
   return json{{"end_ns", end_ns}, {"reason", reason}, {"dropped_records", dropped_records}};
 }
 
+
+std::string records_binary(std::uint64_t flushed_ns, const trace::device_trace& batch) {
+  binary_strings strings;
+  const std::uint32_t backend = strings.id(batch.backend), note = strings.id(batch.note);
+  std::string body;
+  std::uint32_t tables = 0;
+  trace::schema::tables(batch, [&](const char*, const auto& records) {
+    encode_table(records, strings, body);
+    ++tables;
+  });
+  std::uint64_t string_bytes = 0;
+  for (const auto& s : strings.strings()) string_bytes += s.size();
+  if (string_bytes > max_chunk_payload) throw std::runtime_error("records chunk: string table over 1 GiB");
+  std::string out;
+  out.reserve(binary_fixed_bytes + 4 * strings.strings().size() + string_bytes + 8 + body.size());
+  put_u32(out, records_binary_version);
+  put_u32(out, tables);
+  put_u64(out, flushed_ns);
+  put_u64(out, batch.dropped_records);
+  put_u64(out, batch.buffer_bytes);
+  put_u32(out, batch.process);
+  put_u32(out, static_cast<std::uint32_t>(strings.strings().size()));
+  put_u32(out, static_cast<std::uint32_t>(string_bytes));
+  for (const auto& s : strings.strings()) put_u32(out, static_cast<std::uint32_t>(s.size()));
+  for (const auto& s : strings.strings()) out += s;
+  put_u32(out, backend);
+  put_u32(out, note);
+  out += body;
+  return out;
+}
+
+records_batch decode_records_binary(std::string_view payload) {
+  payload_reader in(payload);
+  const std::uint32_t version = in.u32("the version");
+  if (version != records_binary_version)
+    throw std::runtime_error(fmt::format("binary records version {}; this reader reads version {}", version,
+                                         records_binary_version));
+  std::uint32_t expected_tables = 0;
+  const trace::device_trace empty;
+  trace::schema::tables(empty, [&](const char*, const auto&) { ++expected_tables; });
+  if (const std::uint32_t n = in.u32("the table count"); n != expected_tables)
+    throw std::runtime_error(fmt::format("binary records: {} tables, version {} has {}", n, version, expected_tables));
+  records_batch b;
+  b.flushed_ns = in.u64("flushed_ns");
+  b.trace.dropped_records = in.u64("dropped_records");
+  b.trace.buffer_bytes = in.u64("buffer_bytes");
+  b.trace.process = in.u32("process");
+  const std::uint32_t count = in.u32("the string count"), bytes = in.u32("the string bytes");
+  if (count > in.left() / 4)
+    throw std::runtime_error(fmt::format("binary records: {} strings claimed, {} bytes left", count, in.left()));
+  const char* lengths = in.take(std::size_t{4} * count, "the string lengths");
+  std::uint64_t sum = 0;
+  for (std::uint32_t i = 0; i < count; ++i) sum += load_le<std::uint32_t>(lengths + 4 * i);
+  if (sum != bytes)
+    throw std::runtime_error(fmt::format("binary records: string lengths add up to {}, the table says {} bytes", sum, bytes));
+  const char* text = in.take(bytes, "the strings");
+  std::vector<std::string> strings;
+  strings.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint32_t n = load_le<std::uint32_t>(lengths + 4 * i);
+    std::string_view s(text, n);
+    if (!trace::valid_utf8(s)) throw std::runtime_error(fmt::format("binary records: string {} is not UTF-8", i));
+    strings.emplace_back(s);
+    text += n;
+  }
+  auto string_at = [&](const char* what) -> const std::string& {
+    const std::uint32_t i = in.u32(what);
+    if (i >= strings.size())
+      throw std::runtime_error(fmt::format("binary records: {} names string {} of {}", what, i, strings.size()));
+    return strings[i];
+  };
+  b.trace.backend = string_at("the backend");
+  b.trace.note = string_at("the note");
+  trace::schema::tables(b.trace, [&](const char* table, auto& records) { decode_table(in, strings, table, records); });
+  b.trace.repetitions.clear();
+  if (in.left() != 0)
+    throw std::runtime_error(fmt::format("binary records: {} bytes after the last table", in.left()));
+  return b;
+}
+
 // ---- writer ----------------------------------------------------------------------------
 
 std::unique_ptr<stream_writer> stream_writer::create(const std::filesystem::path& file, std::string& error) {
@@ -169,7 +664,12 @@ stream_writer::~stream_writer() {
 
 bool stream_writer::write(chunk_type type, const json& payload) {
   if (m_fd < 0) return false;
-  const std::string chunk = encode_chunk(type, payload.dump());
+  return write_bytes(type, payload.dump());
+}
+
+bool stream_writer::write_bytes(chunk_type type, std::string_view payload) {
+  if (m_fd < 0) return false;
+  const std::string chunk = encode_chunk(type, payload);
   const char* p = chunk.data();
   std::size_t left = chunk.size();
   while (left > 0) {
@@ -187,99 +687,39 @@ void stream_writer::abandon() { m_fd = -1; }
 
 // ---- reader ----------------------------------------------------------------------------
 
-stream_read read_stream(const std::filesystem::path& file) {
-  stream_read out;
+stream_read read_stream(const std::filesystem::path& file) { return read_stream(file, records_sink{}); }
+
+stream_read read_stream(const std::filesystem::path& file, const records_sink& sink) {
   const std::string name = file.filename().string();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  const file_source src(file);
+  if (!src.ok()) {
+    stream_read out;
     out.messages.push_back(fmt::format("{}: cannot be read", name));
     return out;
   }
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  bool closed = false, have_header = false;
-  std::size_t pos = 0, skipped_chunks = 0;
-  while (pos < data.size()) {
-    if (data.size() - pos < chunk_header_bytes) {
-      out.messages.push_back(fmt::format("{}: torn chunk header at offset {} ({} bytes) skipped: the process ended while "
-                                         "writing it",
-                                         name, pos, data.size() - pos));
-      break;
-    }
-    const char* h = data.data() + pos;
-    const std::uint32_t type = get_u32(h + 4), length = get_u32(h + 8), crc = get_u32(h + 12);
-    if (std::memcmp(h, chunk_magic, 4) != 0 || !known_type(type) || length > max_chunk_payload) {
-      // Garbage: look for the next chunk header after it.
-      const std::size_t next = data.find(std::string_view(chunk_magic, 4), pos + 1);
-      const std::size_t end = next == std::string::npos ? data.size() : next;
-      out.messages.push_back(fmt::format("{}: {} bytes that are no chunk at offset {} skipped", name, end - pos, pos));
-      pos = end;
-      continue;
-    }
-    if (data.size() - pos - chunk_header_bytes < length) {
-      out.messages.push_back(fmt::format("{}: torn last chunk at offset {} ({} of {} payload bytes) skipped: the "
-                                         "process ended while writing it",
-                                         name, pos, data.size() - pos - chunk_header_bytes, length));
-      break;
-    }
-    const std::string_view payload(data.data() + pos + chunk_header_bytes, length);
-    const std::size_t at = pos;
-    pos += chunk_header_bytes + length;
-    if (crc_of(payload) != crc) {
-      ++skipped_chunks;
-      out.messages.push_back(fmt::format("{}: chunk at offset {} ({} bytes) fails its checksum; skipped", name, at, length));
-      continue;
-    }
-    try {
-      const json j = json::parse(payload);
-      const auto t = static_cast<chunk_type>(type);
-      if (t != chunk_type::header && !have_header) {
-        out.messages.push_back(fmt::format("{}: chunk at offset {} comes before the header; skipped", name, at));
-        continue;
-      }
-      apply(t, j, out.profile, closed, have_header);
-    } catch (const std::exception& e) {
-      ++skipped_chunks;
-      out.messages.push_back(fmt::format("{}: chunk at offset {} unreadable ({}); skipped", name, at, e.what()));
-    }
-  }
-  out.valid = have_header;
-  if (!have_header) {
-    out.messages.push_back(fmt::format("{}: no readable header chunk; not a speedlab profile stream", name));
-    return out;
-  }
-  auto& p = out.profile;
-  auto& info = p.process;
-  auto& t = p.trace;
-  sort_by_start(t.kernels), sort_by_start(t.memcpys), sort_by_start(t.memsets), sort_by_start(t.api_calls);
-  sort_by_start(t.syncs), sort_by_start(t.ranges), sort_by_start(t.overheads);
-  t.dropped_records = info.dropped_records;
-  const std::uint64_t data_end = std::max({last_end(t), info.last_flush_ns, info.start_ns});
-  if (!closed) {
-    info.truncated = true;
-    if (!info.last_flush_ns) info.last_flush_ns = info.start_ns;
-    info.end_ns = data_end;
-    info.notes.push_back(fmt::format("{}: the process crashed, was killed or called _exit; data up to the last "
-                                     "flush, {:.3f} s after it started",
-                                     truncated_note_start, static_cast<double>(info.last_flush_ns - std::min(info.last_flush_ns, info.start_ns)) / 1e9));
-  } else if (info.end_ns < data_end) {
-    info.end_ns = data_end;
-  }
-  if (skipped_chunks) info.notes.push_back(fmt::format("{} damaged chunk(s) skipped while reading the stream", skipped_chunks));
-  t.repetitions = {{info.start_ns, info.end_ns, 0, 0}};
-  return out;
+  return read_source(src, name, sink);
 }
 
-folder_read read_stream_folder(const std::filesystem::path& dir) {
-  folder_read out;
+stream_read read_stream_bytes(std::string_view data, const std::string& name, const records_sink& sink) {
+  return read_source(memory_source(data), name, sink);
+}
+
+std::vector<std::filesystem::path> stream_files(const std::filesystem::path& dir, std::vector<std::string>& messages) {
   std::error_code ec;
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.is_regular_file() && e.path().extension() == stream_extension) files.push_back(e.path());
   if (ec) {
-    out.messages.push_back(fmt::format("{}: cannot list the folder: {}", dir.string(), ec.message()));
-    return out;
+    messages.push_back(fmt::format("{}: cannot list the folder: {}", dir.string(), ec.message()));
+    return {};
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+folder_read read_stream_folder(const std::filesystem::path& dir) {
+  folder_read out;
+  const std::vector<std::filesystem::path> files = stream_files(dir, out.messages);
   for (const auto& f : files) {
     stream_read r = read_stream(f);
     append_all(out.messages, std::move(r.messages));

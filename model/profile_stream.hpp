@@ -5,17 +5,23 @@
 //
 //   auto w = profile::stream_writer::create(dir / profile::stream_file_name(host, pid), error);
 //   w->write(profile::chunk_type::header, profile::header_json(info, flush_ms));
-//   w->write(profile::chunk_type::records, profile::records_json(flushed_at, trace));
+//   w->write_bytes(profile::chunk_type::records_binary, profile::records_binary(flushed_at, trace));
 //   w->write(profile::chunk_type::close, profile::close_json(end_ns, "exit", dropped));
 //   auto read = profile::read_stream_folder(dir); // every *.slstream, tolerant of torn tails
+//   profile::read_stream(file, [&](const profile::process_info&, profile::records_batch&& b) {
+//     summary.add(b.trace); // one chunk's records at a time: memory bounded by the chunk
+//   });
 //
 // A chunk: "SLP1", u32 type, u32 payload length, u32 CRC-32 of the payload (all little
-// endian), then the payload, a JSON object. Each chunk is one write(2) on an O_APPEND file,
-// so a process killed at any point leaves whole chunks plus at most one torn one at the end.
+// endian), then the payload: a JSON object, or for records_binary little-endian fixed-width
+// columns and one string table. Each chunk is one write(2) on an O_APPEND file, so a process
+// killed at any point leaves whole chunks plus at most one torn one at the end. The reader
+// reads every form a writer of this format ever wrote (JSON records chunks: format 1).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,12 +33,16 @@
 
 namespace speedlab::profile {
 
-inline constexpr int stream_format_version = 1;
+// 1: records chunks are JSON (type 2); 2: the injection library writes binary records chunks
+// (type 5). The header's "format"; a reader refuses a newer one.
+inline constexpr int stream_format_version = 2;
+// The first field of a binary records payload; a reader skips (with a message) a newer one.
+inline constexpr std::uint32_t records_binary_version = 1;
 inline constexpr std::string_view stream_extension = ".slstream";
 inline constexpr std::size_t chunk_header_bytes = 16;
 inline constexpr std::uint32_t max_chunk_payload = 1u << 30; // larger lengths mean a corrupt header
 
-enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4 };
+enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4, records_binary = 5 };
 
 // "<host>-<pid>.slstream", the host reduced to [A-Za-z0-9._-] so any host name is a file name.
 std::string stream_file_name(const std::string& host, std::uint32_t pid);
@@ -49,6 +59,19 @@ nlohmann::json records_json(std::uint64_t flushed_ns, const trace::device_trace&
 nlohmann::json note_json(std::uint64_t t_ns, const std::string& text);
 nlohmann::json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records);
 
+// The binary records payload (chunk type records_binary; docs/profile-format.md has the
+// layout): what records_json holds, in fixed-width columns, decoded without a parser.
+std::string records_binary(std::uint64_t flushed_ns, const trace::device_trace& batch);
+
+// One records chunk, decoded.
+struct records_batch {
+  std::uint64_t flushed_ns = 0;
+  trace::device_trace trace; // no repetitions: the reader gives the process one window
+};
+// Decodes a binary records payload. Every count, length and string index is checked against
+// the payload before use; throws std::runtime_error saying what is wrong.
+records_batch decode_records_binary(std::string_view payload);
+
 // Appends chunks to one stream file. Created exclusively (a second writer for the same
 // name fails rather than interleaving) and close-on-exec (exec'd children write their own).
 class stream_writer {
@@ -61,6 +84,8 @@ public:
 
   // One write(2) of the whole chunk (retried on EINTR and short writes); false on failure.
   bool write(chunk_type type, const nlohmann::json& payload);
+  // The same for a payload already encoded (records_binary).
+  bool write_bytes(chunk_type type, std::string_view payload);
   // Forgets the descriptor without touching the file: a forked child must not write into
   // its parent's stream.
   void abandon();
@@ -85,13 +110,25 @@ struct stream_read {
 // Reads one stream. Whole chunks are kept; a torn last chunk (the process died while
 // writing it) and chunks whose checksum fails are skipped with a message; after garbage
 // the reader looks for the next chunk header. No close chunk: truncated, with
-// last_flush_ns the time of the last records chunk.
+// last_flush_ns the time of the last records chunk. The file is read one chunk at a time.
 stream_read read_stream(const std::filesystem::path& file);
+
+// The same, handing each records chunk to `sink` (in file order, after the header; with the
+// process's facts so far) instead of keeping it: profile.trace then holds no records, and
+// memory stays that of one chunk. Records within and across chunks are in CUPTI's delivery
+// order, not sorted by start.
+using records_sink = std::function<void(const process_info& process, records_batch&& batch)>;
+stream_read read_stream(const std::filesystem::path& file, const records_sink& sink);
+
+// A stream held in memory (tests, the fuzz target); `name` stands for the file in messages.
+stream_read read_stream_bytes(std::string_view data, const std::string& name, const records_sink& sink = {});
 
 struct folder_read {
   std::vector<process_profile> processes; // ordered by start time, then pid
   std::vector<std::string> messages;
 };
 folder_read read_stream_folder(const std::filesystem::path& dir);
+// The *.slstream files of a folder, by name; a message when the folder cannot be listed.
+std::vector<std::filesystem::path> stream_files(const std::filesystem::path& dir, std::vector<std::string>& messages);
 
 } // namespace speedlab::profile

@@ -13,7 +13,7 @@ void append_inside(std::vector<T>& to, std::vector<T>&& from, std::uint64_t begi
     to = std::move(from);
     return;
   }
-  to.reserve(to.size() + from.size());
+  // No reserve(size + n) here: an exact reserve per chunk would copy the whole trace once per chunk.
   for (auto& r : from)
     if (everything || (r.start >= begin && r.end <= end)) to.push_back(std::move(r));
 }

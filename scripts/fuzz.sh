@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/, Debian's clang, ASan+UBSan) into build-asan and runs
 # each for SECONDS (default 600), then prints executions and findings per target.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: suite sweep plan results trace
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: suite sweep plan results trace stream
 # The seed corpus (fuzz/corpus/<target>) is copied, never written; new inputs and findings
 # go to build-asan/fuzz-work/<target>/. Exit 1 when any target found something.
 set -euo pipefail
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(suite sweep plan results trace)
+((${#targets[@]})) || targets=(suite sweep plan results trace stream)
 build=${SPEEDLAB_FUZZ_BUILD:-build-asan}
 
 if [[ ! -f $build/CMakeCache.txt ]]; then

@@ -2,7 +2,7 @@
 # The sanitizer pass CI runs after scripts/test.sh: a clang build with ASan+UBSan and the
 # libFuzzer targets (no CUDA: CI has no GPU), then
 #   1. the unit tests (CTest label "unit"),
-#   2. a fuzz smoke: each fuzz target for SPEEDLAB_FUZZ_SMOKE_S seconds (default 12; 5 targets),
+#   2. a fuzz smoke: each fuzz target for SPEEDLAB_FUZZ_SMOKE_S seconds (default 12; 6 targets),
 #   3. the bad-input table's cases against this build (no sanitizer report allowed).
 # Only speedlab, the unit-test binary, the test plugins and the fuzz targets are built.
 set -euo pipefail
@@ -18,7 +18,7 @@ start=$(date +%s)
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DSPEEDLAB_ENABLE_SANITIZERS=ON -DSPEEDLAB_ENABLE_FUZZING=ON \
   -DSPEEDLAB_ENABLE_CUDA=OFF -DSPEEDLAB_ENABLE_GPU_TESTING=OFF >/dev/null
-cmake --build "$build" -j "$jobs" --target speedlab speedlab_tests fuzz_suite fuzz_sweep fuzz_plan fuzz_results fuzz_trace
+cmake --build "$build" -j "$jobs" --target speedlab speedlab_tests fuzz_suite fuzz_sweep fuzz_plan fuzz_results fuzz_trace fuzz_stream
 built=$(date +%s)
 echo "sanitize: build took $((built - start)) s"
 

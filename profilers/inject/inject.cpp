@@ -80,6 +80,36 @@ std::string host_name() {
   return buf;
 }
 
+// "gpu <index>: <name>, uuid GPU-<hex>" for a CUDA device ordinal, through the driver that
+// loaded this library (looked up at run time: the library does not link libcuda). The
+// stream reader turns the first such note into the process's gpu, gpu_name and gpu_uuid tags.
+std::string gpu_description(std::uint32_t index) {
+  using get_fn = CUresult (*)(CUdevice*, int);
+  using name_fn = CUresult (*)(char*, int, CUdevice);
+  using uuid_fn = CUresult (*)(CUuuid*, CUdevice);
+  // The driver is loaded already (it loaded this library), often with RTLD_LOCAL, so look in
+  // it by handle (RTLD_NOLOAD: never load a second one); RTLD_DEFAULT did not find it there.
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  void* from = driver ? driver : RTLD_DEFAULT;
+  auto get = reinterpret_cast<get_fn>(dlsym(from, "cuDeviceGet"));
+  auto name = reinterpret_cast<name_fn>(dlsym(from, "cuDeviceGetName"));
+  auto uuid = reinterpret_cast<uuid_fn>(dlsym(from, "cuDeviceGetUuid_v2"));
+  if (!uuid) uuid = reinterpret_cast<uuid_fn>(dlsym(from, "cuDeviceGetUuid"));
+  if (driver) dlclose(driver); // drops only the reference taken above
+  CUdevice dev{};
+  if (!get || get(&dev, static_cast<int>(index)) != CUDA_SUCCESS) return fmt::format("gpu {}: (not identified)", index);
+  char text[256] = {};
+  if (!name || name(text, sizeof text - 1, dev) != CUDA_SUCCESS) text[0] = '\0';
+  std::string out = fmt::format("gpu {}: {}", index, text[0] ? text : "(no name)");
+  CUuuid id{};
+  if (uuid && uuid(&id, dev) == CUDA_SUCCESS) {
+    const auto* b = reinterpret_cast<const unsigned char*>(id.bytes);
+    out += fmt::format(", uuid GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  }
+  return out;
+}
+
 // The launcher variables of the common multi-process launchers, so ranks can be told apart.
 std::map<std::string, std::string> launcher_tags() {
   static const char* names[] = {"RANK",          "LOCAL_RANK",         "WORLD_SIZE",           "LOCAL_WORLD_SIZE",
@@ -306,6 +336,8 @@ private:
                          cupti::readable_size(m_buffers->max_bytes())));
       }
     }
+    for (const auto& k : batch.kernels) // each GPU the process ran kernels on, named once
+      if (m_gpus_said.insert(k.device).second) note(gpu_description(k.device));
     batch.ranges = profiling::nvtx_capture::drain();
     if (const std::uint64_t lost = profiling::nvtx_capture::dropped(); lost > m_nvtx_dropped_said) {
       m_nvtx_dropped_said = lost;
@@ -314,7 +346,9 @@ private:
     if (!batch.has_gpu_activity() && batch.api_calls.empty() && batch.ranges.empty() && batch.syncs.empty() &&
         !batch.dropped_records)
       return;
-    m_writer->write(profile::chunk_type::records, profile::records_json(steady_now_ns(), batch));
+    // Binary columns (docs/profile-format.md): about as fast to write as the records are to
+    // parse, and read back without a JSON parser.
+    m_writer->write_bytes(profile::chunk_type::records_binary, profile::records_binary(steady_now_ns(), batch));
   }
 
   std::uint32_t m_pid = 0;
@@ -327,6 +361,7 @@ private:
   std::shared_ptr<cupti::buffer_state> m_buffers;
   std::optional<cupti::clock_pair> m_clock_start;
   std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;
+  std::set<std::uint32_t> m_gpus_said;
   std::thread m_thread;
   std::mutex m_mutex; // guards m_stop/m_finished; never held across a CUPTI call
   // One flush at a time. Held across CUPTI calls, so no CUPTI callback ever takes it.
@@ -376,7 +411,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void) {
       // registration, static destructors included, so everything the flush uses is made
       // before at_exit is registered (seen on the GPU machine: a trace written from at_exit
       // with a destroyed static table of column names).
-      (void)nlohmann::json(speedlab::trace::device_trace{}).dump();
+      (void)speedlab::profile::records_binary(0, speedlab::trace::device_trace{});
       std::atexit(&at_exit);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "speedlab-inject: setup failed: %s; this process is not profiled\n", e.what());

@@ -166,10 +166,17 @@ program_table rank_table(const analysis::rank_analysis& r) {
   if (r.straggler)
     intro += fmt::format(" Straggler: rank {}, {} more compute per step than the others.", *r.straggler,
                          fmt_duration(r.straggler_excess_ns));
+  if (!r.wait_method.empty())
+    intro += r.wait_method == "gpu idle"
+                 ? " Waits are GPU idle time per step above the least of any rank (no collective kernels: the "
+                   "collectives run on the host)."
+                 : " Waits are time per step in collective kernels above the least of any rank.";
   for (const auto& c : r.clocks)
     if (c.method == "collective ends")
       intro += fmt::format(" Host {}'s clock shifted by {:+.3f} ms to align it ({} collectives).", c.host, c.offset_ns / 1e6,
                            c.matched);
+    else if (c.method == "wall clock")
+      intro += fmt::format(" Host {}'s clock shifted by {:+.3f} ms by the streams' wall clocks.", c.host, c.offset_ns / 1e6);
   program_table tb{"program-ranks", "Ranks", intro,
                    {"rank", "host", "pid", "GPU", "compute", "communication", "overlapped", "GPU idle", "first kernel",
                     "steps", "wait per step"},

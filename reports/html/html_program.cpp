@@ -4,6 +4,7 @@
 
 #include "reports/common/program_tables.hpp"
 #include "reports/html/html_table.hpp"
+#include "reports/html/svg_charts.hpp"
 
 namespace speedlab::reports::html {
 
@@ -14,6 +15,12 @@ void program_section(writer& w, const analysis::program_analysis& a) {
     w.element(first ? "h2" : "h3", tb.title, {{"id", tb.id}});
     first = false;
     if (!tb.intro.empty()) w.element("p", tb.intro);
+    // The ranks of a job by time, above their table.
+    if (tb.id == "program-ranks" && a.ranks) {
+      w << "<figure class=\"rank-timeline\">"_html;
+      rank_timeline_chart(w, *a.ranks);
+      w << "</figure>"_html;
+    }
     if (tb.rows.empty()) {
       w.element("p", tb.empty_note, {{"class", "note"}});
       continue;

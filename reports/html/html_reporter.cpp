@@ -36,8 +36,6 @@ using html::table;
 using html::text_cell;
 using html::txt;
 
-int severity_rank(const std::string& s) { return s == "critical" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; }
-
 class html_page {
 public:
   explicit html_page(const report_input& in)

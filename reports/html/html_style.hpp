@@ -61,6 +61,9 @@ svg .in-bar { fill: #fff; font-size: 11px; pointer-events: none; }
 svg .in-bar.dark { fill: #1d2329; }
 svg .bar:hover, svg .marker:hover { stroke: #000; stroke-width: 1; }
 svg .series { fill: none; stroke-width: 2; }
+svg .straggler-row { fill: #fde0dd; }
+svg .straggler { fill: #b2182b; font-weight: 600; }
+p.straggler-note { color: #b2182b; font-weight: 600; }
 svg .series.dashed { stroke-dasharray: 7 3; }
 table.overview td { padding: 2px 8px; vertical-align: middle; }
 table.overview tr.first td { border-top: 2px solid #aab4be; }

@@ -683,4 +683,149 @@ bool timeline_chart(writer& w, const point_result& p, const trace::device_trace&
   return true;
 }
 
+namespace {
+
+constexpr const char* rank_compute_colour = "#0072b2";
+constexpr const char* rank_comm_colour = "#e69f00";
+constexpr const char* rank_idle_colour = "#d9dee3";
+
+// One bar of a rank's row: a step, or neighbouring steps merged.
+struct rank_span {
+  std::uint64_t start = 0, end = 0;
+  double compute_ns = 0, comm_ns = 0;
+  std::size_t first = 0, last = 0; // step indices
+};
+
+std::vector<rank_span> rank_spans(const analysis::rank_summary& r, std::size_t max_spans) {
+  std::vector<rank_span> out;
+  if (r.steps.empty()) {
+    if (r.window_end > r.window_start) out.push_back({r.window_start, r.window_end, r.compute_ns, r.comm_ns, 0, 0});
+    return out;
+  }
+  const std::size_t group = (r.steps.size() + max_spans - 1) / max_spans;
+  for (std::size_t i = 0; i < r.steps.size(); i += group) {
+    rank_span s{r.steps[i].start, r.steps[i].end, 0, 0, i, i};
+    for (std::size_t k = i; k < std::min(i + group, r.steps.size()); ++k) {
+      s.end = std::max(s.end, r.steps[k].end);
+      s.compute_ns += r.steps[k].compute_ns;
+      s.comm_ns += r.steps[k].comm_ns;
+      s.last = k;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string rank_name(const analysis::rank_summary& r) {
+  return r.id.rank ? "rank " + std::to_string(*r.id.rank) : "pid " + std::to_string(r.pid);
+}
+
+} // namespace
+
+bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
+  if (ra.ranks.size() < 2) return false;
+  constexpr std::size_t max_spans = 400; // per row: keeps the page light for long jobs
+  const double left = 190, plot = 620, right = 200, row_h = 24, top = 34;
+  std::vector<std::vector<rank_span>> rows;
+  std::uint64_t t0 = 0, t1 = 0;
+  bool any = false;
+  for (const auto& r : ra.ranks) {
+    rows.push_back(rank_spans(r, max_spans));
+    for (const auto& s : rows.back()) {
+      t0 = any ? std::min(t0, s.start) : s.start;
+      t1 = any ? std::max(t1, s.end) : s.end;
+      any = true;
+    }
+  }
+  if (!any || t1 <= t0) return false;
+  const double span = static_cast<double>(t1 - t0);
+  auto px = [&](std::uint64_t v) { return left + plot * static_cast<double>(std::clamp(v, t0, t1) - t0) / span; };
+  const double n_rows = static_cast<double>(ra.ranks.size());
+  const double width = left + plot + right, height = top + n_rows * row_h + 44;
+  std::string title = "Ranks by time: compute, communication and idle per step";
+  if (ra.straggler) title += "; straggler: rank " + std::to_string(*ra.straggler);
+  svg_open(w, width, height, title);
+  // Legend.
+  double lx = left;
+  const std::pair<const char*, const char*> legend[] = {
+      {"compute", rank_compute_colour}, {"communication", rank_comm_colour}, {"idle (no GPU work)", rank_idle_colour}};
+  for (const auto& [name, colour] : legend) {
+    w.empty("rect", {{"x", num(lx)}, {"y", "8"}, {"width", "12"}, {"height", "12"}, {"fill", colour}});
+    text(w, lx + 16, 18, name, "start", "legend");
+    lx += 30 + 7.0 * static_cast<double>(std::string_view(name).size());
+  }
+  text(w, left + plot + 10, 18, "per step: compute / wait", "start", "legend");
+  // Time axis: about six round ticks.
+  const double raw = span / 6;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double tick = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+  for (double v = 0; v <= span + 1e-9; v += tick) {
+    const double x = left + plot * v / span;
+    line(w, x, top, x, top + n_rows * row_h, "grid");
+    text(w, x, top + n_rows * row_h + 16, "+" + fmt_duration(v), "middle", "tick");
+  }
+  double y = top;
+  for (std::size_t i = 0; i < ra.ranks.size(); ++i, y += row_h) {
+    const auto& r = ra.ranks[i];
+    const bool straggler = ra.straggler && r.id.rank && *r.id.rank == *ra.straggler;
+    w.open("g", {{"class", straggler ? "rank-row straggler-rank" : "rank-row"}, {"data-rank", rank_name(r)}});
+    if (straggler)
+      w.empty("rect", {{"x", "0"}, {"y", num(y)}, {"width", num(width)}, {"height", num(row_h)}, {"class", "straggler-row"}});
+    text(w, left - 8, y + 16, rank_name(r) + (straggler ? " · straggler" : ""), "end", straggler ? "label straggler" : "label");
+    const std::string who = rank_name(r) + " (" + r.host + ", pid " + std::to_string(r.pid) + ")";
+    for (const auto& s : rows[i]) {
+      const double x0 = px(s.start), x1 = px(s.end), len = static_cast<double>(s.end - s.start);
+      if (len <= 0) continue;
+      // Communication hidden under compute is drawn as compute: the parts never exceed the span.
+      const double compute = std::min(s.compute_ns, len), comm = std::min(s.comm_ns, len - compute);
+      const double idle = len - compute - comm;
+      const std::string what = r.steps.empty() ? "profiled window"
+                               : s.first == s.last ? "step " + std::to_string(s.first)
+                                                   : "steps " + std::to_string(s.first) + "-" + std::to_string(s.last);
+      const std::string tip = who + ", " + what + ": " + fmt_duration(len) + " at +" +
+                              fmt_duration(static_cast<double>(s.start - t0)) + "; compute " + fmt_duration(s.compute_ns) +
+                              ", communication " + fmt_duration(s.comm_ns) + ", idle " + fmt_duration(idle);
+      const double w_all = x1 - x0;
+      double x = x0;
+      const std::pair<double, const char*> parts[] = {
+          {compute, rank_compute_colour}, {comm, rank_comm_colour}, {idle, rank_idle_colour}};
+      for (const auto& [part, colour] : parts) {
+        if (part <= 0) continue;
+        const double pw = w_all * part / len;
+        rect(w, x, y + 4, pw, row_h - 8, colour, tip);
+        x += pw;
+      }
+    }
+    std::vector<double> compute;
+    for (const auto& s : r.steps) compute.push_back(s.compute_ns);
+    std::string figures = r.steps.empty() ? "no steps" : fmt_duration(median_of(std::move(compute)));
+    if (i < ra.wait_per_step_ns.size() && !r.steps.empty()) figures += " / " + fmt_duration(ra.wait_per_step_ns[i]);
+    text(w, left + plot + 10, y + 16, figures, "start", straggler ? "value straggler" : "value");
+    w.close("g");
+  }
+  text(w, left + plot / 2, height - 6, "time on the ranks' common clock, from the first step", "middle", "axis-label");
+  w.close("svg");
+  if (ra.straggler) {
+    std::string wait;
+    for (std::size_t i = 0; i < ra.ranks.size() && i < ra.wait_per_step_ns.size(); ++i)
+      if (!(ra.ranks[i].id.rank && *ra.ranks[i].id.rank == *ra.straggler) && ra.ranks[i].id.rank)
+        wait += (wait.empty() ? "" : ", ") + rank_name(ra.ranks[i]) + " " + fmt_duration(ra.wait_per_step_ns[i]);
+    w << "<p class=\"straggler-note\">"_html
+      << fmt::format("Straggler: rank {}: its compute per step runs {} longer than the others' median", *ra.straggler,
+                     fmt_duration(ra.straggler_excess_ns))
+      << (wait.empty() ? std::string(".") : "; the others wait per step: " + wait + ".") << "</p>"_html;
+  } else {
+    w << "<p class=\"note\">"_html << "No straggler: no rank's compute per step runs clearly longer than the others'."
+      << "</p>"_html;
+  }
+  return true;
+}
+
 } // namespace speedlab::reports::html

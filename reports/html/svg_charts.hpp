@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/rank_analysis.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/html/html_writer.hpp"
 
@@ -37,5 +38,11 @@ bool roofline_chart(writer& w, const analysis::analysis_result& analysis);
 // The phases of one repetition of a point on lanes: runner phases, NVTX ranges, CUDA API
 // calls per host thread, GPU work per stream, synchronization. False without a trace window.
 bool timeline_chart(writer& w, const point_result& p, const trace::device_trace& t);
+
+// Ranks of a profiled job by time: one row per rank on the ranks' common clock, each step a
+// bar split into compute, communication and idle (neighbouring steps merged when there are
+// more than fit), the straggler's row highlighted and named, each rank's median compute and
+// wait per step at the right. False with fewer than two ranks.
+bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ranks);
 
 } // namespace speedlab::reports::html

@@ -1,9 +1,11 @@
 // results.json: the whole result set in one document (docs/results-schema.md).
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "model/atomic_file.hpp"
+#include "reports/common/process_ranks.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::reports {
@@ -24,6 +26,33 @@ std::string nested_dump(const nlohmann::json& j, int depth) {
   return out;
 }
 
+nlohmann::json optional_int(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+// A profiled program's per-process records (its points, processes and streams) each carry
+// the process's host and rank (null outside a launcher), so a multi-rank job's records can be
+// told apart without joining on pid.
+void tag_with_rank(nlohmann::json& record, const process_identity& id) {
+  record["host"] = id.host;
+  record["rank"] = optional_int(id.rank);
+  record["local_rank"] = optional_int(id.local_rank);
+  record["world_size"] = optional_int(id.world_size);
+}
+
+nlohmann::json program_json(const analysis::program_analysis& program,
+                            const std::map<std::string, process_identity>& ids) {
+  nlohmann::json j = program;
+  auto by_pid = [&ids](const nlohmann::json& pid) -> const process_identity* {
+    if (!pid.is_number_unsigned()) return nullptr;
+    auto it = ids.find(analysis::process_point_id(pid.get<std::uint32_t>()));
+    return it == ids.end() ? nullptr : &it->second;
+  };
+  for (const char* set : {"processes", "streams"})
+    if (j.contains(set) && j[set].is_array())
+      for (auto& record : j[set])
+        if (const auto* id = by_pid(record.value("pid", nlohmann::json()))) tag_with_rank(record, *id);
+  return j;
+}
+
 class json_reporter final : public reporter {
 public:
   std::string name() const override { return "json"; }
@@ -38,16 +67,19 @@ public:
     out << "{\n  \"schema\": \"speedlab-results\",\n  \"schema_version\": " << results_schema_version << ",\n";
     nlohmann::json run = in.run;
     out << "  \"run\": " << nested_dump(run, 1) << ",\n";
+    std::map<std::string, process_identity> ids;
+    if (in.program) ids = process_identities(*in.program);
     out << "  \"points\": [";
     for (std::size_t i = 0; i < in.points.size(); ++i) {
       nlohmann::json p = in.points[i];
+      if (auto it = ids.find(in.points[i].id); it != ids.end()) tag_with_rank(p, it->second);
       out << (i ? ",\n    " : "\n    ") << nested_dump(p, 2);
     }
     out << (in.points.empty() ? "],\n" : "\n  ],\n");
     nlohmann::json analysis = in.analysis;
     out << "  \"analysis\": " << nested_dump(analysis, 1);
     // A profiled program: its facts and tables (analysis/program_analysis.hpp's to_json).
-    if (in.program) out << ",\n  \"program\": " << nested_dump(nlohmann::json(*in.program), 1);
+    if (in.program) out << ",\n  \"program\": " << nested_dump(program_json(*in.program, ids), 1);
     out << "\n}\n";
     file.commit();
     return {path};

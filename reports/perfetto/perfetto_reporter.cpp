@@ -12,18 +12,27 @@
 //   - one GPU process per device (pid = device id, shared by all points), one track per
 //     stream (tid = stream id) with kernels, memcpys and memsets; tid 2000000000 holds the
 //     CUDA synchronization records.
+//   - a profiled job's ranks (processes with a launcher's rank variable) instead get one
+//     group each, named "rank R (host, pid N)" and sorted by rank: the rank's host threads
+//     and its GPU work together (GPU d, stream s on tid 1000000000 + d * 1000000 + s, its
+//     synchronization on tid 2000000000 + d), so a two-rank job reads as two groups; each
+//     rank's times are moved onto the ranks' common clock (the per-host offsets of the rank
+//     analysis, 0 on one host).
 //   - flow arrows (cat/name ac2g, ph s on the API call, ph f with bp e on the GPU op) join
 //     each launch to its GPU work; id = correlation id + (point index << 32), so ids stay
 //     unique although every child process restarts CUPTI's numbering.
 // Written only when some point has GPU activity.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "model/atomic_file.hpp"
+#include "reports/common/process_ranks.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/trace_util.hpp"
 #include "reports/reporter.hpp"
@@ -37,6 +46,7 @@ using json = nlohmann::json;
 constexpr std::int64_t repetition_tid = 0;
 constexpr std::int64_t overhead_tid = 1;
 constexpr std::int64_t sync_tid = 2000000000; // fits int32 for every viewer; stream ids stay far below
+constexpr std::int64_t rank_gpu_tid = 1000000000; // a rank's GPU lanes, above any host thread id
 
 double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 double dur_us(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) / 1000.0 : 0.0; }
@@ -44,6 +54,9 @@ double dur_us(std::uint64_t start, std::uint64_t end) { return end > start ? sta
 class event_stream {
 public:
   explicit event_stream(std::ofstream& out) : m_out(out) {}
+  // Added to every timestamp that follows (a rank's clock offset).
+  void set_offset(double ns) { m_offset = ns; }
+  double at(std::uint64_t ns) const { return us(shift(ns)); }
   void add(const json& e) {
     m_out << (m_first ? "\n" : ",\n") << e.dump(-1, ' ', false, json::error_handler_t::replace);
     m_first = false;
@@ -55,35 +68,71 @@ public:
   }
   void complete(const std::string& name, const char* cat, std::int64_t pid, std::int64_t tid, std::uint64_t start,
                 std::uint64_t end, json args) {
-    add(json{{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", us(start)},
+    add(json{{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", at(start)},
              {"dur", dur_us(start, end)}, {"args", std::move(args)}});
   }
 
 private:
   std::ofstream& m_out;
   bool m_first = true;
+  double m_offset = 0;
+  std::uint64_t shift(std::uint64_t ns) const {
+    if (m_offset == 0) return ns;
+    const double v = static_cast<double>(ns) + m_offset;
+    return v > 0 ? static_cast<std::uint64_t>(std::llround(v)) : 0;
+  }
 };
 
 struct device_info {
-  std::set<std::uint32_t> streams;
-  bool has_sync = false;
+  bool named = false; // its process (a GPU shared by the points that are not ranks)
+};
+
+struct track {
+  std::int64_t pid = 0, tid = 0;
 };
 
 class perfetto_writer {
 public:
-  perfetto_writer(const report_input& in, event_stream& events) : m_in(in), m_events(events) {}
+  perfetto_writer(const report_input& in, event_stream& events) : m_in(in), m_events(events) {
+    if (in.program) m_ids = process_identities(*in.program);
+  }
 
   // Returns whether this trace had GPU activity.
   bool add_point(std::size_t index, const point_result& p, const trace::device_trace& t) {
-    const std::int64_t pid = t.process ? static_cast<std::int64_t>(t.process) : 1000000 + static_cast<std::int64_t>(index);
+    std::int64_t pid = t.process ? static_cast<std::int64_t>(t.process) : 1000000 + static_cast<std::int64_t>(index);
+    const process_identity* id = nullptr;
+    if (auto it = m_ids.find(p.id); it != m_ids.end() && it->second.rank) id = &it->second;
+    m_rank_pid.reset();
+    m_events.set_offset(id ? id->clock_offset_ns : 0.0);
+    if (id) {
+      // One group per rank: ranks on different hosts may share a pid.
+      if (m_host_pids.count(pid)) pid = 1000000 + static_cast<std::int64_t>(index);
+      m_rank_pid = pid;
+    }
     if (m_host_pids.insert(pid).second) {
-      m_events.metadata("process_name", pid, std::nullopt, {{"name", "point " + std::to_string(index) + ": " + p.id}});
-      m_events.metadata("process_labels", pid, std::nullopt, {{"labels", p.workload + "/" + p.variant + " " + p.params_key()}});
-      m_events.metadata("process_sort_index", pid, std::nullopt, {{"sort_index", 100 + static_cast<std::int64_t>(index)}});
+      if (id) {
+        m_events.metadata("process_name", pid, std::nullopt, {{"name", process_group_name(*id)}});
+        std::string labels = "host " + id->host;
+        if (id->local_rank) labels += ", local rank " + std::to_string(*id->local_rank);
+        if (id->world_size) labels += ", world size " + std::to_string(*id->world_size);
+        m_events.metadata("process_labels", pid, std::nullopt, {{"labels", labels}});
+        m_events.metadata("process_sort_index", pid, std::nullopt, {{"sort_index", static_cast<std::int64_t>(*id->rank) - 1000000}});
+      } else {
+        m_events.metadata("process_name", pid, std::nullopt, {{"name", "point " + std::to_string(index) + ": " + p.id}});
+        m_events.metadata("process_labels", pid, std::nullopt, {{"labels", p.workload + "/" + p.variant + " " + p.params_key()}});
+        m_events.metadata("process_sort_index", pid, std::nullopt, {{"sort_index", 100 + static_cast<std::int64_t>(index)}});
+      }
       m_events.metadata("thread_name", pid, repetition_tid, {{"name", "runner repetitions (steady clock)"}});
       m_events.metadata("thread_sort_index", pid, repetition_tid, {{"sort_index", -2}});
     }
-    m_points.push_back({{"index", index}, {"id", p.id}, {"host_pid", pid}});
+    json point_entry = {{"index", index}, {"id", p.id}, {"host_pid", pid}};
+    if (id) {
+      point_entry["rank"] = *id->rank;
+      point_entry["host"] = id->host;
+      point_entry["pid"] = id->pid;
+      point_entry["clock_offset_ns"] = id->clock_offset_ns;
+    }
+    m_points.push_back(std::move(point_entry));
     const json point_arg = p.id;
 
     // Host threads.
@@ -125,19 +174,19 @@ public:
     // GPU work, one process per device.
     std::map<std::uint32_t, std::uint32_t> device_of_context;
     const std::uint64_t flow_base = static_cast<std::uint64_t>(index) << 32;
-    auto flow = [&](std::uint32_t correlation, std::int64_t dev, std::int64_t stream, std::uint64_t start) {
+    auto flow = [&](std::uint32_t correlation, const track& gpu, std::uint64_t start) {
       auto it = launch_by_correlation.find(correlation);
       if (correlation == 0 || it == launch_by_correlation.end()) return;
-      const std::uint64_t id = flow_base + correlation;
-      m_events.add(json{{"ph", "s"}, {"id", id}, {"pid", pid}, {"tid", it->second->thread}, {"ts", us(it->second->start)},
-                        {"cat", "ac2g"}, {"name", "ac2g"}});
-      m_events.add(json{{"ph", "f"}, {"id", id}, {"pid", dev}, {"tid", stream}, {"ts", us(start)}, {"cat", "ac2g"},
-                        {"name", "ac2g"}, {"bp", "e"}});
+      const std::uint64_t flow_id = flow_base + correlation;
+      m_events.add(json{{"ph", "s"}, {"id", flow_id}, {"pid", pid}, {"tid", it->second->thread},
+                        {"ts", m_events.at(it->second->start)}, {"cat", "ac2g"}, {"name", "ac2g"}});
+      m_events.add(json{{"ph", "f"}, {"id", flow_id}, {"pid", gpu.pid}, {"tid", gpu.tid}, {"ts", m_events.at(start)},
+                        {"cat", "ac2g"}, {"name", "ac2g"}, {"bp", "e"}});
     };
     for (const auto& k : t.kernels) {
-      device_lane(k.device, k.stream);
+      const track lane = device_lane(k.device, k.stream);
       device_of_context.emplace(k.context, k.device);
-      m_events.complete(k.name, "kernel", k.device, k.stream, k.start, k.end,
+      m_events.complete(k.name, "kernel", lane.pid, lane.tid, k.start, k.end,
                         {{"device", k.device},
                          {"context", k.context},
                          {"stream", k.stream},
@@ -151,13 +200,13 @@ public:
                          {"block", {k.block[0], k.block[1], k.block[2]}},
                          {"mangled name", k.mangled_name},
                          {"point", point_arg}});
-      flow(k.correlation, k.device, k.stream, k.start);
+      flow(k.correlation, lane, k.start);
     }
     for (const auto& m : t.memcpys) {
-      device_lane(m.device, m.stream);
+      const track lane = device_lane(m.device, m.stream);
       device_of_context.emplace(m.context, m.device);
       const double ns = m.end > m.start ? static_cast<double>(m.end - m.start) : 0;
-      m_events.complete(memcpy_event_name(m), "gpu_memcpy", m.device, m.stream, m.start, m.end,
+      m_events.complete(memcpy_event_name(m), "gpu_memcpy", lane.pid, lane.tid, m.start, m.end,
                         {{"device", m.device},
                          {"context", m.context},
                          {"stream", m.stream},
@@ -166,13 +215,13 @@ public:
                          {"memory bandwidth (GB/s)", ns > 0 ? static_cast<double>(m.bytes) / ns : 0.0},
                          {"async", m.async},
                          {"point", point_arg}});
-      flow(m.correlation, m.device, m.stream, m.start);
+      flow(m.correlation, lane, m.start);
     }
     for (const auto& m : t.memsets) {
-      device_lane(m.device, m.stream);
+      const track lane = device_lane(m.device, m.stream);
       device_of_context.emplace(m.context, m.device);
       const double ns = m.end > m.start ? static_cast<double>(m.end - m.start) : 0;
-      m_events.complete(memset_event_name(m), "gpu_memset", m.device, m.stream, m.start, m.end,
+      m_events.complete(memset_event_name(m), "gpu_memset", lane.pid, lane.tid, m.start, m.end,
                         {{"device", m.device},
                          {"context", m.context},
                          {"stream", m.stream},
@@ -181,20 +230,16 @@ public:
                          {"value", m.value},
                          {"memory bandwidth (GB/s)", ns > 0 ? static_cast<double>(m.bytes) / ns : 0.0},
                          {"point", point_arg}});
-      flow(m.correlation, m.device, m.stream, m.start);
+      flow(m.correlation, lane, m.start);
     }
     for (const auto& s : t.syncs) {
       // Synchronization records name a context, not a device: take the device that context ran work on.
       auto it = device_of_context.find(s.context);
       const std::uint32_t dev = it == device_of_context.end() ? 0 : it->second;
-      auto& d = m_devices[dev];
-      if (!d.has_sync) {
-        d.has_sync = true;
-        m_events.metadata("thread_name", dev, sync_tid, {{"name", "CUDA synchronization"}});
-      }
+      const track lane = sync_lane(dev);
       json args = {{"context", s.context}, {"correlation", s.correlation}, {"point", point_arg}};
       if (s.stream != 0xFFFFFFFFu) args["stream"] = s.stream;
-      m_events.complete(sync_type_label(s.type), "cuda_sync", dev, sync_tid, s.start, s.end, std::move(args));
+      m_events.complete(sync_type_label(s.type), "cuda_sync", lane.pid, lane.tid, s.start, s.end, std::move(args));
     }
     return t.has_gpu_activity();
   }
@@ -202,7 +247,7 @@ public:
   json device_properties() const {
     json list = json::array();
     for (const auto& [id, info] : m_devices) {
-      json d = {{"id", id}, {"name", m_in.analysis.device.gpu_name.empty() ? m_in.run.gpu_name : m_in.analysis.device.gpu_name}};
+      json d = {{"id", id}, {"name", gpu_name()}};
       for (const auto& [k, v] : m_in.analysis.device.properties) d[k] = v;
       list.push_back(d);
     }
@@ -216,19 +261,50 @@ private:
   std::set<std::int64_t> m_host_pids, m_overhead_lanes;
   std::set<std::pair<std::int64_t, std::uint32_t>> m_host_threads;
   std::map<std::uint32_t, device_info> m_devices;
+  std::set<std::pair<std::int64_t, std::int64_t>> m_named_tracks;
+  std::map<std::string, process_identity> m_ids; // a profiled program's processes by point id
+  std::optional<std::int64_t> m_rank_pid;        // the group of the point being added, when a rank
   json m_points = json::array();
 
-  void device_lane(std::uint32_t dev, std::uint32_t stream) {
-    auto [it, inserted] = m_devices.try_emplace(dev);
-    if (inserted) {
-      const std::string gpu = m_in.analysis.device.gpu_name.empty() ? m_in.run.gpu_name : m_in.analysis.device.gpu_name;
-      m_events.metadata("process_name", dev, std::nullopt, {{"name", "GPU " + std::to_string(dev) + (gpu.empty() ? "" : " (" + gpu + ")")}});
-      m_events.metadata("process_sort_index", dev, std::nullopt, {{"sort_index", static_cast<std::int64_t>(dev)}});
+  std::string gpu_name() const {
+    return m_in.analysis.device.gpu_name.empty() ? m_in.run.gpu_name : m_in.analysis.device.gpu_name;
+  }
+  // The process of a GPU shared by the points that are not ranks.
+  void name_device(std::uint32_t dev) {
+    auto& d = m_devices[dev];
+    if (m_rank_pid || d.named) return;
+    d.named = true;
+    const std::string gpu = gpu_name();
+    m_events.metadata("process_name", dev, std::nullopt, {{"name", "GPU " + std::to_string(dev) + (gpu.empty() ? "" : " (" + gpu + ")")}});
+    m_events.metadata("process_sort_index", dev, std::nullopt, {{"sort_index", static_cast<std::int64_t>(dev)}});
+  }
+  void name_track(const track& t, const std::string& name, std::int64_t sort_index) {
+    if (!m_named_tracks.insert({t.pid, t.tid}).second) return;
+    m_events.metadata("thread_name", t.pid, t.tid, {{"name", name}});
+    m_events.metadata("thread_sort_index", t.pid, t.tid, {{"sort_index", sort_index}});
+  }
+  // Where a GPU stream's work goes: its rank's group, else the GPU's process.
+  track device_lane(std::uint32_t dev, std::uint32_t stream) {
+    name_device(dev);
+    if (m_rank_pid) {
+      const track t{*m_rank_pid, rank_gpu_tid + static_cast<std::int64_t>(dev % 1000) * 1000000 + stream % 1000000};
+      name_track(t, "GPU " + std::to_string(dev) + ", stream " + std::to_string(stream), t.tid);
+      return t;
     }
-    if (it->second.streams.insert(stream).second) {
-      m_events.metadata("thread_name", dev, stream, {{"name", "stream " + std::to_string(stream)}});
-      m_events.metadata("thread_sort_index", dev, stream, {{"sort_index", static_cast<std::int64_t>(stream)}});
+    const track t{dev, stream};
+    name_track(t, "stream " + std::to_string(stream), stream);
+    return t;
+  }
+  track sync_lane(std::uint32_t dev) {
+    name_device(dev);
+    if (m_rank_pid) {
+      const track t{*m_rank_pid, sync_tid + static_cast<std::int64_t>(dev % 1000)};
+      name_track(t, "GPU " + std::to_string(dev) + ", CUDA synchronization", t.tid);
+      return t;
     }
+    const track t{dev, sync_tid};
+    if (m_named_tracks.insert({t.pid, t.tid}).second) m_events.metadata("thread_name", dev, sync_tid, {{"name", "CUDA synchronization"}});
+    return t;
   }
 };
 
@@ -258,6 +334,8 @@ public:
       json speedlab = {{"generator", "speedlab " + in.run.speedlab_version},
                        {"clock", "host steady clock (CLOCK_MONOTONIC); ts and dur in microseconds"},
                        {"flow_id", "correlation id + (point index << 32)"},
+                       {"rank_groups", "a profiled job's ranks: one process each, named rank R (host, pid N), its GPU "
+                                       "lanes on tid 1000000000 + device * 1000000 + stream, times on the ranks' common clock"},
                        {"points", writer.points()},
                        {"unreadable_traces", unreadable}};
       out << "\n],\n\"deviceProperties\": " << writer.device_properties().dump(-1, ' ', false, json::error_handler_t::replace)

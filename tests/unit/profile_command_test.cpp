@@ -242,3 +242,20 @@ TEST_CASE("profile: streams written by processes of the program are read into pr
     }
   CHECK(found);
 }
+
+TEST_CASE("profile: under a launcher each rank writes a folder of its own", "[profile]") {
+  auto env_of = [](std::map<std::string, std::string> vars) {
+    return [vars = std::move(vars)](const char* k) -> const char* {
+      auto it = vars.find(k);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  };
+  CHECK(app::launcher_rank(env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}})) == 1);
+  CHECK(app::launcher_rank(env_of({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}})) == 3);
+  CHECK(app::launcher_rank(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}})) == 0);
+  CHECK(app::launcher_rank(env_of({{"PMI_RANK", "5"}, {"PMI_SIZE", "6"}})) == 5);
+  CHECK_FALSE(app::launcher_rank(env_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}))); // one process
+  CHECK_FALSE(app::launcher_rank(env_of({{"RANK", "0"}})));                                 // no world size
+  CHECK_FALSE(app::launcher_rank(env_of({{"RANK", "x"}, {"WORLD_SIZE", "2"}})));
+  CHECK_FALSE(app::launcher_rank(env_of({})));
+}

@@ -6,7 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/program_rules.hpp"
+#include "analysis/program_stream.hpp"
+#include "analysis/time_split.hpp"
+#include "analysis/trace_summary.hpp"
+#include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
+#include "test_support.hpp"
 #include "unit/program_fixture.hpp"
 
 using namespace speedlab;
@@ -241,4 +246,119 @@ TEST_CASE("program: JSON of facts round-trips and the analysis lists its tables"
   CHECK(a["nvtx_ranges"][0]["count"] == 120);
   CHECK(a["processes"][0]["gaps"]["count"] == 239);
   CHECK(a["processes"][1]["used_cuda"] == false);
+}
+
+// ---- streamed: analyze_stream_folder reads each stream one records chunk at a time ----------
+
+namespace {
+
+// The process as the injection library would have written it: a header, its records in
+// `chunks` binary chunks (each table cut in pieces, so a chunk holds records of several
+// kinds and ranges end up in other chunks than their kernels), a close chunk.
+void write_stream(const std::filesystem::path& dir, const profile::process_profile& p, int chunks) {
+  std::string error;
+  auto w = profile::stream_writer::create(dir / profile::stream_file_name(p.process.host, p.process.pid), error);
+  REQUIRE(w);
+  REQUIRE(w->write(profile::chunk_type::header, profile::header_json(p.process, 0, 500, "test")));
+  for (int c = 0; c < chunks; ++c) {
+    trace::device_trace part;
+    auto piece = [&](const auto& from, auto& to) {
+      const std::size_t lo = from.size() * static_cast<std::size_t>(c) / static_cast<std::size_t>(chunks);
+      const std::size_t hi = from.size() * static_cast<std::size_t>(c + 1) / static_cast<std::size_t>(chunks);
+      to.assign(from.begin() + static_cast<long>(lo), from.begin() + static_cast<long>(hi));
+    };
+    piece(p.trace.kernels, part.kernels), piece(p.trace.memcpys, part.memcpys), piece(p.trace.memsets, part.memsets);
+    piece(p.trace.api_calls, part.api_calls), piece(p.trace.syncs, part.syncs), piece(p.trace.ranges, part.ranges);
+    piece(p.trace.overheads, part.overheads);
+    REQUIRE(w->write_bytes(profile::chunk_type::records_binary, profile::records_binary(1000 + c, part)));
+  }
+  if (!p.process.truncated) REQUIRE(w->write(profile::chunk_type::close, profile::close_json(p.process.end_ns, "exit", 0)));
+}
+
+void check_same(const analysis::program_analysis& streamed, const analysis::program_analysis& whole) {
+  CHECK(nlohmann::json(streamed).dump(1) == nlohmann::json(whole).dump(1));
+  REQUIRE(streamed.result.findings.size() == whole.result.findings.size());
+  for (std::size_t i = 0; i < whole.result.findings.size(); ++i) {
+    CHECK(streamed.result.findings[i].rule == whole.result.findings[i].rule);
+    CHECK(streamed.result.findings[i].point_id == whole.result.findings[i].point_id);
+    CHECK(streamed.result.findings[i].estimated_gain == Approx(whole.result.findings[i].estimated_gain));
+  }
+  CHECK(streamed.result.notes == whole.result.notes);
+}
+
+} // namespace
+
+TEST_CASE("program: a folder analysed stream by stream equals the analysis of the whole traces", "[program]") {
+  testing::temp_dir dir;
+  auto truncated = clean_loop(300);
+  truncated.process.truncated = true;
+  write_stream(dir.path(), bad_loop(), 7);
+  write_stream(dir.path(), clean_loop(), 1);
+  write_stream(dir.path(), bad_loop(101, 10, "other_kernel"), 3);
+  write_stream(dir.path(), truncated, 2);
+  std::vector<std::string> messages;
+  const auto streamed = analysis::analyze_stream_folder(dir.path(), {}, {}, {}, &messages);
+  const auto read = profile::read_stream_folder(dir.path());
+  const auto whole = analysis::analyze_program(read.processes, {}, {});
+  CHECK(messages == read.messages);
+  REQUIRE(streamed.processes.size() == 4);
+  CHECK(streamed.records == whole.records);
+  check_same(streamed, whole);
+  CHECK(fired(streamed, "alloc-in-loop"));
+  CHECK(streamed.processes[0].gaps.count == whole.processes[0].gaps.count);
+  CHECK(streamed.processes[0].gaps.count > 0);
+}
+
+TEST_CASE("program: the streamed summary of recorded streams matches the trace functions", "[program]") {
+  // Streams recorded on the GPU machine (tests/fixtures/profile): the accumulator's split
+  // against compute_time_splits, its trace statistics against summarize_trace.
+  const auto root = speedlab::testing::fixture_dir() / "profile";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+    if (e.path().extension() == ".slstream") files.push_back(e.path());
+  REQUIRE(files.size() >= 4);
+  for (const auto& f : files) {
+    INFO(f.filename().string());
+    const auto r = profile::read_stream(f);
+    REQUIRE(r.valid);
+    const auto& p = r.profile;
+    const auto streamed = analysis::summarize_stream(f);
+    REQUIRE(streamed.valid);
+    const auto s = analysis::summarize_process(p);
+    REQUIRE(s.split);
+    REQUIRE(streamed.summary.split);
+    const auto split = analysis::compute_time_splits(p.trace, {{s.window_start, s.window_end, 0, 0}}).front();
+    for (auto field : {&time_split::kernel, &time_split::h2d, &time_split::d2h, &time_split::copy_other,
+                       &time_split::memset, &time_split::sync, &time_split::api, &time_split::host, &time_split::wall_ns}) {
+      CHECK((*s.split).*field == split.*field);
+      CHECK((*streamed.summary.split).*field == split.*field);
+    }
+    const auto t = analysis::summarize_trace(p.trace);
+    for (const auto* x : {&s.trace, &streamed.summary.trace}) {
+      CHECK(x->kernel_launches == t.kernel_launches);
+      CHECK(x->kernel_ns == t.kernel_ns);
+      REQUIRE(x->kernels.size() == t.kernels.size());
+      for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+        CHECK(x->kernels[i].name == t.kernels[i].name);
+        CHECK(x->kernels[i].launches == t.kernels[i].launches);
+        CHECK(x->kernels[i].median_ns == t.kernels[i].median_ns);
+        CHECK(x->kernels[i].grid == t.kernels[i].grid);
+        CHECK(x->kernels[i].block == t.kernels[i].block);
+      }
+      CHECK(x->h2d.count == t.h2d.count);
+      CHECK(x->h2d.pageable_bytes == t.h2d.pageable_bytes);
+      CHECK(x->d2h.ns == t.d2h.ns);
+      CHECK(x->copy_kernel_overlap_ns == t.copy_kernel_overlap_ns);
+      CHECK(x->sync_count == t.sync_count);
+      CHECK(x->sync_ns == t.sync_ns);
+      CHECK(x->launch_calls == t.launch_calls);
+      CHECK(x->kernel_durations.size() == t.kernel_durations.size());
+    }
+    CHECK(nlohmann::json(*streamed.summary.split) == nlohmann::json(*s.split));
+    CHECK(streamed.summary.gaps.count == s.gaps.count);
+    CHECK(streamed.summary.launch_call_median_ns == s.launch_call_median_ns);
+  }
+  // A folder of several processes (Python multiprocessing, spawn).
+  const auto whole = analysis::analyze_program(profile::read_stream_folder(root / "mp_spawn").processes, {}, {});
+  check_same(analysis::analyze_stream_folder(root / "mp_spawn", {}, {}), whole);
 }

@@ -179,3 +179,94 @@ TEST_CASE("ranks: a profiled program with two ranks gets the rank table and the 
   CHECK(j["ranks"]["straggler"] == 1);
   CHECK(j["ranks"]["ranks"][1]["host"] == "node");
 }
+
+namespace {
+
+// A gloo-style data-parallel step: compute, a staging copy to the host, the all-reduce on
+// the host (no kernel: the GPU idles until the slowest rank arrives), the copy back, the
+// optimizer. `extra` is this rank's added GPU work, `slowest_extra` the largest of any rank.
+profile::process_profile gloo_rank(int rank, std::uint64_t extra, std::uint64_t slowest_extra, int steps = 20) {
+  profile::process_profile p;
+  p.process.pid = 2000 + static_cast<std::uint32_t>(rank);
+  p.process.host = "node";
+  p.process.used_cuda = true;
+  p.process.tags = {{"RANK", std::to_string(rank)}, {"WORLD_SIZE", "2"}};
+  const std::uint64_t origin = 10 * ms;
+  p.process.start_ns = origin - 2 * ms;
+  const std::uint64_t step = 5 * ms;
+  for (int s = 0; s < steps; ++s) {
+    const std::uint64_t t0 = origin + static_cast<std::uint64_t>(s) * step;
+    p.trace.ranges.push_back({t0, t0 + 4 * ms, p.process.pid, p.process.pid, "", "train_step"});
+    if (extra) p.trace.kernels.push_back(kernel(t0 + 10 * us, t0 + 10 * us + extra, "spin"));
+    const std::uint64_t c = t0 + 10 * us + extra;
+    p.trace.kernels.push_back(kernel(c, c + 1 * ms, "sm90_gemm"));
+    trace::memcpy_record d2h;
+    d2h.start = c + 1 * ms;
+    d2h.end = d2h.start + 100 * us;
+    d2h.copy_kind = trace::copy_dtoh;
+    p.trace.memcpys.push_back(d2h);
+    const std::uint64_t back = t0 + 10 * us + slowest_extra + 1 * ms + 100 * us + 300 * us; // host all-reduce done
+    trace::memcpy_record h2d = d2h;
+    h2d.start = back;
+    h2d.end = back + 100 * us;
+    h2d.copy_kind = trace::copy_htod;
+    p.trace.memcpys.push_back(h2d);
+    p.trace.kernels.push_back(kernel(h2d.end, h2d.end + 200 * us, "sgd_update"));
+  }
+  p.process.end_ns = origin + static_cast<std::uint64_t>(steps) * step;
+  p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("ranks: with host-side collectives (gloo) the wait is the GPU's idle time", "[ranks]") {
+  const std::uint64_t injected = 2 * ms;
+  std::vector<analysis::rank_summary> ranks{summarize_rank(gloo_rank(0, 0, injected)),
+                                            summarize_rank(gloo_rank(1, injected, injected))};
+  const auto r = analyze_ranks(std::move(ranks));
+  CHECK(r.step_method == "nvtx:train_step");
+  CHECK(r.wait_method == "gpu idle");
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  CHECK(r.straggler_excess_ns == Approx(double(injected)).epsilon(0.01));
+  CHECK(r.wait_per_step_ns[0] == Approx(double(injected)).epsilon(0.01));
+  CHECK(r.wait_per_step_ns[1] == Approx(0).margin(1));
+  CHECK(r.wait_total_ns[0] == Approx(20.0 * injected).epsilon(0.01));
+  CHECK(r.ranks[0].comm_kernels == 0);
+  CHECK(r.ranks[0].gpu == "cuda:0");
+  // The per-step kernel sums the torch.profiler comparison uses.
+  CHECK(r.ranks[1].steps[3].kernel_ns == Approx(double(injected + 1 * ms + 200 * us)));
+  CHECK(r.ranks[1].steps[3].kernels == 3);
+  bool named = false;
+  for (const auto& f : r.findings)
+    if (f.rule == "straggler") {
+      named = true;
+      CHECK(f.title.find("GPU idle") != std::string::npos);
+    }
+  CHECK(named);
+}
+
+TEST_CASE("ranks: without collective kernels another host is aligned by the wall clocks", "[ranks]") {
+  auto a = gloo_rank(0, 0, 1 * ms);
+  auto b = gloo_rank(1, 1 * ms, 1 * ms);
+  // Host B's steady clock reads 5 s more than A's at the same moment; both noted the same
+  // wall clock at their start.
+  b.process.host = "other";
+  const std::uint64_t ahead = 5000 * ms;
+  auto move = [ahead](std::uint64_t& t) { t += ahead; };
+  move(b.process.start_ns), move(b.process.end_ns);
+  for (auto& k : b.trace.kernels) move(k.start), move(k.end);
+  for (auto& m : b.trace.memcpys) move(m.start), move(m.end);
+  for (auto& x : b.trace.ranges) move(x.start), move(x.end);
+  for (auto& w : b.trace.repetitions) move(w.start), move(w.end);
+  a.process.tags["realtime_ns_at_start"] = std::to_string(1'700'000'000'000'000'000ULL);
+  b.process.tags["realtime_ns_at_start"] = std::to_string(1'700'000'000'000'000'000ULL);
+  const auto r = analyze_ranks({summarize_rank(a), summarize_rank(b)});
+  const auto& other = r.clocks[0].host == "other" ? r.clocks[0] : r.clocks[1];
+  CHECK(other.method == "wall clock");
+  CHECK(other.offset_ns == Approx(-double(ahead)));
+  CHECK(r.ranks[1].window_start == r.ranks[0].window_start);
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+}

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/trace.hpp"
+#include "model/trace_text.hpp"
 
 using namespace speedlab;
 
@@ -160,4 +161,72 @@ TEST_CASE("device trace JSON rejects malformed records clearly", "[trace_json]")
     CHECK(t.syncs.empty());
     CHECK(t.memcpys.size() == 1);
   }
+}
+
+namespace {
+
+bool same(const trace::device_trace& a, const trace::device_trace& b) {
+  return nlohmann::json(a).dump() == nlohmann::json(b).dump();
+}
+
+} // namespace
+
+TEST_CASE("device trace: the fast text reader reads exactly what the JSON tree reads", "[trace_json]") {
+  const trace::device_trace t = sample_trace();
+  for (const int indent : {-1, 2}) { // compact, and with white space everywhere
+    const std::string text = nlohmann::json(t).dump(indent);
+    trace::device_trace fast;
+    REQUIRE(trace::read_compact_trace(text, fast));
+    CHECK(same(fast, t));
+    CHECK(fast.kernels[0].local_bytes_per_thread == -1);
+    CHECK(fast.kernels[0].end == std::numeric_limits<std::uint64_t>::max());
+    CHECK(fast.note == t.note);
+  }
+  // Escapes the tree writer does not produce, read as JSON means them.
+  std::string text = nlohmann::json(t).dump();
+  const auto at = text.find("cudaMemcpyAsync_v3020");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 4, "\\u0063\\/d\\ud83d\\ude00");
+  trace::device_trace fast;
+  REQUIRE(trace::read_compact_trace(text, fast));
+  CHECK(fast.api_calls[0].name == "c/d\xF0\x9F\x98\x80" "MemcpyAsync_v3020");
+  CHECK(same(fast, nlohmann::json::parse(text).get<trace::device_trace>()));
+
+  // A records chunk: the trace under "trace", the other numbers beside it.
+  const std::string chunk = nlohmann::json{{"flushed_ns", 123456789}, {"trace", t}}.dump();
+  std::map<std::string, std::uint64_t> numbers;
+  trace::device_trace member;
+  REQUIRE(trace::read_compact_trace_member(chunk, "trace", member, numbers));
+  CHECK(numbers["flushed_ns"] == 123456789);
+  CHECK(same(member, t));
+}
+
+TEST_CASE("device trace: the fast text reader refuses what is not the compact form", "[trace_json]") {
+  const std::string good = nlohmann::json(sample_trace()).dump();
+  auto refused = [](std::string text) {
+    trace::device_trace t;
+    return !trace::read_compact_trace(text, t);
+  };
+  auto edit = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const auto at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    s.replace(at, from.size(), to);
+    return s;
+  };
+  CHECK(refused(good.substr(0, good.size() - 1)));                       // cut short
+  CHECK(refused(good + "x"));                                            // trailing garbage
+  CHECK(refused(edit("\"version\":1", "\"version\":99")));               // newer format
+  CHECK(refused(edit("[[10,20,0,1,7,100,", "[[10.5,20,0,1,7,100,")));    // a fraction
+  CHECK(refused(edit("[[10,20,0,1,7,100,", "[[10,20,0,1,7,")));          // a row too short
+  CHECK(refused(edit("[[10,20,0,1,7,100,", "[[-10,20,0,1,7,100,")));     // negative unsigned
+  CHECK(refused(edit("[[10,20,0,1,7,100,", "[[\"10\",20,0,1,7,100,")));  // a string for a number
+  CHECK(refused(edit(",true]", ",1]")));                                 // a number for a bool
+  CHECK(refused(edit("\"strings\":[", "\"strings\":[\"\\x\",")));        // a bad escape
+  CHECK(refused(edit("\"strings\":[", "\"strings\":[\"\xC3\",")));        // not UTF-8 (as the JSON tree)
+  CHECK(refused(edit("\"strings\":[", "\"strings\":[\"\xED\xA0\x80\","))); // a surrogate in UTF-8
+  CHECK(refused("[]"));
+  std::map<std::string, std::uint64_t> numbers;
+  trace::device_trace t;
+  CHECK_FALSE(trace::read_compact_trace_member("{\"flushed_ns\":1}", "trace", t, numbers)); // no trace
 }

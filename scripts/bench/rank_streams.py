@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Writes a folder of synthetic rank streams for the merge benchmark (rank_merge_bench.sh).
+
+    rank_streams.py OUT_DIR [--ranks 64] [--records 1000000] [--ranks-per-host 8]
+                            [--straggler 37] [--extra-us 1000]
+
+Each stream is what libspeedlab-inject writes for one rank of a data-parallel job (the
+chunk format of docs/profile-format.md: "SLP1", type, length, CRC-32, JSON payload), with
+the launcher's variables (RANK, LOCAL_RANK, WORLD_SIZE) in its header. Every step of every
+rank has one NVTX range "train_step", a memset, 30 compute kernels (200 us each), one NCCL
+all-reduce kernel that ends when the slowest rank arrives, and one launch API record per
+kernel: 64 records a step. Rank --straggler does --extra-us more compute each step, so a
+correct merge names it and finds that every other rank waits that long per step. Ranks are
+spread over hosts of --ranks-per-host, each host's clock offset by seconds from the others
+(the merge must align them). OUT_DIR/profile.json makes OUT_DIR a profile folder;
+OUT_DIR/expected.json says what the merge must find.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+import zlib
+
+RECORDS_PER_STEP = 64
+COMPUTE_KERNELS = 30
+KERNEL_NS = 200_000
+STEP_NS = 10_000_000
+
+
+def chunk(kind, payload):
+    data = json.dumps(payload, separators=(",", ":")).encode() if not isinstance(payload, bytes) else payload
+    return b"SLP1" + struct.pack("<III", kind, len(data), zlib.crc32(data) & 0xFFFFFFFF) + data
+
+
+def columns():
+    return {
+        "kernels": ["start", "end", "device", "context", "stream", "correlation", "name", "mangled_name", "grid_x",
+                    "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
+                    "static_shared_bytes", "dynamic_shared_bytes", "local_bytes_per_thread"],
+        "memcpys": ["start", "end", "device", "context", "stream", "correlation", "bytes", "copy_kind", "src_kind",
+                    "dst_kind", "async"],
+        "memsets": ["start", "end", "device", "context", "stream", "correlation", "bytes", "value", "memory_kind"],
+        "api_calls": ["start", "end", "process", "thread", "correlation", "callback_id", "name", "driver",
+                      "return_value"],
+        "syncs": ["start", "end", "context", "stream", "correlation", "type"],
+        "ranges": ["start", "end", "process", "thread", "domain", "name"],
+        "overheads": ["start", "end", "kind"],
+        "repetitions": ["start", "end", "transfer_in_end", "compute_end"],
+    }
+
+
+# The string table of every records chunk (indices are what the rows name).
+STRINGS = ["sm90_xmma_gemm_f32f32_tf32_nn", "_Z4gemmv", "elementwise_relu", "_Z4reluv", "cudaLaunchKernel_v7000",
+           "", "train_step", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+           "_Z13ncclDevKernelv", "cudaMemsetAsync_v3020"]
+
+
+def write_rank(path, rank, world, ranks_per_host, steps, straggler, extra_ns, steps_per_chunk):
+    host = f"node{rank // ranks_per_host}"
+    pid = 10_000 + rank
+    # One steady clock per host, each host's 7 s ahead of the previous one's; the ranks of a
+    # host start 3 ms apart and all take their first step at the same true moment.
+    host_clock = 1_000_000_000_000 + (rank // ranks_per_host) * 7_000_000_000
+    clock = host_clock + 3_000_000 * (rank % ranks_per_host)
+    origin = host_clock + 50_000_000
+    mine = extra_ns if rank == straggler else 0
+    slowest = extra_ns if 0 <= straggler < world else 0
+    header = {"format": 1, "writer": "rank_streams.py", "backend": "cupti", "pid": pid, "ppid": 1, "host": host,
+              "argv": ["python3", "train.py"], "start_ns": clock, "realtime_ns": 1_790_000_000_000_000_000 + 50_000,
+              "clock": "CLOCK_MONOTONIC ns", "flush_interval_ms": 500,
+              "tags": {"RANK": str(rank), "LOCAL_RANK": str(rank % ranks_per_host), "WORLD_SIZE": str(world),
+                       "LOCAL_WORLD_SIZE": str(ranks_per_host)}}
+    # The host clock: each host's realtime - steady difference stays as it is (one wall clock).
+    header["realtime_ns"] = 1_790_000_000_000_000_000 + (clock - host_clock)
+    cols = json.dumps(columns(), separators=(",", ":"))
+    strings = json.dumps(STRINGS, separators=(",", ":"))
+    corr = 0
+    with open(path, "wb") as f:
+        f.write(chunk(1, header))
+        for first in range(0, steps, steps_per_chunk):
+            kernels, apis, memsets, ranges = [], [], [], []
+            for s in range(first, min(steps, first + steps_per_chunk)):
+                t0 = origin + s * STEP_NS
+                ranges.append(f"[{t0 - 40_000},{t0 + 9_000_000},{pid},{pid},5,6]")
+                host_t = t0 - 30_000
+                corr += 1
+                memsets.append(f"[{t0},{t0 + 2_000},0,1,7,{corr},4096,0,3]")
+                t = t0 + 2_000
+                for k in range(COMPUTE_KERNELS):
+                    corr += 1
+                    host_t += 5_000
+                    dur = KERNEL_NS + (mine if k == 0 else 0)
+                    n = 0 if k % 2 == 0 else 2
+                    kernels.append(f"[{t},{t + dur},0,1,7,{corr},{n},{n + 1},128,8,1,256,1,1,128,0,16384,0]")
+                    apis.append(f"[{host_t},{host_t + 4_000},{pid},{pid},{corr},211,4,false,0]")
+                    t += dur
+                corr += 1
+                host_t += 5_000
+                done = t0 + 2_000 + COMPUTE_KERNELS * KERNEL_NS + slowest + 500_000
+                kernels.append(f"[{t},{done},0,1,9,{corr},7,8,2,1,1,512,1,1,96,0,0,0]")
+                apis.append(f"[{host_t},{host_t + 4_000},{pid},{pid},{corr},211,4,false,0]")
+            last = origin + min(steps, first + steps_per_chunk) * STEP_NS
+            payload = ('{"flushed_ns":%d,"trace":{"format":"speedlab-device-trace","version":1,"backend":"cupti",'
+                       '"note":"","dropped_records":0,"buffer_bytes":8388608,"process":%d,"columns":%s,'
+                       '"kernels":[%s],"memcpys":[],"memsets":[%s],"api_calls":[%s],"syncs":[],"ranges":[%s],'
+                       '"overheads":[],"repetitions":[],"strings":%s}}') % (
+                last, pid, cols, ",".join(kernels), ",".join(memsets), ",".join(apis), ",".join(ranges), strings)
+            f.write(chunk(2, payload.encode()))
+        f.write(chunk(4, {"end_ns": origin + steps * STEP_NS + 20_000_000, "reason": "exit", "dropped_records": 0}))
+    return host, pid
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("out")
+    p.add_argument("--ranks", type=int, default=64)
+    p.add_argument("--records", type=int, default=1_000_000, help="records per rank stream (a multiple of 64)")
+    p.add_argument("--ranks-per-host", type=int, default=8)
+    p.add_argument("--straggler", type=int, default=37, help="the slowed rank (-1: none)")
+    p.add_argument("--extra-us", type=float, default=1000.0)
+    p.add_argument("--steps-per-chunk", type=int, default=160)
+    a = p.parse_args()
+    if a.ranks < 1 or a.records < RECORDS_PER_STEP or a.ranks_per_host < 1 or a.steps_per_chunk < 1:
+        sys.exit("rank_streams.py: --ranks, --ranks-per-host, --steps-per-chunk must be >= 1 and --records >= 64")
+    if a.straggler >= a.ranks:
+        sys.exit(f"rank_streams.py: --straggler {a.straggler} is not one of the {a.ranks} ranks")
+    os.makedirs(a.out, exist_ok=True)
+    steps = a.records // RECORDS_PER_STEP
+    extra = int(a.extra_us * 1000)
+    for r in range(a.ranks):
+        host, pid = write_rank(os.path.join(a.out, f"node{r // a.ranks_per_host}-{10_000 + r}.slstream"), r, a.ranks,
+                               a.ranks_per_host, steps, a.straggler, extra, a.steps_per_chunk)
+    facts = {"command_line": ["torchrun", f"--nproc_per_node={a.ranks_per_host}", "train.py"],
+             "speedlab_command_line": "synthetic: scripts/bench/rank_streams.py", "started_at": "",
+             "hostname": "node0", "speedlab_version": "", "wall_s": steps * STEP_NS / 1e9, "exit_code": 0,
+             "signal": None, "flush_interval_ms": 500, "notes": [], "read_messages": [], "processes": []}
+    with open(os.path.join(a.out, "profile.json"), "w") as f:
+        json.dump(facts, f)
+    with open(os.path.join(a.out, "expected.json"), "w") as f:
+        json.dump({"ranks": a.ranks, "records_per_rank": steps * RECORDS_PER_STEP, "steps": steps,
+                   "straggler": a.straggler if a.straggler >= 0 else None, "extra_ns": extra,
+                   "hosts": (a.ranks + a.ranks_per_host - 1) // a.ranks_per_host}, f)
+    print(f"wrote {a.ranks} streams of {steps * RECORDS_PER_STEP} records ({steps} steps) into {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+// Two ranks of examples/ddp_train.py recorded on the GPU machine (scripts/gpu-ranks.sh, one
+// H100 shared by both ranks: gloo, since NCCL refuses two ranks on one GPU; rank 1 given
+// extra GPU work every step with --slow-rank 1): tests/fixtures/ranks/outside (speedlab
+// around torchrun: both streams in one folder) and inside (speedlab in each rank: rank-0/,
+// rank-1/). expected.json holds what the program printed: each rank's JSON line, rank 1's
+// with the time its extra kernel took (CUDA events). Read back without a GPU.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/rank_analysis.hpp"
+#include "app/profile_report.hpp"
+#include "model/profile_stream.hpp"
+#include "speedlab_catch.hpp"
+#include "test_support.hpp"
+
+using namespace speedlab;
+
+namespace {
+
+std::filesystem::path fixture(const std::string& name) { return speedlab::testing::fixture_dir() / "ranks" / name; }
+
+nlohmann::json expected() {
+  std::ifstream in(fixture("expected.json"));
+  return nlohmann::json::parse(in);
+}
+
+// The extra time rank 1's spin kernel took per step in that recording, as the program measured it.
+double injected_ns(const std::string& shape) {
+  const nlohmann::json e = expected();
+  for (const auto& line : e[shape]["printed"])
+    if (line["rank"] == 1) return line["extra_ms_per_step"].get<double>() * 1e6;
+  FAIL("expected.json has no line of rank 1");
+  return 0;
+}
+
+} // namespace
+
+TEST_CASE("rank fixtures: both shapes merge into the job's two ranks", "[ranks][fixtures]") {
+  const auto e = expected();
+  for (const char* shape : {"outside", "inside"}) {
+    INFO(shape);
+    REQUIRE(app::is_profile_folder(fixture(shape)));
+    const auto a = app::analyze_profile_folder(fixture(shape));
+    REQUIRE(a.ranks);
+    const auto& r = *a.ranks;
+    REQUIRE(r.ranks.size() == 2);
+    CHECK(*r.ranks[0].id.rank == 0);
+    CHECK(*r.ranks[1].id.rank == 1);
+    CHECK(*r.ranks[0].id.world_size == 2);
+    CHECK(r.ranks[0].host == r.ranks[1].host);
+    CHECK(r.ranks[0].gpu == r.ranks[1].gpu); // one GPU shared by both
+    CHECK(r.step_method == "nvtx:train_step");
+    CHECK(r.steps == e["steps_in_program"].get<std::size_t>()); // warm-up and measured steps
+    CHECK(r.clocks.size() == 1);
+    CHECK(r.clocks[0].method == "reference");
+    CHECK(r.ranks[0].comm_kernels == 0); // gloo: no collective kernels
+    for (const auto& x : r.ranks) CHECK(x.kernels > 0);
+  }
+}
+
+TEST_CASE("rank fixtures: rank 1 is the straggler and rank 0 waits what was injected", "[ranks][fixtures]") {
+  for (const char* shape : {"outside", "inside"}) {
+    INFO(shape);
+    const double injected = injected_ns(shape);
+    REQUIRE(injected > 1e6);
+    const auto a = app::analyze_profile_folder(fixture(shape));
+    REQUIRE(a.ranks);
+    const auto& r = *a.ranks;
+    REQUIRE(r.straggler);
+    CHECK(*r.straggler == 1);
+    CHECK(r.wait_method == "gpu idle");
+    INFO("rank 0 waits " << r.wait_per_step_ns[0] << " ns per step; injected " << injected);
+    CHECK(r.wait_per_step_ns[0] == Approx(injected).epsilon(0.10));
+    CHECK(r.wait_per_step_ns[1] < 0.1 * injected);
+    CHECK(r.straggler_excess_ns == Approx(injected).epsilon(0.10));
+    bool finding = false;
+    for (const auto& f : a.result.findings) finding |= f.rule == "straggler" && f.variant == "rank 1";
+    CHECK(finding);
+  }
+}
+
+TEST_CASE("rank fixtures: a rank moved to another host's clock is aligned back", "[ranks][fixtures]") {
+  auto read = profile::read_stream_folder(fixture("outside"));
+  std::vector<profile::process_profile> ranks;
+  for (auto& p : read.processes)
+    if (analysis::identify_rank(p.process).rank) ranks.push_back(std::move(p));
+  REQUIRE(ranks.size() == 2);
+  const auto as_recorded = analysis::analyze_ranks({analysis::summarize_rank(ranks[0]), analysis::summarize_rank(ranks[1])});
+
+  // Rank 1 as if on another machine whose steady clock reads 3 s more at the same moment
+  // (its wall clock at start, noted in the stream header, stays).
+  const std::size_t one = ranks[1].process.tags.at("RANK") == "1" ? 1 : 0;
+  profile::process_profile moved = ranks[one];
+  const profile::process_profile& stay = ranks[1 - one];
+  constexpr std::uint64_t ahead = 3'000'000'000ULL;
+  moved.process.host = "another-node";
+  auto shift = [](auto& records) {
+    for (auto& r : records) r.start += ahead, r.end += ahead;
+  };
+  moved.process.start_ns += ahead;
+  moved.process.end_ns += ahead;
+  shift(moved.trace.kernels), shift(moved.trace.memcpys), shift(moved.trace.memsets), shift(moved.trace.api_calls);
+  shift(moved.trace.syncs), shift(moved.trace.ranges), shift(moved.trace.overheads), shift(moved.trace.repetitions);
+  const auto aligned = analysis::analyze_ranks({analysis::summarize_rank(stay), analysis::summarize_rank(moved)});
+
+  REQUIRE(aligned.clocks.size() == 2);
+  const auto& other = aligned.clocks[0].host == "another-node" ? aligned.clocks[0] : aligned.clocks[1];
+  CHECK(other.method == "wall clock"); // no collective kernels to match: gloo
+  // Each stream notes its wall and steady clocks a few microseconds apart at its start, so
+  // the wall-clock alignment is good to that (and, between machines, to their NTP/PTP).
+  CHECK(other.offset_ns == Approx(-double(ahead)).margin(100e3));
+  REQUIRE(aligned.straggler);
+  CHECK(*aligned.straggler == *as_recorded.straggler);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(double(aligned.ranks[i].window_start) == Approx(double(as_recorded.ranks[i].window_start)).margin(100e3));
+    CHECK(aligned.wait_per_step_ns[i] == Approx(as_recorded.wait_per_step_ns[i]).margin(1));
+  }
+}
