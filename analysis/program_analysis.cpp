@@ -180,43 +180,6 @@ struct kernel_acc {
   std::vector<double> durations;
 };
 
-// Finds the repetition window holding t (windows sorted by start); -1 if none. As
-// summarize_trace decides what is inside.
-long window_of(const std::vector<trace::repetition_window>& w, std::uint64_t t) {
-  auto it = std::upper_bound(w.begin(), w.end(), t,
-                             [](std::uint64_t v, const trace::repetition_window& r) { return v < r.start; });
-  if (it == w.begin()) return -1;
-  --it;
-  return t <= it->end ? static_cast<long>(it - w.begin()) : -1;
-}
-
-double median_of(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const auto mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
-  double m = v[mid];
-  if (v.size() % 2 == 0) m = (m + *std::max_element(v.begin(), v.begin() + static_cast<long>(mid))) / 2;
-  return m;
-}
-
-void add_copy(copy_stats& c, const trace::memcpy_record& m) {
-  const double ns = span(m.start, m.end);
-  const auto bytes = static_cast<double>(m.bytes);
-  ++c.count;
-  c.bytes += bytes;
-  c.ns += ns;
-  if (m.async) ++c.async_count;
-  const std::uint8_t host_kind = m.copy_kind == trace::copy_dtoh ? m.dst_kind : m.src_kind;
-  if (host_kind == trace::mem_pageable) {
-    ++c.pageable_count;
-    c.pageable_bytes += bytes;
-    c.pageable_ns += ns;
-  } else if (host_kind == trace::mem_pinned) {
-    c.pinned_bytes += bytes;
-    c.pinned_ns += ns;
-  }
-}
-
 // intervals::merged without a second vector: sorted, empty ones dropped, overlapping and
 // touching ones joined, in place (the sets here hold millions).
 void merge_in_place(std::vector<interval>& v) {
@@ -340,10 +303,10 @@ struct process_accumulator::state {
   double sync_record_ns = 0;
   std::deque<range_rec> ranges;
 
-  bool inside(std::uint64_t start) const { return windows.empty() || window_of(windows, start) >= 0; }
+  bool inside(std::uint64_t start) const { return windows.empty() || repetition_of(windows, start) >= 0; }
   bool in_compute(std::uint64_t start) const {
     if (windows.empty()) return true;
-    const long w = window_of(windows, start);
+    const long w = repetition_of(windows, start);
     if (w < 0) return false;
     const auto& r = windows[static_cast<std::size_t>(w)];
     if (r.transfer_in_end == 0 && r.compute_end == 0) return true; // phases not recorded
@@ -593,7 +556,7 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
       ts.kernel_durations.insert(ts.kernel_durations.end(), a->durations.begin(), a->durations.end());
       ks.min_ns = *std::min_element(a->durations.begin(), a->durations.end());
       ks.max_ns = *std::max_element(a->durations.begin(), a->durations.end());
-      ks.median_ns = median_of(a->durations);
+      ks.median_ns = median_in_place(a->durations);
       release(a->durations);
       ks.grid = a->grid;
       ks.block = a->block;

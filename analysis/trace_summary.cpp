@@ -13,8 +13,10 @@ namespace {
 
 using intervals::interval;
 
+} // namespace
+
 // Finds the repetition window holding t (windows sorted by start); -1 if none.
-long window_of(const std::vector<trace::repetition_window>& w, std::uint64_t t) {
+long repetition_of(const std::vector<trace::repetition_window>& w, std::uint64_t t) {
   auto it = std::upper_bound(w.begin(), w.end(), t,
                              [](std::uint64_t v, const trace::repetition_window& r) { return v < r.start; });
   if (it == w.begin()) return -1;
@@ -22,7 +24,7 @@ long window_of(const std::vector<trace::repetition_window>& w, std::uint64_t t) 
   return t <= it->end ? static_cast<long>(it - w.begin()) : -1;
 }
 
-double median_of(std::vector<double> v) {
+double median_in_place(std::vector<double>& v) {
   if (v.empty()) return 0;
   const auto mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
@@ -50,7 +52,6 @@ void add_copy(copy_stats& c, const trace::memcpy_record& m) {
   }
 }
 
-} // namespace
 
 trace_summary summarize_trace(const trace::device_trace& t) {
   trace_summary s;
@@ -59,10 +60,10 @@ trace_summary summarize_trace(const trace::device_trace& t) {
   std::sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   s.has_windows = !windows.empty();
   s.repetitions = windows.empty() ? 1 : windows.size();
-  auto inside = [&](std::uint64_t start) { return windows.empty() || window_of(windows, start) >= 0; };
+  auto inside = [&](std::uint64_t start) { return windows.empty() || repetition_of(windows, start) >= 0; };
   auto in_compute = [&](std::uint64_t start) {
     if (windows.empty()) return true;
-    const long w = window_of(windows, start);
+    const long w = repetition_of(windows, start);
     if (w < 0) return false;
     const auto& r = windows[static_cast<std::size_t>(w)];
     if (r.transfer_in_end == 0 && r.compute_end == 0) return true; // phases not recorded
@@ -102,7 +103,7 @@ trace_summary summarize_trace(const trace::device_trace& t) {
     ks.launches = list.size();
     ks.min_ns = *std::min_element(d.begin(), d.end());
     ks.max_ns = *std::max_element(d.begin(), d.end());
-    ks.median_ns = median_of(std::move(d));
+    ks.median_ns = median_in_place(d);
     ks.grid = longest->grid;
     ks.block = longest->block;
     ks.registers_per_thread = longest->registers_per_thread;
