@@ -304,16 +304,7 @@ struct process_accumulator::state {
   std::deque<range_rec> ranges;
 
   bool inside(std::uint64_t start) const { return windows.empty() || repetition_of(windows, start) >= 0; }
-  bool in_compute(std::uint64_t start) const {
-    if (windows.empty()) return true;
-    const long w = repetition_of(windows, start);
-    if (w < 0) return false;
-    const auto& r = windows[static_cast<std::size_t>(w)];
-    if (r.transfer_in_end == 0 && r.compute_end == 0) return true; // phases not recorded
-    const std::uint64_t lo = r.transfer_in_end ? r.transfer_in_end : r.start;
-    const std::uint64_t hi = r.compute_end ? r.compute_end : r.end;
-    return start >= lo && start <= hi;
-  }
+  bool in_compute(std::uint64_t start) const { return in_compute_phase(windows, start); }
   program_stream& stream_row(std::uint32_t device, std::uint32_t stream) {
     auto [it, inserted] = streams.try_emplace({device, stream});
     if (inserted) it->second.device = device, it->second.stream = stream;

@@ -24,6 +24,17 @@ long repetition_of(const std::vector<trace::repetition_window>& w, std::uint64_t
   return t <= it->end ? static_cast<long>(it - w.begin()) : -1;
 }
 
+bool in_compute_phase(const std::vector<trace::repetition_window>& windows, std::uint64_t t) {
+  if (windows.empty()) return true;
+  const long w = repetition_of(windows, t);
+  if (w < 0) return false;
+  const auto& r = windows[static_cast<std::size_t>(w)];
+  if (r.transfer_in_end == 0 && r.compute_end == 0) return true; // phases not recorded
+  const std::uint64_t lo = r.transfer_in_end ? r.transfer_in_end : r.start;
+  const std::uint64_t hi = r.compute_end ? r.compute_end : r.end;
+  return t >= lo && t <= hi;
+}
+
 double median_in_place(std::vector<double>& v) {
   if (v.empty()) return 0;
   const auto mid = v.size() / 2;
@@ -61,16 +72,7 @@ trace_summary summarize_trace(const trace::device_trace& t) {
   s.has_windows = !windows.empty();
   s.repetitions = windows.empty() ? 1 : windows.size();
   auto inside = [&](std::uint64_t start) { return windows.empty() || repetition_of(windows, start) >= 0; };
-  auto in_compute = [&](std::uint64_t start) {
-    if (windows.empty()) return true;
-    const long w = repetition_of(windows, start);
-    if (w < 0) return false;
-    const auto& r = windows[static_cast<std::size_t>(w)];
-    if (r.transfer_in_end == 0 && r.compute_end == 0) return true; // phases not recorded
-    const std::uint64_t lo = r.transfer_in_end ? r.transfer_in_end : r.start;
-    const std::uint64_t hi = r.compute_end ? r.compute_end : r.end;
-    return start >= lo && start <= hi;
-  };
+  auto in_compute = [&](std::uint64_t start) { return in_compute_phase(windows, start); };
 
   std::map<std::string, std::vector<const trace::kernel_record*>> by_name;
   std::vector<interval> kernel_iv, copy_iv;

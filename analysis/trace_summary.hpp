@@ -38,6 +38,7 @@ struct copy_stats {
 // so both decide "inside a repetition", medians and copy figures the same way.
 long repetition_of(const std::vector<trace::repetition_window>& windows, std::uint64_t t); // sorted; -1 if none
 double median_in_place(std::vector<double>& v); // reorders v
+bool in_compute_phase(const std::vector<trace::repetition_window>& windows, std::uint64_t t); // true without windows
 void add_copy(copy_stats& c, const trace::memcpy_record& m);
 
 struct trace_summary {
