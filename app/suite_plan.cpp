@@ -178,10 +178,15 @@ std::vector<planned_point> plan_points(const suite_config& suite, const plugin_r
         }
         std::string key = req.name + '\n' + variant;
         for (const auto& [k, v] : p.params) key += '\n' + k + '=' + v;
-        if (auto [it, fresh] = planned.emplace(std::move(key), &req); !fresh)
+        // Sweeps along two axes that cross share their crossing point: it is measured once.
+        // The same point asked for with other measurement settings has no single answer.
+        if (auto [it, fresh] = planned.emplace(std::move(key), &req); !fresh) {
+          if (it->second->measure.value_or(suite.measure) == p.measure) continue;
           throw config_error(fmt::format("{}: workload '{}' variant '{}' with the same parameters is already planned by "
-                                         "the entry at {}; a point is measured once per run",
+                                         "the entry at {} with other measurement settings; a point is measured once "
+                                         "per run",
                                          req.where.str(), req.name, variant, it->second->where.str()));
+        }
         check_constraints(*c.info, p.params, req);
         points.push_back(std::move(p));
       }

@@ -191,8 +191,9 @@ def cases(ctx):
     suite("fractional step giving one value twice",
           "workloads:\n  - name: faulty\n    params: {scale: \"1..1.0000000000001:1e-15\"}\n", r"suite.yaml:3:\d+: .*twice")
     suite("the same value twice", "workloads:\n  - name: faulty\n    params: {n: [1000, 1e3]}\n", r"1000 is given twice")
-    suite("the same point from two entries", "workloads:\n  - {name: faulty, variants: [ok]}\n  - {name: faulty, variants: [ok]}\n",
-          r"already planned by the entry at .*suite.yaml:2:")
+    suite("the same point from two entries with other settings",
+          "workloads:\n  - {name: faulty, variants: [ok]}\n  - {name: faulty, variants: [ok], measure: {min_samples: 7}}\n",
+          r"already planned by the entry at .*suite.yaml:2:\d+ with other measurement settings")
     many = "workloads:\n  - name: faulty\n    params:\n      n: [" + ",".join(['"1..4096"'] * 25000) + "]\n"
     suite("25,000 sweeps in one list", many, r"at most 4096")
     bomb = "workloads:\n  - &w {name: faulty, params: {n: 1..4096, scale: \"0..4.095:0.001\"}}\n" + "  - *w\n" * 999

@@ -53,7 +53,7 @@ def ncu_group(speedlab, suite, workload, variant, metrics, ncu, policy, log):
            "--metrics", ",".join(metrics), "--csv", "--print-units", "base", speedlab, "run", suite,
            "--workload", workload, "--variant", variant, "--no-isolate", "--profilers", "host", "--reports", "json",
            "--calibrate", "off", "--warmup", "1", "--min-samples", "2", "--max-samples", "2", "--min-time", "0",
-           "--max-time", "1", "--out", f"/tmp/speedlab-ncu-{workload}-{variant}"]
+           "--max-time", "1", "--force", "--out", f"/tmp/speedlab-ncu-{workload}-{variant}-{policy}"]
     start = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     log.write(f"{' '.join(cmd)}\nexit {p.returncode}, {time.time() - start:.1f} s\n{p.stderr[-1500:]}\n")

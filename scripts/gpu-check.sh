@@ -59,7 +59,8 @@ if has calibrate; then
 fi
 
 if has suite; then
-  /usr/bin/time -v "$speedlab" run suites/gpu-lessons.yaml --force --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
+  # SUITE_TIMEOUT: SIGTERM after that many seconds (speedlab then reports the finished points).
+  /usr/bin/time -v timeout "${SUITE_TIMEOUT:-900}" "$speedlab" run suites/gpu-lessons.yaml --force --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
   note "lesson suite: exit $? (see suite/report.md)"
 fi
 
@@ -441,6 +442,14 @@ PY
   sleep 12; kill -KILL $(pgrep -P $sp) 2>/dev/null; wait $sp; note "profile killed: speedlab exit $? (137 expected)"
   grep -E "truncated|exited" "$work/logs/profile-killed.txt" | head -3 | tee -a "$summary" "$out/summary.txt"
   cp "$pw"/killed/*.slstream "$pw/fixtures/killed_numba.slstream" 2>/dev/null
+  # Long kernels in flight across many periodic flushes (every 5 ms): none may be lost (a
+  # forced periodic flush hands over in-flight records without timestamps; docs/profile-format.md).
+  timeout 120 "$speedlab" profile --out "$pw/inflight" --flush-interval 5 -- python3 examples/numba_pi.py --launches 40 \
+    --samples-per-thread 262144 >"$work/logs/profile-inflight.txt" 2>&1
+  note "profile in-flight kernels: exit $?; $(python3 -c 'import json, sys
+p = [q for q in json.load(open(sys.argv[1]))["processes"] if q["used_cuda"]]
+print(sum(q["kernels"] for q in p), "kernels of 40,", sum(q["dropped_records"] for q in p), "records dropped")' \
+    "$pw/inflight/profile.json" 2>&1 | tail -1)"
   # NVTX from Python's nvtx package (default domain, a named domain, start/end) and torch.
   rc=$(prof nvtx_py python3 -c 'import nvtx, cupy
 with nvtx.annotate("plain"): cupy.ones(8).sum()

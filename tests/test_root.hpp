@@ -7,7 +7,11 @@
 // scripts/gpu-prepare.sh copies the same layout into .device-carry/: no path is compiled in.
 #pragma once
 
+#include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <filesystem>
 #include <string>
 
@@ -26,13 +30,31 @@ inline std::filesystem::path speedlab_binary() { return test_root() / "speedlab"
 inline std::filesystem::path build_plugin_dir() { return test_root() / "plugins"; }
 inline std::filesystem::path test_plugin_dir() { return test_root() / "test-plugins"; }
 
-// The interpreter the Python variants' tests run: $SPEEDLAB_TEST_PYTHON, else Debian's
-// (which has the NumPy and Numba scripts/install-deps.sh installs; a PATH python3 from pyenv
-// often has neither), else python3 from PATH.
+// The interpreter the Python variants' tests run: $SPEEDLAB_TEST_PYTHON, else the first of
+// Debian's /usr/bin/python3 and python3 from PATH that imports NumPy (a pyenv python3 here,
+// a venv python3 on the GPU machine: each has NumPy on one side only), else Debian's.
+inline bool python_imports_numpy(const char* python) {
+  const pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (const int null = open("/dev/null", O_WRONLY); null >= 0) { dup2(null, 1); dup2(null, 2); }
+    execlp(python, python, "-c", "import numpy", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 inline std::string test_python() {
   if (const char* python = std::getenv("SPEEDLAB_TEST_PYTHON"); python && *python) return python;
-  std::error_code ec;
-  return std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+  static const std::string chosen = [] {
+    for (const char* candidate : {"/usr/bin/python3", "python3"})
+      if (python_imports_numpy(candidate)) return std::string(candidate);
+    std::error_code ec;
+    return std::string(std::filesystem::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3");
+  }();
+  return chosen;
 }
 
 } // namespace speedlab::testing

@@ -302,21 +302,25 @@ private:
       lock.unlock(); // never held across a CUPTI call
       try {
         std::lock_guard flushing(m_flush_mutex);
-        flush_once();
+        flush_once(false);
       } catch (...) {
       }
       lock.lock();
     }
   }
 
-  // CUPTI's buffers (complete or not) -> parsed records -> one records chunk. Callers hold
-  // m_flush_mutex (the flush thread, flush_now(), finish()).
-  void flush_once() {
+  // CUPTI's buffers -> parsed records -> one records chunk. Callers hold m_flush_mutex (the
+  // flush thread, flush_now(), finish()). `forced` also takes buffers that hold records of
+  // work still in flight: CUPTI hands those over without timestamps and never again, so they
+  // are lost (a rank slowed by a 20 ms kernel lost 41 kernel records to periodic forced
+  // flushes). Only the final flush, after the context is synchronized, and the explicit
+  // flush points force.
+  void flush_once(bool forced = true) {
     trace::device_trace batch;
     batch.backend = "cupti";
     batch.process = m_pid;
     if (m_cupti_on) {
-      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
       cupti::parsed_records records = m_buffers->take();
       if (m_clock_start) {
         const auto now = cupti::read_clock_pair().value_or(*m_clock_start);

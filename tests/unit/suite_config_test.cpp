@@ -234,7 +234,16 @@ TEST_CASE("config: integer parameters keep every digit and a point is planned on
   CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok]\n    params: {n: [1000, 1e3]}\n"),
                     Contains("the value 1000 is given twice"));
   CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok, ok]\n"), Contains("variant 'ok' is named twice"));
-  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok]\n  - name: faulty\n    variants: [ok]\n"),
-                    Contains("suite.yaml:4:") && Contains("already planned by the entry at suite.yaml:2:"));
+  // Two sweeps that cross: the shared point is planned once, every other point of both is kept.
+  const auto crossing = plan("workloads:\n  - name: faulty\n    variants: [ok]\n    params: {n: [1000, 2000, 4000]}\n"
+                             "  - name: faulty\n    variants: [ok]\n    params: {n: [500, 1000]}\n");
+  std::vector<std::string> ns;
+  for (const auto& p : crossing) ns.push_back(p.params.at("n"));
+  CHECK(ns == std::vector<std::string>{"1000", "2000", "4000", "500"});
+  // The same point with other measurement settings is ambiguous: which one was meant?
+  CHECK_THROWS_WITH(plan("workloads:\n  - name: faulty\n    variants: [ok]\n  - name: faulty\n    variants: [ok]\n"
+                         "    measure: {min_samples: 7}\n"),
+                    Contains("suite.yaml:4:") && Contains("already planned by the entry at suite.yaml:2:") &&
+                        Contains("other measurement settings"));
   CHECK(plan("workloads:\n  - name: faulty\n    variants: [ok]\n    params: {n: 2e3}\n").at(0).params.at("n") == "2000");
 }
