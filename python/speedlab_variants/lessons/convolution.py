@@ -24,7 +24,7 @@ class _Convolution(Variant):
         return self.out
 
 
-@variant("convolution", "loop", description="plain Python loops over pixels and taps", max_size={"size": 64})
+@variant("convolution", "loop", description="plain Python loop over pixels and taps", max_size={"size": 64})
 class Loop(_Convolution):
     def compute(self):
         image, mask, out = self.image, self.mask, self.outputs.out
