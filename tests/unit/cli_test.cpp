@@ -95,7 +95,7 @@ TEST_CASE("cli: a suite killed mid-way keeps every finished point", "[cli][strea
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::setpgid(0, 0);
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::setpgid(pid, pid);
@@ -109,6 +109,9 @@ TEST_CASE("cli: a suite killed mid-way keeps every finished point", "[cli][strea
   ::kill(-pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
+  // speedlab is reaped; a point's child in its own group may still be exiting: wait until
+  // speedlab's group is gone before reading the folder.
+  for (int i = 0; i < 500 && ::kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const auto points = read_jsonl(results);
   REQUIRE(points.size() == 5);
   for (const auto& p : points) {
