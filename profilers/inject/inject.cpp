@@ -43,6 +43,7 @@
 
 #include "model/profile_stream.hpp"
 #include "profilers/cupti/cupti_collector.hpp"
+#include "profilers/inject/flush_policy.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 
 namespace speedlab::inject {
@@ -159,6 +160,15 @@ public:
       const long v = std::strtol(ms.c_str(), nullptr, 10);
       if (v > 0) m_flush_ms = static_cast<std::uint32_t>(v);
     }
+    // A flush forces CUPTI's buffers out once GPU records were held back this long (a GPU
+    // never idle at a flush): flush_policy.hpp. 0: never.
+    std::uint64_t force_after_ms = std::max<std::uint64_t>(5000, 10ull * m_flush_ms);
+    if (const std::string ms = env("SPEEDLAB_PROFILE_FORCE_AFTER_MS"); !ms.empty()) {
+      const long v = std::strtol(ms.c_str(), nullptr, 10);
+      if (v >= 0) force_after_ms = static_cast<std::uint64_t>(v);
+    }
+    m_force_after_ms = force_after_ms;
+    m_policy = flush_policy(force_after_ms * 1000000ull);
     if (const std::string mib = env("SPEEDLAB_PROFILE_MAX_BUFFER_MIB"); !mib.empty()) {
       const long v = std::strtol(mib.c_str(), nullptr, 10);
       if (v > 0) m_cap_bytes = static_cast<std::size_t>(v) << 20;
@@ -302,7 +312,19 @@ private:
       lock.unlock(); // never held across a CUPTI call
       try {
         std::lock_guard flushing(m_flush_mutex);
-        flush_once(false);
+        const bool force = m_policy.should_force(steady_now_ns());
+        flush_once(force);
+        if (force) {
+          m_policy.forced(steady_now_ns());
+          if (!m_force_said) {
+            m_force_said = true;
+            note(fmt::format("cupti: no kernel or copy record came out for {:.1f} s while work was launched (the "
+                             "GPU was busy at every flush): this flush, and any later one after as long, forced "
+                             "CUPTI's buffers out; records of work running at such a flush are lost and counted as "
+                             "dropped (SPEEDLAB_PROFILE_FORCE_AFTER_MS, 0: never force)",
+                             static_cast<double>(m_force_after_ms) / 1000));
+          }
+        }
       } catch (...) {
       }
       lock.lock();
@@ -313,8 +335,8 @@ private:
   // flush thread, flush_now(), finish()). `forced` also takes buffers that hold records of
   // work still in flight: CUPTI hands those over without timestamps and never again, so they
   // are lost (a rank slowed by a 20 ms kernel lost 41 kernel records to periodic forced
-  // flushes). Only the final flush, after the context is synchronized, and the explicit
-  // flush points force.
+  // flushes). The final flush, after the context is synchronized, and the explicit flush
+  // points force; the periodic ones only when flush_policy says records are held back.
   void flush_once(bool forced = true) {
     trace::device_trace batch;
     batch.backend = "cupti";
@@ -330,6 +352,7 @@ private:
       const std::uint64_t dropped = cupti::take_dropped_records() + records.incomplete;
       std::uint64_t unpaired = 0;
       cupti::finalize(std::move(records), &cupti::cupti_api_name, batch, &unpaired);
+      m_policy.delivered(batch, steady_now_ns());
       batch.dropped_records = dropped;
       batch.buffer_bytes = m_buffers->peak_bytes();
       m_dropped += dropped;
@@ -357,6 +380,9 @@ private:
 
   std::uint32_t m_pid = 0;
   std::uint32_t m_flush_ms = default_flush_ms;
+  flush_policy m_policy{0};
+  std::uint64_t m_force_after_ms = 0;
+  bool m_force_said = false;
   std::size_t m_cap_bytes = default_cap_bytes;
   std::unique_ptr<profile::stream_writer> m_writer;
   CUpti_SubscriberHandle m_subscriber{};
