@@ -461,7 +461,7 @@ int command_analyze(const analyze_options& options) {
   if (is_profile_folder(options.dir)) {
     const analysis::program_analysis program = analyze_profile_folder(options.dir);
     if (options.json) {
-      std::cout << nlohmann::json{{"program", program}, {"analysis", program.result}}.dump(2) << '\n';
+      std::cout << analyze_profile_json(program).dump(2) << '\n';
       return exit_ok;
     }
     std::cout << program_summary(program) << '\n';

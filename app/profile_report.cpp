@@ -15,6 +15,7 @@
 
 #include "app/output_folder.hpp"
 #include "model/natural_order.hpp"
+#include "reports/common/process_ranks.hpp"
 #include "reports/common/program_tables.hpp"
 #include "reports/reporter.hpp"
 
@@ -232,6 +233,10 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
 
 analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir) {
   return load_and_analyze(dir).analysis;
+}
+
+nlohmann::json analyze_profile_json(const analysis::program_analysis& analysis) {
+  return {{"program", reports::program_json(analysis)}, {"analysis", analysis.result}};
 }
 
 written_reports report_profile_folder(const std::filesystem::path& dir,

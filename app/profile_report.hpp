@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/program_analysis.hpp"
 #include "app/output_folder.hpp"
 #include "model/profile.hpp"
@@ -63,6 +65,9 @@ std::string program_summary(const analysis::program_analysis& analysis);
 // `speedlab analyze DIR` on a profile folder: the analysis of what it holds (device.json's
 // ceilings when present). Reader messages become notes.
 analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir);
+// `speedlab analyze --json DIR` on a profile folder: {"program", "analysis"}, the program's
+// per-process records tagged with host and rank as in results.json (reports::program_json).
+nlohmann::json analyze_profile_json(const analysis::program_analysis& analysis);
 // `speedlab report DIR` on a profile folder.
 written_reports report_profile_folder(const std::filesystem::path& dir,
                                                          const std::vector<std::string>& formats);

@@ -1,11 +1,46 @@
 #include "reports/common/overview.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "analysis/finding_groups.hpp"
 #include "reports/common/text.hpp"
 
 namespace speedlab::reports {
+
+namespace {
+
+// Replaces the skipped rows of one workload (rows[first..]) by one row after its other rows,
+// its variants grouped by reason in order of first appearance, each variant named once per
+// reason (a variant skipped in several sweeps for the same reason is one name).
+void fold_skipped(std::vector<overview_row>& rows, std::size_t first) {
+  overview_row folded;
+  std::vector<overview_row> kept;
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    if (r.point->status != point_status::skipped) {
+      kept.push_back(r);
+      continue;
+    }
+    if (!folded.point) {
+      folded.point = r.point;
+      folded.workload_index = r.workload_index;
+      folded.sweep_index = r.sweep_index;
+    }
+    const std::string reason = r.point->reason.empty() ? "no reason given" : r.point->reason;
+    auto g = std::find_if(folded.skipped.begin(), folded.skipped.end(),
+                          [&](const skipped_variants& s) { return s.reason == reason; });
+    if (g == folded.skipped.end()) g = folded.skipped.insert(folded.skipped.end(), {reason, {}});
+    if (std::find(g->variants.begin(), g->variants.end(), r.point->variant) == g->variants.end())
+      g->variants.push_back(r.point->variant);
+  }
+  if (!folded.point) return;
+  rows.resize(first);
+  rows.insert(rows.end(), kept.begin(), kept.end());
+  rows.push_back(std::move(folded));
+}
+
+} // namespace
 
 std::vector<overview_row> overview_rows(const std::vector<workload_view>& workloads, const analysis_index& index,
                                         const analysis::analysis_result& analysis) {
@@ -13,6 +48,7 @@ std::vector<overview_row> overview_rows(const std::vector<workload_view>& worklo
   std::vector<overview_row> rows;
   for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
     const auto& w = workloads[wi];
+    const std::size_t workload_first = rows.size();
     for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
       const auto& s = w.sweeps[si];
       const std::size_t first = rows.size();
@@ -47,8 +83,20 @@ std::vector<overview_row> overview_rows(const std::vector<workload_view>& worklo
       }
       if (best && rows.size() - first > 1) best->fastest = true;
     }
+    fold_skipped(rows, workload_first);
   }
   return rows;
+}
+
+std::size_t overview_row::skipped_variant_count() const {
+  std::set<std::string> names;
+  for (const auto& g : skipped) names.insert(g.variants.begin(), g.variants.end());
+  return names.size();
+}
+
+std::string skipped_label(const overview_row& r) {
+  const std::size_t n = r.skipped_variant_count();
+  return std::to_string(n) + (n == 1 ? " variant skipped" : " variants skipped");
 }
 
 std::string short_finding(const analysis::finding& f) {

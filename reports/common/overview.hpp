@@ -1,6 +1,8 @@
 // The overview every human report opens with: one row per workload x variant (x parameter
 // set) at the largest measured size of its sweep, with the figures a reader needs at a
 // glance. A lookup over the analysis, shared so Markdown and HTML show the same rows.
+// Skipped variants (no GPU, a Python package missing) fold into one row per workload that
+// names them with their reasons; every skipped point stays in the full report's tables.
 #pragma once
 
 #include <map>
@@ -13,18 +15,31 @@
 
 namespace speedlab::reports {
 
+// Skipped variants of one workload that share a reason, in the workload's variant order.
+struct skipped_variants {
+  std::string reason; // the points' reason ("no reason given" when they gave none)
+  std::vector<std::string> variants;
+};
+
 struct overview_row {
-  const point_result* point = nullptr;
+  const point_result* point = nullptr;             // a folded row: its first skipped point
   std::size_t workload_index = 0, sweep_index = 0;
   std::size_t sizes = 1;                           // sizes in its sweep (>1: a sweep one click away)
   const analysis::speedup* speedup = nullptr;      // over serial, when there is one
   const analysis::roofline_point* roof = nullptr;
   const analysis::finding* top = nullptr;          // its finding with the largest saving
   bool fastest = false;                            // lowest valid median of its sweep's rows
+  // Not empty: the row folds every skipped variant of its workload (all its sweeps), by reason.
+  std::vector<skipped_variants> skipped;
+  bool folded() const { return !skipped.empty(); }
+  std::size_t skipped_variant_count() const; // distinct variants (one may be skipped for two reasons)
 };
 
 std::vector<overview_row> overview_rows(const std::vector<workload_view>& workloads, const analysis_index& index,
                                         const analysis::analysis_result& analysis);
+
+// "3 variants skipped": the variant cell of a folded row.
+std::string skipped_label(const overview_row& r);
 
 // A finding in a few words: its title when short, else the rule and the figure it leads with.
 std::string short_finding(const analysis::finding& f);

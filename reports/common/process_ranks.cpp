@@ -31,4 +31,31 @@ std::map<std::string, process_identity> process_identities(const analysis::progr
   return out;
 }
 
+namespace {
+nlohmann::json optional_int(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+} // namespace
+
+void tag_with_rank(nlohmann::json& record, const process_identity& id) {
+  record["host"] = id.host;
+  record["rank"] = optional_int(id.rank);
+  record["local_rank"] = optional_int(id.local_rank);
+  record["world_size"] = optional_int(id.world_size);
+}
+
+nlohmann::json program_json(const analysis::program_analysis& a, const std::map<std::string, process_identity>& ids) {
+  nlohmann::json j = a;
+  auto by_pid = [&ids](const nlohmann::json& pid) -> const process_identity* {
+    if (!pid.is_number_unsigned()) return nullptr;
+    auto it = ids.find(analysis::process_point_id(pid.get<std::uint32_t>()));
+    return it == ids.end() ? nullptr : &it->second;
+  };
+  for (const char* set : {"processes", "streams"})
+    if (j.contains(set) && j[set].is_array())
+      for (auto& record : j[set])
+        if (const auto* id = by_pid(record.value("pid", nlohmann::json()))) tag_with_rank(record, *id);
+  return j;
+}
+
+nlohmann::json program_json(const analysis::program_analysis& a) { return program_json(a, process_identities(a)); }
+
 } // namespace speedlab::reports

@@ -190,7 +190,8 @@ private:
   // The analysis with only the placements of the overview's points (largest size of each sweep).
   analysis::analysis_result largest_sizes_only(const analysis::analysis_result& a) const {
     std::set<std::string> ids;
-    for (const auto& r : overview_rows(m_workloads, m_index, a)) ids.insert(r.point->id);
+    for (const auto& r : overview_rows(m_workloads, m_index, a))
+      if (!r.folded()) ids.insert(r.point->id);
     analysis::analysis_result out;
     out.device = a.device;
     for (const auto& r : a.roofline)
@@ -214,7 +215,10 @@ private:
       m_w << part.label;
     }
     m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
-           "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner</span></p>"_html;
+           "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner"_html;
+    if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
+      m_w << " · skipped variants: one row per workload with the reasons"_html;
+    m_w << "</span></p>"_html;
     m_w << "<div class=\"scroll\"><table class=\"overview\"><thead><tr><th>workload</th><th>variant</th><th>at</th>"
            "<th class=\"num\">median</th><th class=\"num\">vs serial [95% CI]</th><th>time split</th>"
            "<th class=\"num\">% of roof</th><th>top finding</th></tr></thead><tbody>"_html;
@@ -227,6 +231,10 @@ private:
       m_w << "<td>"_html;
       if (r.workload_index != last_workload) m_w << code(p.workload);
       last_workload = r.workload_index;
+      if (r.folded()) {
+        folded_skipped(r);
+        continue;
+      }
       m_w << "</td><td>"_html << code(p.variant) << "</td><td class=\"at\">"_html;
       const std::string at = p.params_key().empty() ? "—" : p.params_key();
       m_w.open("a", {{"href", "#" + sweep_anchor(r.workload_index, r.sweep_index)},
@@ -268,6 +276,23 @@ private:
       m_w << "</td></tr>"_html;
     }
     m_w << "</tbody></table></div></section>"_html;
+  }
+
+  // The rest of a folded row (after its workload cell): the skipped variants with their reasons.
+  void folded_skipped(const overview_row& r) {
+    m_w << "</td><td>"_html << skipped_label(r) << "</td><td class=\"at\">—</td><td class=\"num\">skipped</td>"_html;
+    m_w.open("td", {{"colspan", "4"}, {"class", "skipped"}});
+    for (std::size_t gi = 0; gi < r.skipped.size(); ++gi) {
+      const auto& g = r.skipped[gi];
+      if (gi) m_w << "; "_html;
+      for (std::size_t vi = 0; vi < g.variants.size(); ++vi) {
+        if (vi) m_w << ", "_html;
+        m_w << code(g.variants[vi]);
+      }
+      m_w << ": "_html << g.reason;
+    }
+    m_w.close("td");
+    m_w << "</tr>"_html;
   }
 
   // One entry per rule and workload, ranked by what fixing it would save; per-point

@@ -74,6 +74,7 @@ table.overview tr:has(.win) td { background: #f1f8f1; }
        padding: 0 6px; }
 table.overview td.top { min-width: 200px; max-width: 330px; font-size: 13px; }
 table.overview td.at { max-width: 200px; overflow-wrap: break-word; font-size: 13px; }
+table.overview td.skipped { font-size: 13px; color: var(--muted); }
 .dot::before { content: ""; display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 5px; }
 .dot.sev-critical::before { background: var(--critical); }
 .dot.sev-warning::before { background: var(--warning); }

@@ -26,33 +26,6 @@ std::string nested_dump(const nlohmann::json& j, int depth) {
   return out;
 }
 
-nlohmann::json optional_int(const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
-
-// A profiled program's per-process records (its points, processes and streams) each carry
-// the process's host and rank (null outside a launcher), so a multi-rank job's records can be
-// told apart without joining on pid.
-void tag_with_rank(nlohmann::json& record, const process_identity& id) {
-  record["host"] = id.host;
-  record["rank"] = optional_int(id.rank);
-  record["local_rank"] = optional_int(id.local_rank);
-  record["world_size"] = optional_int(id.world_size);
-}
-
-nlohmann::json program_json(const analysis::program_analysis& program,
-                            const std::map<std::string, process_identity>& ids) {
-  nlohmann::json j = program;
-  auto by_pid = [&ids](const nlohmann::json& pid) -> const process_identity* {
-    if (!pid.is_number_unsigned()) return nullptr;
-    auto it = ids.find(analysis::process_point_id(pid.get<std::uint32_t>()));
-    return it == ids.end() ? nullptr : &it->second;
-  };
-  for (const char* set : {"processes", "streams"})
-    if (j.contains(set) && j[set].is_array())
-      for (auto& record : j[set])
-        if (const auto* id = by_pid(record.value("pid", nlohmann::json()))) tag_with_rank(record, *id);
-  return j;
-}
-
 class json_reporter final : public reporter {
 public:
   std::string name() const override { return "json"; }

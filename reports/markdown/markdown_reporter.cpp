@@ -116,10 +116,24 @@ private:
       return;
     }
     m_out += "Largest size of each sweep (**fastest** marks its winner); speedup over the serial variant with its 95% interval; where the time "
-             "goes (share of the median repetition); % of the roof that bounds it; its largest finding.\n\n";
+             "goes (share of the median repetition); % of the roof that bounds it; its largest finding.";
+    if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
+      m_out += " Skipped variants: one row per workload with the reasons (each skipped point is under "
+               "\"Failed and invalid points\" in `report-full.md`).";
+    m_out += "\n\n";
     table_rows out;
     for (const auto& r : rows) {
       const auto& p = *r.point;
+      if (r.folded()) {
+        std::string why;
+        for (const auto& g : r.skipped) {
+          std::string names;
+          for (const auto& v : g.variants) names += (names.empty() ? "" : ", ") + md_code(v);
+          why += (why.empty() ? "" : "; ") + names + ": " + md_text(g.reason);
+        }
+        out.push_back({md_code(p.workload), md_text(skipped_label(r)), "—", "skipped", "—", "—", "—", why});
+        continue;
+      }
       std::string where = md_code(p.params_key().empty() ? "—" : p.params_key());
       if (r.sizes > 1) where += fmt::format(" (largest of {})", r.sizes);
       out.push_back({md_code(p.workload), md_code(p.variant), where,

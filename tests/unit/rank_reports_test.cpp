@@ -136,3 +136,45 @@ TEST_CASE("rank fixtures: the reports show and group each rank", "[ranks][fixtur
     }
   }
 }
+
+TEST_CASE("rank fixtures: analyze --json tags each process with host and rank as results.json does",
+          "[ranks][fixtures][analyze]") {
+  // Compares the two documents field by field, so it holds for any recording of this shape.
+  for (const char* shape : {"outside", "inside"}) {
+    INFO(shape);
+    speedlab::testing::temp_dir dir;
+    copy_fixture(shape, dir.path());
+    REQUIRE(app::report_profile_folder(dir.path(), {"json"}).failed == 0);
+    std::ifstream json_in(dir.path() / "results.json");
+    const auto results = nlohmann::json::parse(json_in);
+    const auto a = app::analyze_profile_folder(dir.path());
+    REQUIRE(a.ranks);
+    const nlohmann::json analyzed = app::analyze_profile_json(a);
+    REQUIRE(analyzed.contains("analysis"));
+
+    for (const char* set : {"processes", "streams"}) {
+      INFO(set);
+      const auto& mine = analyzed["program"][set];
+      const auto& theirs = results["program"][set];
+      REQUIRE(!mine.empty());
+      REQUIRE(mine.size() == theirs.size());
+      std::set<int> ranks;
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        INFO("pid " << mine[i].value("pid", 0u));
+        CHECK(mine[i]["pid"] == theirs[i]["pid"]);
+        for (const char* key : {"host", "rank", "local_rank", "world_size"}) {
+          INFO(key);
+          REQUIRE(mine[i].contains(key));
+          CHECK(mine[i][key] == theirs[i][key]);
+        }
+        CHECK(!mine[i]["host"].get<std::string>().empty());
+        if (mine[i]["rank"].is_number_integer()) {
+          ranks.insert(mine[i]["rank"].get<int>());
+          CHECK(mine[i]["world_size"] == 2);
+          CHECK(mine[i]["local_rank"].is_number_integer());
+        }
+      }
+      CHECK(ranks == std::set<int>{0, 1});
+    }
+  }
+}

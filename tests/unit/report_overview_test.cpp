@@ -1,0 +1,129 @@
+// The overview shared by report.md and report.html (reports/common/overview.hpp): skipped
+// variants fold into one row per workload that names them with their reasons, while the
+// full report keeps every skipped point with its reason.
+#include <algorithm>
+#include <sstream>
+
+#include "speedlab_catch.hpp"
+
+#include "reports/common/overview.hpp"
+#include "tests/golden/golden.hpp"
+#include "tests/golden/report_fixture.hpp"
+
+using namespace speedlab;
+
+namespace {
+
+const std::string no_gpu = "no usable CUDA device: cudaErrorNoDevice (no CUDA-capable device is detected)";
+const std::string no_numpy = "needs the Python package numpy, which python3 cannot import <script>x</script>";
+
+// The fixture with three vector_add variants skipped at each of its sizes: two for want of a
+// GPU, one for want of a Python package (its reason carries markup, to test escaping).
+test_fixture::report_fixture with_skipped_variants() {
+  auto f = test_fixture::make_report_fixture();
+  for (const char* size : {"1024", "1048576", "16777216"})
+    for (const auto& [variant, reason] :
+         {std::pair{"cuda_tiled", no_gpu}, std::pair{"cuda_graph", no_gpu}, std::pair{"py-numpy", no_numpy}}) {
+      point_result p = test_fixture::detail::make_point("vector_add", variant, "cuda", {{"n", size}}, 0);
+      p.status = point_status::skipped;
+      p.reason = reason;
+      p.samples_ns.clear();
+      p.wall = {};
+      p.phase_median_ns.clear();
+      f.points.push_back(p);
+    }
+  return f;
+}
+
+std::vector<std::string> lines_with(const std::string& text, const std::string& what) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(what) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+// The Markdown overview section alone.
+std::string overview_section(const std::string& md) {
+  const auto from = md.find("## Overview");
+  REQUIRE(from != std::string::npos);
+  return md.substr(from, md.find("\n## ", from + 1) - from);
+}
+
+} // namespace
+
+TEST_CASE("overview: a workload's skipped variants fold into one row, by reason", "[report][overview]") {
+  const auto f = with_skipped_variants();
+  const auto in = f.input();
+  const auto workloads = reports::group_workloads(in.points);
+  const reports::analysis_index index(in.analysis, in.points);
+  const auto rows = reports::overview_rows(workloads, index, in.analysis);
+
+  std::vector<const reports::overview_row*> folded;
+  for (const auto& r : rows) {
+    if (r.folded()) folded.push_back(&r);
+    else CHECK(r.point->status != point_status::skipped);
+  }
+  REQUIRE(folded.size() == 1);
+  const auto& r = *folded.front();
+  CHECK(r.point->workload == "vector_add");
+  CHECK(r.skipped_variant_count() == 3);
+  CHECK(reports::skipped_label(r) == "3 variants skipped");
+  REQUIRE(r.skipped.size() == 2);
+  CHECK(r.skipped[0].reason == no_gpu);
+  CHECK(r.skipped[0].variants == std::vector<std::string>{"cuda_tiled", "cuda_graph"});
+  CHECK(r.skipped[1].reason == no_numpy);
+  CHECK(r.skipped[1].variants == std::vector<std::string>{"py-numpy"});
+  // The folded row comes after the workload's measured rows, before the next workload's.
+  const auto at = static_cast<std::size_t>(&r - rows.data());
+  REQUIRE(at > 0);
+  CHECK(rows[at - 1].point->workload == "vector_add");
+  REQUIRE(at + 1 < rows.size());
+  CHECK(rows[at + 1].point->workload != "vector_add");
+}
+
+TEST_CASE("overview: report.md shows one line for a workload's skipped variants, names and reasons",
+          "[report][overview][markdown]") {
+  const auto f = with_skipped_variants();
+  for (const char* file : {"report.md", "report-full.md"}) {
+    INFO(file);
+    const std::string md = test_golden::render("markdown", f.input(), file);
+    const std::string overview = overview_section(md);
+    const auto lines = lines_with(overview, "skipped");
+    // The legend sentence and one table row.
+    const auto rows = lines_with(overview, "variants skipped");
+    REQUIRE(rows.size() == 1);
+    CHECK(lines.size() == 2);
+    const std::string& row = rows.front();
+    CHECK(row.rfind("| `vector_add` | 3 variants skipped |", 0) == 0);
+    CHECK_THAT(row, Catch::Contains("`cuda_tiled`, `cuda_graph`: " + no_gpu));
+    CHECK_THAT(row, Catch::Contains("`py-numpy`: needs the Python package numpy, which python3 cannot import "
+                                    "&lt;script&gt;x&lt;/script&gt;"));
+    for (const char* v : {"cuda_tiled", "cuda_graph", "py-numpy"})
+      CHECK(lines_with(overview, std::string("| `") + v + "` |").empty());
+  }
+  // Nothing lost: the full report lists each skipped point with its full reason.
+  const std::string full = test_golden::render("markdown", f.input(), "report-full.md");
+  for (const auto& p : f.points)
+    if (p.status == point_status::skipped) {
+      INFO(p.id);
+      CHECK(lines_with(full, "| `" + p.id + "` | skipped |").size() == 1);
+    }
+}
+
+TEST_CASE("overview: report.html folds skipped variants into one escaped row", "[report][overview][html]") {
+  const auto f = with_skipped_variants();
+  const std::string html = test_golden::render("html", f.input(), "report.html");
+  const auto from = html.find("<section id=\"overview\">");
+  REQUIRE(from != std::string::npos);
+  const std::string overview = html.substr(from, html.find("</section>", from) - from);
+  std::size_t rows = 0;
+  for (auto at = overview.find("3 variants skipped"); at != std::string::npos;
+       at = overview.find("3 variants skipped", at + 1))
+    ++rows;
+  CHECK(rows == 1);
+  CHECK_THAT(overview, Catch::Contains("<code>cuda_tiled</code>, <code>cuda_graph</code>: " + no_gpu));
+  CHECK_THAT(overview, Catch::Contains("&lt;script&gt;x&lt;/script&gt;"));
+  CHECK_THAT(overview, !Catch::Contains("<script>x"));
+  CHECK_THAT(overview, !Catch::Contains("<td><code>cuda_tiled</code></td>"));
+}
