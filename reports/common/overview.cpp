@@ -134,6 +134,17 @@ std::string figure_range(const analysis::finding_group& g) {
   return lo == hi ? lo : lo + "–" + hi;
 }
 
+std::string speedup_interval(const analysis::speedup& s) {
+  if (s.method == "none") return " (no interval: under 3 repetitions)";
+  if (s.ci_high > 0) return " [" + fmt_sig(s.ci_low) + "–" + fmt_sig(s.ci_high) + "]";
+  return "";
+}
+
+std::string speedup_words(const analysis::speedup& s) {
+  if (s.method == "none") return fmt_ratio(s.ratio) + speedup_interval(s);
+  return fmt_ratio(s.ratio) + " " + s.verdict + speedup_interval(s);
+}
+
 std::string gain_range(const analysis::finding_group& g) {
   if (g.gain_max <= 1) return "";
   const std::string lo = fmt_ratio(g.gain_min), hi = fmt_ratio(g.gain_max);

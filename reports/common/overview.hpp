@@ -56,6 +56,13 @@ std::string split_words(const time_split& s);
 
 // A finding group's figures in words: "9.2%–93.9%" (one value when all agree, "" without).
 std::string figure_range(const analysis::finding_group& g);
+// A speedup in words: "2.12x faster [2.01–2.25]" (the ratio, its verdict and 95% interval),
+// or "196x (no interval: under 3 repetitions)" when one side has too few repetitions for
+// one: a verdict of "unclear" with a collapsed interval would read as a measured one.
+std::string speedup_words(const analysis::speedup& s);
+// The interval part alone: " [2.01–2.25]", " (no interval: under 3 repetitions)" or "".
+std::string speedup_interval(const analysis::speedup& s);
+
 // "up to 1.07x–2.85x faster" or "" when no finding estimates a gain.
 std::string gain_range(const analysis::finding_group& g);
 // "variant n=1024": a point named inside its workload.

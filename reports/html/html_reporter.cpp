@@ -254,8 +254,7 @@ private:
         m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
         m_w << fmt_ratio(r.speedup->ratio);
         m_w.close("span");
-        if (r.speedup->ci_high > 0)
-          m_w << " ["_html << fmt_sig(r.speedup->ci_low) + "–" + fmt_sig(r.speedup->ci_high) << "]"_html;
+        m_w << speedup_interval(*r.speedup);
       } else {
         m_w << "—";
       }
@@ -407,7 +406,7 @@ private:
       const auto* sp = m_index.speedup(*p);
       const bool have = p->wall.count > 0;
       std::string speedup = "—";
-      if (sp) speedup = fmt_ratio(sp->ratio) + " " + sp->verdict + (sp->ci_high > 0 ? " [" + fmt_sig(sp->ci_low) + "–" + fmt_sig(sp->ci_high) + "]" : "");
+      if (sp) speedup = speedup_words(*sp);
       row r{{code_cell(p->variant), code_cell(size_label(*p)), text_cell(status_label(*p)),
              num_cell(have ? fmt_duration(p->wall.median) : "—"),
              num_cell(have ? fmt_duration(p->wall.q1) + " – " + fmt_duration(p->wall.q3) : "—"),
@@ -531,8 +530,7 @@ private:
                      "(median wall per repetition; 95% interval of the ratio).");
     std::vector<row> rows;
     for (const auto& s : m_in.analysis.cpp_over_python) {
-      std::string ratio = fmt_ratio(s.ratio) + " " + s.verdict;
-      if (s.ci_high > 0) ratio += " [" + fmt_sig(s.ci_low) + "–" + fmt_sig(s.ci_high) + "]";
+      const std::string ratio = speedup_words(s);
       rows.push_back({{code_cell(s.workload), s.params_key.empty() ? text_cell("—") : code_cell(s.params_key),
                        code_cell(s.variant), code_cell(s.baseline), num_cell(ratio)}});
     }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/common/overview.hpp"
 #include "reports/common/trace_util.hpp"
 
 namespace speedlab::reports::html {
@@ -336,8 +337,7 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
     baseline = s->baseline;
     series[p->variant].push_back({p->size_value(), s->ratio, s->ci_low > 0 ? s->ci_low : s->ratio,
                                   s->ci_high > 0 ? s->ci_high : s->ratio,
-                                  p->variant + " at " + size_label(*p) + ": " + fmt_ratio(s->ratio) + " (" + s->verdict +
-                                      ", 95% CI " + fmt_sig(s->ci_low) + "–" + fmt_sig(s->ci_high) + ")"});
+                                  p->variant + " at " + size_label(*p) + ": " + speedup_words(*s)});
   }
   double xmin = 0, xmax = 0, ymin = 1, ymax = 1;
   bool any = false;

@@ -36,9 +36,8 @@ std::string noise_cell(const summary_stats& s) {
 
 std::string speedup_cell(const analysis::speedup* s) {
   if (!s) return "—";
-  std::string c = fmt_ratio(s->ratio) + " " + md_text(s->verdict);
-  if (s->ci_high > 0) c += " [" + fmt_sig(s->ci_low) + "–" + fmt_sig(s->ci_high) + "]";
-  return c;
+  // The interval is numbers and brackets of our own: written as is, not escaped.
+  return fmt_ratio(s->ratio) + (s->method == "none" ? "" : " " + md_text(s->verdict)) + speedup_interval(*s);
 }
 
 // Parameters other than the size; "—" when there are none.

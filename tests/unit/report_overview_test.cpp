@@ -127,3 +127,17 @@ TEST_CASE("overview: report.html folds skipped variants into one escaped row", "
   CHECK_THAT(overview, !Catch::Contains("<script>x"));
   CHECK_THAT(overview, !Catch::Contains("<td><code>cuda_tiled</code></td>"));
 }
+
+TEST_CASE("overview: a speedup without an interval says so instead of a collapsed one", "[report][overview]") {
+  speedlab::analysis::speedup s;
+  s.ratio = 196.2;
+  s.ci_low = s.ci_high = 196.2;
+  s.verdict = "unclear";
+  s.method = "none"; // the baseline had one repetition
+  CHECK(speedlab::reports::speedup_words(s) == "196x (no interval: under 3 repetitions)");
+  s.method = "bootstrap";
+  s.verdict = "faster";
+  s.ci_low = 190.4;
+  s.ci_high = 201.7;
+  CHECK(speedlab::reports::speedup_words(s) == "196x faster [190–202]");
+}
