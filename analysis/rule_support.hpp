@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/analysis.hpp"
 #include "model/device_keys.hpp"
@@ -43,6 +45,32 @@ inline latency launch_latency(const device_model& d) {
   if (const ceiling* c = find_ceiling(d.gpu, keys::launch_latency)) return {c->value, ceiling_text(*c)};
   return {5.0, "5 us (assumed: no calibration; CPU launches typically cost 5-20 us)"};
 }
+
+// One distinct (kernel, grid, block) of a point's counters pass (point_result::counters):
+// the median of its profiled launches and its launches in the pass (one repetition).
+// Defined in rules_counters.cpp; kernel-below-roofline reads them too.
+struct counter_kernel {
+  counters::kernel_counters counters;
+  counters::counter_figures f;
+  double ns = 0;       // one launch
+  double launches = 1; // per repetition
+  double time_per_rep() const { return ns * launches; }
+};
+std::vector<counter_kernel> counter_kernels(const point_result& p);
+
+// The busiest unit the counters read for one kernel: the busiest SM pipe, SM throughput,
+// memory throughput (L1/L2/DRAM) or DRAM throughput, whichever is highest (% of peak).
+// Empty when the metric set read none of them (the dram and default sets).
+struct busy_unit {
+  std::string name;    // e.g. "ALU (integer, logic) pipe", "SM throughput", "DRAM throughput"
+  bool memory = false; // a memory unit (memory or DRAM throughput), not the SM's
+  double pct = 0;
+};
+std::optional<busy_unit> busiest_unit(const counters::counter_figures& f);
+
+// Whether a trace's kernel name (demangled, as CUPTI activity records give it) and a
+// counters pass's (the launch's mangled name) name the same kernel.
+bool same_kernel(const std::string& trace_name, const std::string& counters_name);
 
 // Registers one rule in a registry keyed by name (point rules and program rules alike).
 template <class Rule, class Map>

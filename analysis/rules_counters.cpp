@@ -3,8 +3,12 @@
 // uncoalesced-access, achieved-occupancy, latency-bound, saturated-pipe, l2-thrashing.
 // Each looks at the distinct kernels of the counters pass that take a noticeable share of
 // the repetition.
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 
 #include "analysis/occupancy.hpp"
 #include "analysis/rule_support.hpp"
@@ -22,36 +26,9 @@ namespace cn = speedlab::counters;
 constexpr double min_kernel_ns = 5000;  // shorter kernels: counters say little, gains are tiny
 constexpr double min_share = 0.05;      // of the repetition's wall time
 
-struct kernel_view {
-  cn::kernel_counters counters; // the median over its profiled launches
-  cn::counter_figures f;
-  double ns = 0;                // one launch
-  double launches = 1;          // per repetition (the counters pass is one repetition)
-  double time_per_rep() const { return ns * launches; }
-};
+using kernel_view = detail::counter_kernel;
 
-// The distinct kernels of the counters pass, each with its launches in the pass (the
-// pass is one repetition; launches beyond K were counted, not profiled, so they are
-// estimated from the launch count when every launch was of one key).
-std::vector<kernel_view> kernels_of(const point_result& p) {
-  std::vector<kernel_view> out;
-  if (!p.counters) return out;
-  const auto& c = *p.counters;
-  std::map<std::string, double> profiled;
-  for (const auto& k : c.kernels) profiled[k.kernel] += 1;
-  for (auto& k : cn::per_distinct_kernel(c.kernels)) {
-    kernel_view v;
-    v.f = cn::derive(k.metrics);
-    v.ns = v.f.duration_ns.value_or(0);
-    v.launches = 0;
-    for (const auto& l : c.kernels)
-      if (l.kernel == k.kernel && l.grid == k.grid && l.block == k.block) v.launches += 1;
-    if (c.skipped > 0 && profiled.size() == 1) v.launches += static_cast<double>(c.skipped);
-    v.counters = std::move(k);
-    out.push_back(std::move(v));
-  }
-  return out;
-}
+std::vector<kernel_view> kernels_of(const point_result& p) { return detail::counter_kernels(p); }
 
 bool noticeable(const rule_context& ctx, const kernel_view& k) {
   const double W = ctx.wall_ns();
@@ -200,7 +177,7 @@ public:
       std::optional<occupancy_result> theory;
       if (ctx.trace)
         for (const auto& t : ctx.trace->kernels)
-          if (t.name == k.counters.kernel || t.name.find(k.counters.kernel) != std::string::npos) {
+          if (detail::same_kernel(t.name, k.counters.kernel)) {
             theory = theoretical_occupancy(t.threads_per_block(), t.registers_per_thread, t.shared_bytes, limits);
             break;
           }
@@ -223,7 +200,7 @@ public:
         add(f, "theoretical occupancy", fmt::format("{} (limited by {})", text::percent(theory->occupancy), theory->limiter));
         if (ctx.trace)
           for (const auto& t : ctx.trace->kernels)
-            if (t.name.find(k.counters.kernel) != std::string::npos) {
+            if (detail::same_kernel(t.name, k.counters.kernel)) {
               add(f, "waves", fmt::format("{:.2f}", waves(t.blocks(), theory->blocks_per_sm, limits.sm_count)));
               break;
             }
@@ -378,6 +355,55 @@ public:
 };
 
 } // namespace
+
+namespace detail {
+
+// The distinct kernels of the counters pass, each with its launches in the pass (the
+// pass is one repetition; launches beyond K were counted, not profiled, so they are
+// estimated from the launch count when every launch was of one key).
+std::vector<counter_kernel> counter_kernels(const point_result& p) {
+  std::vector<counter_kernel> out;
+  if (!p.counters) return out;
+  const auto& c = *p.counters;
+  std::map<std::string, double> profiled;
+  for (const auto& k : c.kernels) profiled[k.kernel] += 1;
+  for (auto& k : cn::per_distinct_kernel(c.kernels)) {
+    counter_kernel v;
+    v.f = cn::derive(k.metrics);
+    v.ns = v.f.duration_ns.value_or(0);
+    v.launches = 0;
+    for (const auto& l : c.kernels)
+      if (l.kernel == k.kernel && l.grid == k.grid && l.block == k.block) v.launches += 1;
+    if (c.skipped > 0 && profiled.size() == 1) v.launches += static_cast<double>(c.skipped);
+    v.counters = std::move(k);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+bool same_kernel(const std::string& trace_name, const std::string& counters_name) {
+  if (trace_name.empty() || counters_name.empty()) return false;
+  if (trace_name == counters_name) return true;
+  // The demangling the CUPTI backend applies to activity records (profilers/cupti).
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(counters_name.c_str(), nullptr, nullptr, &status),
+                                           std::free);
+  return status == 0 && d && trace_name == d.get();
+}
+
+std::optional<busy_unit> busiest_unit(const cn::counter_figures& f) {
+  std::optional<busy_unit> best;
+  auto consider = [&](const std::optional<double>& v, std::string name, bool memory) {
+    if (v && (!best || *v > best->pct)) best = busy_unit{std::move(name), memory, *v};
+  };
+  if (f.busiest_pipe_pct) consider(f.busiest_pipe_pct, f.busiest_pipe + " pipe", false);
+  consider(f.sm_throughput_pct, "SM throughput", false);
+  consider(f.dram_throughput_pct, "DRAM throughput", true);
+  consider(f.memory_throughput_pct, "memory throughput (L1, L2, DRAM)", true);
+  return best;
+}
+
+} // namespace detail
 
 void add_counter_rules(rule_map& m) {
   detail::put<excess_traffic>(m);

@@ -1,6 +1,7 @@
 // Rules about how the GPU is used: launch-bound, synchronization-heavy, host-bound,
 // kernel-below-roofline, low-occupancy, too-few-blocks.
 #include <algorithm>
+#include <optional>
 
 #include "analysis/occupancy.hpp"
 #include "analysis/rule_support.hpp"
@@ -166,17 +167,63 @@ public:
   }
 };
 
+// What the hardware counters say about the kernels behind one roofline row: the busiest
+// unit of the dominant kernel and the speedup the counters leave (each kernel raised to
+// `target` % of peak on its busiest unit). Absent when the counters do not cover the row:
+// no counters pass, a metric set without utilization metrics, or counted kernels that
+// account for less than half of the row's time.
+struct counter_evidence {
+  detail::counter_kernel dominant;
+  detail::busy_unit unit; // the dominant kernel's busiest unit
+  double speedup = 1;     // of the row's kernels, from the counters
+};
+
+// "SM throughput at 81.7% of peak (busiest pipe ALU (integer, logic) at 54.4%)".
+std::string busy_text(const counter_evidence& ce) {
+  std::string s = fmt::format("{} at {:.1f}% of peak", ce.unit.name, ce.unit.pct);
+  const auto& f = ce.dominant.f;
+  if (!ce.unit.memory && f.busiest_pipe_pct && ce.unit.name != f.busiest_pipe + " pipe")
+    s += fmt::format(" (busiest pipe {} at {:.1f}%)", f.busiest_pipe, *f.busiest_pipe_pct);
+  return s;
+}
+
+std::optional<counter_evidence> counter_evidence_for(const rule_context& ctx, const roofline_point& r, double target) {
+  double covered = 0, reachable = 0;
+  std::optional<counter_evidence> out;
+  for (auto& k : detail::counter_kernels(ctx.point)) {
+    if (!r.kernel.empty() && !detail::same_kernel(r.kernel, k.counters.kernel)) continue;
+    const auto unit = detail::busiest_unit(k.f);
+    if (!unit) return std::nullopt; // the metric set reads no utilization
+    const double t = k.time_per_rep();
+    if (!(t > 0)) continue;
+    covered += t;
+    reachable += t * std::min(1.0, std::max(unit->pct, 1.0) / target);
+    if (!out || t > out->dominant.time_per_rep()) out = counter_evidence{std::move(k), *unit, 1};
+  }
+  if (!out || !(reachable > 0) || covered < 0.5 * r.time_ns) return std::nullopt;
+  out->speedup = covered / reachable;
+  return out;
+}
+
 class kernel_below_roofline final : public rule {
 public:
   static constexpr double max_percent = 20;
   static constexpr double min_share = 0.10;
   static constexpr double target_percent = 60;
+  // With counters: a dominant kernel whose busiest unit runs at this % of peak or more is
+  // busy, whatever the declared work says (the same figure as the gain's target).
+  static constexpr double busy_percent = 60;
   std::string name() const override { return "kernel-below-roofline"; }
   std::string threshold() const override {
     return "a kernel taking at least 10% of the wall time reaches less than 20% of its roofline bound "
-           "(gain projected to 60% of the bound)";
+           "(gain projected to 60% of the bound); with counters (--metrics full) the busiest unit (pipe, SM, memory "
+           "or DRAM throughput) also caps the gain at 60% of its peak, and a kernel at 60% or more there is "
+           "reported as bound by that unit (info)";
   }
-  std::string summary() const override { return "a kernel is far from the bandwidth or compute roof it should reach"; }
+  std::string summary() const override {
+    return "a kernel is far from the bandwidth or compute roof it should reach (with counters: or bound by a unit "
+           "that roof does not see)";
+  }
 
   std::vector<finding> evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -191,10 +238,19 @@ public:
     for (const auto* r : rows) {
       if (r->bound == "unknown" || !(r->time_ns > 0) || r->percent_of_bound >= max_percent) continue;
       if (r->time_ns / W < min_share) continue;
-      const double saved = r->time_ns * (1 - r->percent_of_bound / target_percent);
+      const auto ce = counter_evidence_for(ctx, *r, target_percent);
+      double s = target_percent / std::max(r->percent_of_bound, 1e-9); // the kernels' speedup to 60% of the roof
+      if (ce) s = std::min(s, ce->speedup);
+      const double saved = r->time_ns * (1 - 1 / std::max(s, 1.0));
       const double gain = gain_from_saving(W, saved);
       const std::string who = r->kernel.empty() ? "the compute phase" : "kernel " + r->kernel;
-      finding f = start(ctx, fmt::format("{} reaches {:.1f}% of its {} bound", who, r->percent_of_bound, r->bound), gain);
+      const bool busy = ce && ce->unit.pct >= busy_percent;
+      finding f = start(ctx,
+                        busy ? fmt::format("{} is bound by its {}, not by the {} roof of its declared work "
+                                           "({:.1f}% of it)",
+                                           who, busy_text(*ce), r->bound, r->percent_of_bound)
+                             : fmt::format("{} reaches {:.1f}% of its {} bound", who, r->percent_of_bound, r->bound),
+                        gain);
       if (!r->kernel.empty()) add(f, "kernel", r->kernel);
       add(f, "bound", r->bound);
       add(f, "achieved", r->bound == "memory" ? text::gbps(r->achieved_gbps) : text::gflops(r->achieved_gflops));
@@ -205,29 +261,98 @@ public:
       add(f, "intensity", fmt::format("{:.3g} flop/byte", r->intensity));
       add(f, "time per repetition", text::time(r->time_ns) + " (" + text::percent(r->time_ns / W) + " of wall)");
       if (!r->note.empty()) add(f, "work attribution", r->note);
-      if (r->bound == "memory") {
-        f.explanation = fmt::format(
-            "With {:.3g} flop per byte this code is limited by memory bandwidth, yet it moves only {} of the "
-            "{} available ({:.1f}%). Uncoalesced or strided accesses, too little parallelism to hide latency, "
-            "or work that is not counted in the declared bytes keep it far from the roof.",
-            r->intensity, text::gbps(r->achieved_gbps), text::gbps(r->roof_gbps), r->percent_of_bound);
-        f.next_experiment =
-            "Check that consecutive threads touch consecutive addresses (coalescing), use shared-memory tiles "
-            "for transposed or reused accesses, and confirm with `ncu --clock-control none --section "
-            "MemoryWorkloadAnalysis`.";
-      } else {
-        f.explanation = fmt::format(
-            "With {:.3g} flop per byte this code should be limited by arithmetic throughput, yet it reaches only "
-            "{} of {} ({:.1f}%). Divergent branches, dependent instruction chains, float64 or integer work, or "
-            "low occupancy keep it far from the roof.",
-            r->intensity, text::gflops(r->achieved_gflops), text::gflops(r->roof_gflops), r->percent_of_bound);
-        f.next_experiment =
-            "Check the data type (float32 vs float64), divergence and occupancy; confirm with `ncu "
-            "--clock-control none --section ComputeWorkloadAnalysis --section Occupancy`.";
-      }
+      if (ce) add_counters(f, *ce);
+      if (busy)
+        explain_busy(f, *r, *ce);
+      else
+        explain_far(f, *r, ce ? &*ce : nullptr);
       out.push_back(std::move(f));
     }
     return out;
+  }
+
+private:
+  static void add_counters(finding& f, const counter_evidence& ce) {
+    const auto& k = ce.dominant;
+    if (f.evidence.empty() || f.evidence.front().name != "kernel") add(f, "kernel (counters)", k.counters.kernel);
+    const auto pct = [](double v) { return fmt::format("{:.1f}% of peak", v); };
+    add(f, "busiest unit (counters)", fmt::format("{} at {}", ce.unit.name, pct(ce.unit.pct)));
+    if (k.f.busiest_pipe_pct)
+      add(f, "busiest pipe", fmt::format("{} at {}", k.f.busiest_pipe, pct(*k.f.busiest_pipe_pct)));
+    if (k.f.sm_throughput_pct) add(f, "SM throughput", pct(*k.f.sm_throughput_pct));
+    if (k.f.memory_throughput_pct) add(f, "memory throughput", pct(*k.f.memory_throughput_pct));
+    if (k.f.dram_throughput_pct) add(f, "DRAM throughput", pct(*k.f.dram_throughput_pct));
+    add(f, "kernel speedup left (counters)",
+        ce.speedup <= 1 + 1e-9 ? fmt::format("none: the busiest unit is at {:.0f}% of peak or more", target_percent)
+                               : fmt::format("{} (each kernel's busiest unit raised to {:.0f}% of peak)",
+                                             text::factor(ce.speedup), target_percent));
+  }
+
+  static void explain_busy(finding& f, const roofline_point& r, const counter_evidence& ce) {
+    if (ce.unit.memory && r.bound == "memory") {
+      f.explanation = fmt::format(
+          "On the bytes the work model declares the kernel moves only {} of {} ({:.1f}%), but the hardware counters "
+          "show {}: it moves far more bytes than declared (or through L1/L2 more than once), and the memory system "
+          "is busy with them. The headroom is what the busiest unit has left, not the gap to the declared-bytes "
+          "roof.",
+          text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps), r.percent_of_bound, busy_text(ce));
+      f.next_experiment = "Compare the DRAM bytes the counters read with the declared bytes (excess-traffic, "
+                          "uncoalesced-access): cut the traffic the algorithm does not need.";
+    } else if (ce.unit.memory) {
+      f.explanation = fmt::format(
+          "On the FLOPs the work model declares the kernel reaches only {} of {} ({:.1f}%), but the hardware "
+          "counters show {}: it is bound by memory traffic the declared work does not show, not by arithmetic. The "
+          "headroom is what the memory system has left, not the gap to the FLOP roof.",
+          text::gflops(r.achieved_gflops), text::gflops(r.roof_gflops), r.percent_of_bound, busy_text(ce));
+      f.next_experiment = "Cut the bytes moved per result (keep data on chip, reuse it through shared memory or "
+                          "L2, narrower types); compare the counters' DRAM bytes with the declared bytes.";
+    } else if (r.bound == "memory") {
+      f.explanation = fmt::format(
+          "On the bytes the work model declares the kernel moves only {} of {} ({:.1f}%), but the hardware counters "
+          "show the SM busy, {}: the kernel is bound by the instructions it executes, not by bandwidth, so the "
+          "distance to the bandwidth roof is not headroom.",
+          text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps), r.percent_of_bound, busy_text(ce));
+      f.next_experiment = "Cut the instructions of the busiest pipe per result (see saturated-pipe where it fires); "
+                          "rerun with --metrics full and compare the pipe's share and the kernel time.";
+    } else {
+      f.explanation = fmt::format(
+          "The FLOP roofline counts only the floating-point operations the work model declares: {} of {} ({:.1f}%). "
+          "The hardware counters show the SM busy, {}: its issue slots go to instructions the FLOP roof does not "
+          "count (integer and logic work such as random number generation and index arithmetic, conversions, "
+          "comparisons), so the distance to the FLOP roof is not headroom; the headroom left is what the busiest "
+          "unit has left.",
+          text::gflops(r.achieved_gflops), text::gflops(r.roof_gflops), r.percent_of_bound, busy_text(ce));
+      f.next_experiment = "Cut the instructions of the busiest pipe per result (see saturated-pipe where it fires: "
+                          "cheaper random number generators, less index arithmetic, FP32 where FP64 is not needed); "
+                          "rerun with --metrics full and compare the pipe's share and the kernel time.";
+    }
+  }
+
+  static void explain_far(finding& f, const roofline_point& r, const counter_evidence* ce) {
+    const std::string agree =
+        ce ? fmt::format(" The hardware counters agree that the kernel is not busy: its busiest unit, the {}, runs at "
+                         "{:.1f}% of peak.",
+                         ce->unit.name, ce->unit.pct)
+           : std::string();
+    if (r.bound == "memory") {
+      f.explanation = fmt::format(
+          "With {:.3g} flop per byte this code is limited by memory bandwidth, yet it moves only {} of the "
+          "{} available ({:.1f}%). Uncoalesced or strided accesses, too little parallelism to hide latency, "
+          "or work that is not counted in the declared bytes keep it far from the roof.{}",
+          r.intensity, text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps), r.percent_of_bound, agree);
+      f.next_experiment =
+          "Check that consecutive threads touch consecutive addresses (coalescing), use shared-memory tiles "
+          "for transposed or reused accesses, and confirm with `ncu --clock-control none --section "
+          "MemoryWorkloadAnalysis`.";
+    } else {
+      f.explanation = fmt::format(
+          "With {:.3g} flop per byte this code should be limited by arithmetic throughput, yet it reaches only "
+          "{} of {} ({:.1f}%). Divergent branches, dependent instruction chains, float64 or integer work, or "
+          "low occupancy keep it far from the roof.{}",
+          r.intensity, text::gflops(r.achieved_gflops), text::gflops(r.roof_gflops), r.percent_of_bound, agree);
+      f.next_experiment = "Check the data type (float32 vs float64), divergence and occupancy; confirm with `ncu "
+                          "--clock-control none --section ComputeWorkloadAnalysis --section Occupancy`.";
+    }
   }
 };
 

@@ -3,6 +3,7 @@
 #include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
+#include "model/counters.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis_test;
@@ -12,12 +13,12 @@ constexpr std::uint64_t us = 1000;
 
 // n kernels of `dur` ns, one every `gap` ns, in one repetition window.
 trace::device_trace kernel_train(int n, std::uint64_t dur, std::uint64_t gap, int blocks = 4096, int threads = 256,
-                                 int regs = 32, int smem = 0) {
+                                 int regs = 32, int smem = 0, const std::string& name = "step") {
   trace::device_trace t;
   t.repetitions.push_back(window(0, static_cast<std::uint64_t>(n) * gap + 1000 * us));
   for (int i = 0; i < n; ++i) {
     const std::uint64_t s = static_cast<std::uint64_t>(i) * gap + 1;
-    t.kernels.push_back(kernel("step", s, s + dur, blocks, threads, regs, smem));
+    t.kernels.push_back(kernel(name, s, s + dur, blocks, threads, regs, smem));
   }
   return t;
 }
@@ -127,6 +128,78 @@ TEST_CASE("kernel-below-roofline stays quiet near the roof", "[rules][gpu]") {
   d.gpu.clear();
   const auto q = work_point("cuda_naive", 1e6, 0.3e9);
   CHECK(findings_of(run({q}, d, {{q.id, kernel_train(1, 1000 * us, 2000 * us)}}), "kernel-below-roofline").empty());
+}
+
+namespace {
+// A counters pass of one launch of `name` (1 ms) with the given utilizations (% of peak).
+counters::counter_pass counted(const std::string& name, double sm, double memory, double dram, double alu) {
+  counters::kernel_counters k;
+  k.kernel = name;
+  k.grid = {4096, 1, 1};
+  k.block = {256, 1, 1};
+  k.metrics = {{counters::metric::duration, 1e6},
+               {counters::metric::sm_throughput, sm},
+               {counters::metric::memory_throughput, memory},
+               {counters::metric::dram_throughput, dram},
+               {"sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active", alu}};
+  counters::counter_pass c;
+  c.metric_set = "full";
+  c.launches = 1;
+  c.kernels = {k};
+  return c;
+}
+} // namespace
+
+TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain or names what bounds the kernel",
+          "[rules][gpu][counters]") {
+  const auto train = kernel_train(1, 1000 * us, 2000 * us);
+  // 10% of the memory bound on declared bytes; the counters show nothing busy (SM 20%): the
+  // finding stays, and the kernel can gain 60 / 20 = 3x, not 60 / 10 = 6x.
+  auto idle = work_point("cuda_naive", 1e6, 0.3e9);
+  idle.counters = counted("step", 20, 15, 12, 10);
+  auto f = findings_of(run({idle}, h100(), {{idle.id, train}}), "kernel-below-roofline");
+  REQUIRE(f.size() == 1);
+  CHECK(evidence(f[0], "percent of bound") == "10.0%");
+  CHECK(evidence(f[0], "busiest unit (counters)") == "SM throughput at 20.0% of peak");
+  CHECK(evidence(f[0], "busiest pipe") == "ALU (integer, logic) at 10.0% of peak");
+  CHECK(f[0].estimated_gain == Approx(1.2 / (1.2 - (1 - 1.0 / 3))));
+  CHECK(f[0].title == "kernel step reaches 10.0% of its memory bound");
+
+  // DRAM 85% busy while the declared bytes reach 10%: the kernel moves more than it declares;
+  // no gain to promise from the roofline.
+  auto dram = work_point("cuda_strided", 1e6, 0.3e9);
+  dram.counters = counted("step", 10, 85, 85, 5);
+  f = findings_of(run({dram}, h100(), {{dram.id, train}}), "kernel-below-roofline");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "info");
+  CHECK(f[0].estimated_gain == Approx(1));
+  CHECK(evidence(f[0], "busiest unit (counters)") == "DRAM throughput at 85.0% of peak");
+  CHECK(f[0].explanation.find("more bytes than declared") != std::string::npos);
+
+  // An integer-bound kernel: the ALU pipe at 70%.
+  auto alu = work_point("cuda_int", 1e6, 0.3e9);
+  alu.counters = counted("step", 65, 3, 1, 70);
+  f = findings_of(run({alu}, h100(), {{alu.id, train}}), "kernel-below-roofline");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "info");
+  CHECK(evidence(f[0], "busiest unit (counters)") == "ALU (integer, logic) pipe at 70.0% of peak");
+
+  // The trace names kernels demangled, the counters pass by the launch's mangled name.
+  auto mangled = work_point("cuda_int2", 1e6, 0.3e9);
+  mangled.counters = counted("_Z4stepPf", 65, 3, 1, 70);
+  const auto named = kernel_train(1, 1000 * us, 2000 * us, 4096, 256, 32, 0, "step(float*)");
+  f = findings_of(run({mangled}, h100(), {{mangled.id, named}}), "kernel-below-roofline");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "info");
+  CHECK(evidence(f[0], "kernel") == "step(float*)");
+
+  // Counters of another kernel say nothing about this one: the finding as without counters.
+  auto other = work_point("cuda_other", 1e6, 0.3e9);
+  other.counters = counted("unrelated", 90, 90, 90, 90);
+  f = findings_of(run({other}, h100(), {{other.id, train}}), "kernel-below-roofline");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].estimated_gain == Approx(1.2 / (1.2 - (1 - 10.0 / 60))));
+  CHECK(evidence(f[0], "busiest unit (counters)").empty());
 }
 
 TEST_CASE("low-occupancy fires for register-limited kernels below their roof", "[rules][gpu]") {
