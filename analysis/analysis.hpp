@@ -54,6 +54,10 @@ struct roofline_point {
   // kernel's bytes were read at ("dram", "l2", "l1"); empty for the work-model placement.
   std::string level;
   std::string work_source = "work model"; // or "counters": bytes and FLOPs as the hardware counted them
+  // A CPU point past its memory roof (percent_of_bound > 100): "cache" when its working set
+  // is under twice the last-level cache (as the host rules judge it), else "calibration" (the measured roof is below what this
+  // code reaches); "" otherwise.
+  std::string above_roof;
 };
 
 struct speedup {

@@ -136,6 +136,19 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
     if (cores) flop_scale = std::min(1.0, threads / cores->value);
   }
   place(r, bytes, flops, ns, bw, fl, flop_scale);
+  if (r.bound == "memory" && r.percent_of_bound > 100) {
+    // Past the memory roof: from cache when the working set fits in the last-level cache (as
+    // the host rules judge it), else the calibrated roof is below what this code reaches.
+    const auto llc = property_number(d, keys::prop_llc_bytes);
+    const bool in_cache = llc && *llc > 0 && bytes < 2 * *llc;
+    r.above_roof = in_cache ? "cache" : "calibration";
+    const std::string why =
+        in_cache ? fmt::format("above the memory roof: the working set, {}, is under twice the {} last-level cache, so "
+                               "much of it came from cache",
+                               text::bytes(bytes), text::bytes(*llc))
+                 : "above the memory roof measured by calibration: recalibrate (`speedlab calibrate --full`)";
+    r.note += (r.note.empty() ? "" : "; ") + why;
+  }
   out.push_back(r);
   return out;
 }

@@ -134,6 +134,18 @@ std::string figure_range(const analysis::finding_group& g) {
   return lo == hi ? lo : lo + "–" + hi;
 }
 
+std::string roof_percent(const analysis::roofline_point& r) {
+  if (r.above_roof == "cache") return fmt_percent(r.percent_of_bound) + " (above: cache)";
+  if (r.above_roof == "calibration") return fmt_percent(r.percent_of_bound) + " (above: roof low?)";
+  return fmt_percent(r.percent_of_bound);
+}
+
+std::string roof_words(const analysis::roofline_point& r) {
+  const std::string percent = roof_percent(r);
+  const auto space = percent.find(' ');
+  return space == std::string::npos ? percent + " " + r.bound : percent.substr(0, space) + " " + r.bound + percent.substr(space);
+}
+
 std::string speedup_interval(const analysis::speedup& s) {
   if (s.method == "none") return " (no interval: under 3 repetitions)";
   if (s.ci_high > 0) return " [" + fmt_sig(s.ci_low) + "–" + fmt_sig(s.ci_high) + "]";

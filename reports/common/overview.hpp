@@ -56,6 +56,13 @@ std::string split_words(const time_split& s);
 
 // A finding group's figures in words: "9.2%–93.9%" (one value when all agree, "" without).
 std::string figure_range(const analysis::finding_group& g);
+// A point's place under its roof: "83.9% memory", or for a CPU point past its memory roof
+// "182.3% memory (above: cache)" (its working set fits in the last-level cache) or
+// "105.4% memory (above: roof low?)" (the calibrated roof is below what it reaches).
+std::string roof_words(const analysis::roofline_point& r);
+// The percentage alone, with the same marker: "182.3% (above: cache)".
+std::string roof_percent(const analysis::roofline_point& r);
+
 // A speedup in words: "2.12x faster [2.01–2.25]" (the ratio, its verdict and 95% interval),
 // or "196x (no interval: under 3 repetitions)" when one side has too few repetitions for
 // one: a verdict of "unclear" with a collapsed interval would read as a measured one.

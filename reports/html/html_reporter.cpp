@@ -262,7 +262,7 @@ private:
       if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
       else m_w << "—";
       m_w << "</td><td class=\"num\">"_html
-          << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? fmt_percent(r.roof->percent_of_bound) : "—")
+          << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_words(*r.roof) : "—")
           << "</td><td class=\"top\">"_html;
       if (r.top) {
         const std::string sev = r.top->severity == "critical" || r.top->severity == "warning" ? r.top->severity : "info";
@@ -413,7 +413,7 @@ private:
              num_cell(have ? fmt_duration(p->wall.ci_low) + " – " + fmt_duration(p->wall.ci_high) : "—"),
              num_cell(have ? fmt_percent(100 * p->wall.relative_noise()) : "—"),
              num_cell(have ? fmt_rate(primary_rate(*p, roof)) : "—"),
-             num_cell(roof && roof->roof_gbps + roof->roof_gflops > 0 ? fmt_percent(roof->percent_of_bound) + " " + roof->bound : "—"),
+             num_cell(roof && roof->roof_gbps + roof->roof_gflops > 0 ? roof_words(*roof) : "—"),
              num_cell(speedup)},
             p->expected_invalid ? "expected" : p->valid() ? "" : "bad"};
       rows.push_back(std::move(r));
@@ -487,7 +487,7 @@ private:
                        num_cell(fmt_sig(r.achieved_gflops)),
                        text_cell(fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
                                  (r.roof_measured ? " (measured)" : " (estimate)")),
-                       text_cell(r.bound), num_cell(fmt_percent(r.percent_of_bound))}});
+                       text_cell(r.bound), num_cell(roof_percent(r))}});
     if (large()) {
       m_w << "<p class=\"note\">A large run: the chart shows the largest size of each sweep; every placement is in "
              "report-full.md.</p></section>"_html;

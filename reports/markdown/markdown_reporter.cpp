@@ -141,7 +141,7 @@ private:
                                                : md_text(status_label(p)),
                      speedup_cell(r.speedup), p.split_median ? md_text(split_words(*p.split_median)) : "—",
                      r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0
-                         ? fmt_percent(r.roof->percent_of_bound) + " " + md_text(r.roof->bound)
+                         ? md_text(roof_words(*r.roof))
                          : "—",
                      r.top ? md_text(short_finding(*r.top)) : "—"});
     }
@@ -299,7 +299,7 @@ private:
                       have ? fmt_duration(p->wall.median) : "—", spread_cell(p->wall), ci_cell(p->wall),
                       noise_cell(p->wall), have ? fmt_rate(primary_rate(*p, roof)) : "—",
                       roof && roof->roof_gbps + roof->roof_gflops > 0
-                          ? fmt_percent(roof->percent_of_bound) + " " + md_text(roof->bound)
+                          ? md_text(roof_words(*roof))
                           : "—",
                       speedup_cell(m_index.speedup(*p))});
     }
@@ -363,7 +363,7 @@ private:
                       fmt_sig(r.achieved_gflops),
                       fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
                           (r.roof_measured ? " (measured)" : " (estimate)"),
-                      md_text(r.bound), fmt_percent(r.percent_of_bound)});
+                      md_text(r.bound), md_text(roof_percent(r))});
     }
     table(m_out, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
           {false, false, false, true, true, true, false, false, true});

@@ -6,6 +6,8 @@
 
 #include "speedlab_catch.hpp"
 
+#include "analysis/roofline.hpp"
+#include "model/device_keys.hpp"
 #include "reports/common/overview.hpp"
 #include "tests/golden/golden.hpp"
 #include "tests/golden/report_fixture.hpp"
@@ -140,4 +142,45 @@ TEST_CASE("overview: a speedup without an interval says so instead of a collapse
   s.ci_low = 190.4;
   s.ci_high = 201.7;
   CHECK(speedlab::reports::speedup_words(s) == "196x faster [190–202]");
+}
+
+TEST_CASE("overview: a CPU point past its memory roof says why", "[report][overview]") {
+  speedlab::analysis::roofline_point r;
+  r.processor = "cpu";
+  r.bound = "memory";
+  r.percent_of_bound = 182.3;
+  r.above_roof = "cache";
+  CHECK(speedlab::reports::roof_words(r) == "182.3% memory (above: cache)");
+  CHECK(speedlab::reports::roof_percent(r) == "182.3% (above: cache)");
+  r.percent_of_bound = 105.4;
+  r.above_roof = "calibration";
+  CHECK(speedlab::reports::roof_words(r) == "105.4% memory (above: roof low?)");
+  r.percent_of_bound = 83.9;
+  r.above_roof.clear();
+  CHECK(speedlab::reports::roof_words(r) == "83.9% memory");
+}
+
+TEST_CASE("roofline: a CPU point past its memory roof is judged by its working set against the LLC", "[roofline]") {
+  speedlab::device_model d;
+  d.host[speedlab::keys::memory_bw_1thread] = speedlab::ceiling{10, "GB/s", true, "calibration"};
+  d.properties[speedlab::keys::prop_llc_bytes] = std::to_string(32 << 20);
+  speedlab::point_result p;
+  p.id = "vector/serial/n=1";
+  p.kind = "serial";
+  p.threads = 1;
+  p.work.bytes_read = 8 << 20; // 12 MiB in all: fits in a 32 MiB LLC
+  p.work.bytes_written = 4 << 20;
+  p.phase_median_ns["compute"] = 0.5e6; // 25 GB/s against a 10 GB/s roof
+  auto placed = speedlab::analysis::roofline_for_point(p, nullptr, d);
+  REQUIRE(placed.size() == 1);
+  CHECK(placed[0].percent_of_bound > 100);
+  CHECK(placed[0].above_roof == "cache");
+  CHECK_THAT(placed[0].note, Catch::Contains("under twice the 32.0 MiB last-level cache"));
+  p.work.bytes_read = 800 << 20; // 1.2 GiB: no cache holds it
+  p.work.bytes_written = 400 << 20;
+  p.phase_median_ns["compute"] = 50e6;
+  placed = speedlab::analysis::roofline_for_point(p, nullptr, d);
+  REQUIRE(placed.size() == 1);
+  CHECK(placed[0].above_roof == "calibration");
+  CHECK_THAT(placed[0].note, Catch::Contains("recalibrate"));
 }
