@@ -120,7 +120,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
 
 void from_json(const nlohmann::json& j, point_result& p) {
   auto get = [&j](const char* key, auto& field) {
-    if (auto it = j.find(key); it != j.end() && !it->is_null()) it->get_to(field);
+    if (auto it = j.find(key); it != j.end() && !it->is_null()) json_checked::assign(*it, key, field);
   };
   get("id", p.id);
   get("workload", p.workload);
