@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Two ranks on the GPU machine (device tool), with the files of .device-carry-ranks/ carried:
+# Two ranks on the GPU machine (device tool), with the files of .device-carry-ranks/ carried
+# (BACKEND=nccl on a machine with two GPUs; MPI=0 and FIXTURES=0 leave those parts out):
 # speedlab, libspeedlab-inject.so, ddp_train.py, ranks_summary.py and this script.
 #   bash .device-carry-ranks/gpu-ranks.sh
 # examples/ddp_train.py under torchrun --nproc_per_node 2 (gloo: two ranks can share one GPU;
@@ -20,7 +21,7 @@ S="$here/speedlab"
 T="$here/ddp_train.py"
 STEPS=${STEPS:-24}
 SLOW_MS=${SLOW_MS:-20}
-ARGS="--backend gloo --steps $STEPS --warmup 4 --width 1024 --batch 128"
+ARGS="--backend ${BACKEND:-gloo} --steps $STEPS --warmup 4 --width 1024 --batch 128"
 port=29600
 log() { echo "[$(date +%T)] $*" | tee -a "$work/logs/steps.txt"; }
 T0=$(date +%s)
@@ -55,7 +56,7 @@ for mode in ${MODES:-plain slow}; do
   run "torch-$mode" torchrun --standalone --nproc_per_node 2 "$T" $ARGS $extra --torch-profile "$work/torch-$mode"
 done
 
-if command -v mpirun >/dev/null; then
+if [[ ${MPI:-1} == 1 ]] && command -v mpirun >/dev/null; then
   # speedlab inside each rank under mpirun: ddp_train.py takes RANK/WORLD_SIZE from OMPI_COMM_WORLD_* (or PMI_*).
   if mpirun --version 2>&1 | grep -q "Open MPI"; then
     mpi=(mpirun -n 2 --allow-run-as-root --oversubscribe -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29590 -x PATH
@@ -80,10 +81,12 @@ if [[ -d "$here/plugins" ]]; then
 fi
 
 # Fixtures for CI: a few steps, rank 1 slowed, speedlab outside (one folder) and inside (rank folders).
+if [[ ${FIXTURES:-1} == 1 ]]; then
 SPEEDLAB_PROFILE_DRIVER_API=0 run fixture-out "$S" profile --out "$work/fixture-out" -- torchrun --standalone --nproc_per_node 2 "$T" --backend gloo \
   --steps 6 --warmup 2 --width 512 --batch 64 --slow-rank 1 --slow-ms 10
 SPEEDLAB_PROFILE_DRIVER_API=0 run fixture-in torchrun --standalone --nproc_per_node 2 --no-python "$S" profile --out "$work/fixture-in" -- python3 "$T" \
   --backend gloo --steps 6 --warmup 2 --width 512 --batch 64 --slow-rank 1 --slow-ms 10
+fi
 
 python3 "$here/ranks_summary.py" "$work" "$STEPS" >"$work/summary.txt" 2>&1
 {
