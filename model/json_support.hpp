@@ -40,11 +40,12 @@ template <class T>
 struct holds_counts<T, std::void_t<typename T::value_type>>
     : std::bool_constant<is_count<typename T::value_type> && !std::is_same_v<T, std::string>> {};
 
-// A whole number in T's range (an integer, or a float with no fraction), else
-// std::invalid_argument naming the key: nlohmann would cast any float to T, which is
-// undefined behaviour outside T's range (found by fuzz_results: "threads": 2444444444.2).
+// v as T when it is a whole number in T's range (an integer, or a float with no fraction);
+// nullopt otherwise. nlohmann would cast any float to T, which is undefined behaviour outside
+// T's range (found by fuzzing: a float pid in a stream header, "threads": 2444444444.2 in a
+// results line). Every reader of integers from untrusted JSON goes through this.
 template <class T>
-T whole(const nlohmann::json& v, const char* key) {
+std::optional<T> whole_number(const nlohmann::json& v) {
   using limits = std::numeric_limits<T>;
   if (v.is_number_unsigned()) {
     if (const auto u = v.get<std::uint64_t>(); u <= static_cast<std::uint64_t>(limits::max())) return static_cast<T>(u);
@@ -60,6 +61,14 @@ T whole(const nlohmann::json& v, const char* key) {
         d < static_cast<double>(limits::max()) + 1.0)
       return static_cast<T>(d);
   }
+  return std::nullopt;
+}
+
+// whole_number or std::invalid_argument naming the key and the range.
+template <class T>
+T whole(const nlohmann::json& v, const char* key) {
+  if (const auto n = whole_number<T>(v)) return *n;
+  using limits = std::numeric_limits<T>;
   throw std::invalid_argument(std::string("'") + key + "' must be a whole number from " + std::to_string(limits::min()) +
                               " to " + std::to_string(limits::max()) + ", found " + v.dump());
 }

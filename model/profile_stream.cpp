@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include "model/json_support.hpp"
 #include "model/trace_fields.hpp"
 #include "model/trace_fold.hpp"
 #include "model/trace_text.hpp"
@@ -255,11 +256,9 @@ template <class T>
 T whole(const json& j, const char* key, T fallback) {
   const auto it = j.find(key);
   if (it == j.end()) return fallback;
-  constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-  if (it->is_number_unsigned() && it->get<std::uint64_t>() <= max) return static_cast<T>(it->get<std::uint64_t>());
-  if (it->is_number_integer() && it->get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(it->get<std::int64_t>()) <= max)
-    return static_cast<T>(it->get<std::int64_t>());
-  throw std::runtime_error(fmt::format("'{}' is not a whole number from 0 to {}", key, max));
+  if (const auto v = json_checked::whole_number<T>(*it)) return *v;
+  throw std::runtime_error(
+      fmt::format("'{}' is not a whole number from {} to {}", key, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
 }
 
 // What the reader knows of one stream while it goes through the chunks.

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/json_support.hpp"
 #include "model/trace.hpp"
 #include "model/trace_fields.hpp"
 #include "model/trace_text.hpp"
@@ -79,15 +80,7 @@ json write_row(const Record& r, string_table& strings) {
 // to T, undefined behaviour out of its range).
 template <class T>
 T whole_cell(const json& cell, const char* table) {
-  using limits = std::numeric_limits<T>;
-  if (cell.is_number_unsigned()) {
-    if (const auto v = cell.get<std::uint64_t>(); v <= static_cast<std::uint64_t>(limits::max())) return static_cast<T>(v);
-  } else if (cell.is_number_integer()) {
-    const auto v = cell.get<std::int64_t>();
-    if (v >= static_cast<std::int64_t>(limits::min()) &&
-        (v < 0 || static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(limits::max())))
-      return static_cast<T>(v);
-  }
+  if (const auto v = json_checked::whole_number<T>(cell)) return *v;
   throw std::runtime_error(fmt::format("device trace: a '{}' record has a value that is not a whole number in range: {}",
                                        table, cell.dump()));
 }
