@@ -24,7 +24,9 @@ total_findings=0
 printf '%-8s %12s %9s %s\n' target executions findings "(corpus, log)"
 for t in "${targets[@]}"; do
   work=$build/fuzz-work/$t
-  rm -rf "$work/corpus" && mkdir -p "$work/corpus" "$work/findings"
+  # Findings of an earlier run are not this run's: they are cleared (a finding worth keeping
+  # goes into fuzz/corpus/<target> as a regression seed).
+  rm -rf "$work/corpus" "$work/findings" && mkdir -p "$work/corpus" "$work/findings"
   cp -r "fuzz/corpus/$t/." "$work/corpus/" 2>/dev/null || true
   set +e
   "$build/fuzz/fuzz_$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
