@@ -22,6 +22,7 @@ namespace speedlab::inject {
 class flush_policy {
 public:
   explicit flush_policy(std::uint64_t force_after_ns) : m_force_after_ns(force_after_ns) {}
+  std::uint64_t force_after_ns() const { return m_force_after_ns; }
 
   // What one delivered batch says: the latest end of a GPU record (kernel, copy, memset) and
   // of a call that puts work on the GPU (launch, copy, memset), on the batch's clock.

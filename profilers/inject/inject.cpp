@@ -167,7 +167,6 @@ public:
       const long v = std::strtol(ms.c_str(), nullptr, 10);
       if (v >= 0) force_after_ms = static_cast<std::uint64_t>(v);
     }
-    m_force_after_ms = force_after_ms;
     m_policy = flush_policy(force_after_ms * 1000000ull);
     if (const std::string mib = env("SPEEDLAB_PROFILE_MAX_BUFFER_MIB"); !mib.empty()) {
       const long v = std::strtol(mib.c_str(), nullptr, 10);
@@ -322,7 +321,7 @@ private:
                              "GPU was busy at every flush): this flush, and any later one after as long, forced "
                              "CUPTI's buffers out; records of work running at such a flush are lost and counted as "
                              "dropped (SPEEDLAB_PROFILE_FORCE_AFTER_MS, 0: never force)",
-                             static_cast<double>(m_force_after_ms) / 1000));
+                             static_cast<double>(m_policy.force_after_ns()) / 1e9));
           }
         }
       } catch (...) {
@@ -381,7 +380,6 @@ private:
   std::uint32_t m_pid = 0;
   std::uint32_t m_flush_ms = default_flush_ms;
   flush_policy m_policy{0};
-  std::uint64_t m_force_after_ms = 0;
   bool m_force_said = false;
   std::size_t m_cap_bytes = default_cap_bytes;
   std::unique_ptr<profile::stream_writer> m_writer;

@@ -134,16 +134,21 @@ std::string figure_range(const analysis::finding_group& g) {
   return lo == hi ? lo : lo + "–" + hi;
 }
 
+namespace {
+// Why a CPU point stands past its memory roof, in a few words ("" when it does not).
+std::string above_roof_words(const analysis::roofline_point& r) {
+  if (r.above_roof == "cache") return " (above: cache)";
+  if (r.above_roof == "calibration") return " (above: roof low?)";
+  return "";
+}
+} // namespace
+
 std::string roof_percent(const analysis::roofline_point& r) {
-  if (r.above_roof == "cache") return fmt_percent(r.percent_of_bound) + " (above: cache)";
-  if (r.above_roof == "calibration") return fmt_percent(r.percent_of_bound) + " (above: roof low?)";
-  return fmt_percent(r.percent_of_bound);
+  return fmt_percent(r.percent_of_bound) + above_roof_words(r);
 }
 
 std::string roof_words(const analysis::roofline_point& r) {
-  const std::string percent = roof_percent(r);
-  const auto space = percent.find(' ');
-  return space == std::string::npos ? percent + " " + r.bound : percent.substr(0, space) + " " + r.bound + percent.substr(space);
+  return fmt_percent(r.percent_of_bound) + " " + r.bound + above_roof_words(r);
 }
 
 std::string speedup_interval(const analysis::speedup& s) {

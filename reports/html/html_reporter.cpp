@@ -262,7 +262,7 @@ private:
       if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
       else m_w << "—";
       m_w << "</td><td class=\"num\">"_html
-          << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_words(*r.roof) : "—")
+          << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_percent(*r.roof) : "—")
           << "</td><td class=\"top\">"_html;
       if (r.top) {
         const std::string sev = r.top->severity == "critical" || r.top->severity == "warning" ? r.top->severity : "info";
