@@ -163,9 +163,13 @@ public:
     // A flush forces CUPTI's buffers out once GPU records were held back this long (a GPU
     // never idle at a flush): flush_policy.hpp. 0: never.
     std::uint64_t force_after_ms = std::max<std::uint64_t>(5000, 10ull * m_flush_ms);
+    std::string force_after_problem; // noted once the stream has its header
     if (const std::string ms = env("SPEEDLAB_PROFILE_FORCE_AFTER_MS"); !ms.empty()) {
-      const long v = std::strtol(ms.c_str(), nullptr, 10);
-      if (v >= 0) force_after_ms = static_cast<std::uint64_t>(v);
+      char* end = nullptr;
+      const long v = std::strtol(ms.c_str(), &end, 10);
+      if (end != ms.c_str() && *end == '\0' && v >= 0) force_after_ms = static_cast<std::uint64_t>(v);
+      else force_after_problem = "SPEEDLAB_PROFILE_FORCE_AFTER_MS='" + ms + "' is not a whole number of milliseconds: " +
+                                 std::to_string(force_after_ms) + " ms is used";
     }
     m_policy = flush_policy(force_after_ms * 1000000ull);
     if (const std::string mib = env("SPEEDLAB_PROFILE_MAX_BUFFER_MIB"); !mib.empty()) {
@@ -188,6 +192,7 @@ public:
       return false;
     }
     m_writer->write(profile::chunk_type::header, profile::header_json(info, realtime, m_flush_ms, "libspeedlab-inject"));
+    if (!force_after_problem.empty()) note(force_after_problem);
 
     if (const auto files = mapped_cupti_files(); files.size() > 1)
       note(fmt::format("{} libcupti copies are loaded in this process ({}); records come from {}", files.size(),

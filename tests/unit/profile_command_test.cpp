@@ -259,3 +259,23 @@ TEST_CASE("profile: under a launcher each rank writes a folder of its own", "[pr
   CHECK_FALSE(app::launcher_rank(env_of({{"RANK", "x"}, {"WORLD_SIZE", "2"}})));
   CHECK_FALSE(app::launcher_rank(env_of({})));
 }
+
+TEST_CASE("profile: a bad SPEEDLAB_PROFILE_FORCE_AFTER_MS is noted in the stream, the default used", "[profile_command]") {
+  // The injection library started by hand (no CUDA driver here calls it): it writes its
+  // stream's header, then the note; CUPTI itself is unavailable without a GPU.
+  const auto lib = testing::speedlab_binary().parent_path() / "libspeedlab-inject.so";
+  if (!std::filesystem::exists(lib)) {
+    WARN("SKIPPED: no libspeedlab-inject.so in this build (no CUDA toolkit)");
+    return;
+  }
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  const auto r = run_command(profile_cmd(out, "env SPEEDLAB_PROFILE_FORCE_AFTER_MS=abc " + testing::test_python() +
+                                                  " -c 'import ctypes, os; "
+                                                  "ctypes.CDLL(os.environ[\"CUDA_INJECTION64_PATH\"]).InitializeInjection()'"));
+  REQUIRE(r.exit_code == 0);
+  const auto f = facts(out);
+  REQUIRE(f["processes"].size() == 1);
+  const std::string notes = f["processes"][0]["notes"].dump();
+  CHECK_THAT(notes, Contains("SPEEDLAB_PROFILE_FORCE_AFTER_MS='abc' is not a whole number of milliseconds: 5000 ms is used"));
+}
