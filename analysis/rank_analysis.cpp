@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -293,6 +294,86 @@ void rank_findings(rank_analysis& out) {
   }
 }
 
+// Steps found by a per-step kernel are on the GPU's clock: a step's compute and
+// communication are the GPU's busy time inside it; its kernels, those that start in it.
+void measure_steps(const trace::device_trace& t, const std::vector<interval>& compute, const std::vector<interval>& comm,
+                   std::vector<step_figures>& steps) {
+  // t.kernels is sorted by start (the stream reader sorts; summaries built in memory may not be).
+  const bool sorted = std::is_sorted(t.kernels.begin(), t.kernels.end(),
+                                     [](const auto& a, const auto& b) { return a.start < b.start; });
+  std::size_t next_kernel = 0;
+  for (auto& s : steps) {
+    s.compute_ns = measure(compute, s.start, s.end);
+    s.comm_ns = measure(comm, s.start, s.end);
+    if (sorted) {
+      while (next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.start) ++next_kernel;
+      for (; next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.end; ++next_kernel) {
+        s.kernel_ns += static_cast<double>(t.kernels[next_kernel].end - t.kernels[next_kernel].start);
+        ++s.kernels;
+      }
+    } else {
+      for (const auto& k : t.kernels)
+        if (k.start >= s.start && k.start < s.end) {
+          s.kernel_ns += static_cast<double>(k.end - k.start);
+          ++s.kernels;
+        }
+    }
+  }
+}
+
+// Steps found by the program's NVTX range are on the host's clock, and the GPU runs behind
+// the host: a rank's NCCL collectives do not block it, so the kernel in which rank 0 waits
+// for a slow rank runs during the host's next step or later. So a GPU record belongs to the
+// step in which the call that launched it started (by correlation id), and a step's compute
+// and communication are the GPU time of what it launched. A record whose call is not in the
+// trace (driver API records off, and a library launching through the driver) goes by its own
+// start.
+// Returns how many collective kernels went by their own start.
+std::size_t project_steps(const trace::device_trace& t, std::vector<step_figures>& steps) {
+  if (steps.empty()) return 0;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> calls; // correlation -> start of its call
+  calls.reserve(t.api_calls.size());
+  for (const auto& a : t.api_calls)
+    if (a.correlation != 0) calls.emplace_back(a.correlation, a.start);
+  std::sort(calls.begin(), calls.end()); // the earliest call first for a correlation id
+  auto call_start = [&calls](std::uint32_t correlation) -> std::optional<std::uint64_t> {
+    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(correlation, std::uint64_t{0}));
+    if (correlation != 0 && it != calls.end() && it->first == correlation) return it->second;
+    return std::nullopt;
+  };
+  auto launched = [&call_start](std::uint32_t correlation, std::uint64_t own_start) {
+    return call_start(correlation).value_or(own_start);
+  };
+  std::size_t comm_by_start = 0;
+  auto step_of = [&steps](std::uint64_t when) -> std::size_t {
+    auto it = std::upper_bound(steps.begin(), steps.end(), when,
+                               [](std::uint64_t v, const step_figures& s) { return v < s.start; });
+    if (it == steps.begin()) return SIZE_MAX;
+    const auto i = static_cast<std::size_t>(it - steps.begin()) - 1;
+    return when < steps[i].end || i + 1 == steps.size() ? i : SIZE_MAX;
+  };
+  std::vector<std::vector<interval>> compute(steps.size()), comm(steps.size());
+  for (const auto& k : t.kernels) {
+    const bool communication = is_communication_kernel(k.name);
+    const auto call = call_start(k.correlation);
+    if (communication && !call) ++comm_by_start;
+    const std::size_t i = step_of(call.value_or(k.start));
+    if (i == SIZE_MAX) continue;
+    (communication ? comm : compute)[i].emplace_back(k.start, k.end);
+    steps[i].kernel_ns += static_cast<double>(k.end - k.start);
+    ++steps[i].kernels;
+  }
+  for (const auto& m : t.memcpys)
+    if (const std::size_t i = step_of(launched(m.correlation, m.start)); i != SIZE_MAX) compute[i].emplace_back(m.start, m.end);
+  for (const auto& m : t.memsets)
+    if (const std::size_t i = step_of(launched(m.correlation, m.start)); i != SIZE_MAX) compute[i].emplace_back(m.start, m.end);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    steps[i].compute_ns = measure(merged(std::move(compute[i])), 0, UINT64_MAX);
+    steps[i].comm_ns = measure(merged(std::move(comm[i])), 0, UINT64_MAX);
+  }
+  return comm_by_start;
+}
+
 } // namespace
 
 rank_identity identify_rank(const profile::process_info& p) {
@@ -410,32 +491,14 @@ rank_summary summarize_rank(const profile::process_profile& process, const time_
   auto [method, starts] = step_starts(t);
   r.step_method = std::move(method);
   const std::uint64_t last = std::max(hi, starts.empty() ? 0 : starts.back());
-  // t.kernels is sorted by start (the stream reader sorts; summaries built in memory may not be).
-  const bool sorted = std::is_sorted(t.kernels.begin(), t.kernels.end(),
-                                     [](const auto& a, const auto& b) { return a.start < b.start; });
-  std::size_t next_kernel = 0;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     step_figures s;
     s.start = starts[i];
     s.end = i + 1 < starts.size() ? starts[i + 1] : last;
-    if (s.end <= s.start) continue;
-    s.compute_ns = measure(compute, s.start, s.end);
-    s.comm_ns = measure(comm, s.start, s.end);
-    if (sorted) {
-      while (next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.start) ++next_kernel;
-      for (; next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.end; ++next_kernel) {
-        s.kernel_ns += static_cast<double>(t.kernels[next_kernel].end - t.kernels[next_kernel].start);
-        ++s.kernels;
-      }
-    } else {
-      for (const auto& k : t.kernels)
-        if (k.start >= s.start && k.start < s.end) {
-          s.kernel_ns += static_cast<double>(k.end - k.start);
-          ++s.kernels;
-        }
-    }
-    r.steps.push_back(s);
+    if (s.end > s.start) r.steps.push_back(s);
   }
+  if (r.step_method.rfind("nvtx:", 0) == 0) r.comm_placed_by_start = project_steps(t, r.steps);
+  else measure_steps(t, compute, comm, r.steps);
   return r;
 }
 
@@ -451,9 +514,16 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks) {
     out.notes.push_back(fmt::format("{} process(es) carry no rank variable (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, "
                                     "SLURM_PROCID); they are listed by pid after the ranks",
                                     unranked));
-  for (const auto& r : ranks)
+  for (const auto& r : ranks) {
     if (r.truncated)
       out.notes.push_back(fmt::format("{}: its stream is truncated; its figures end at its last flush", label(r)));
+    if (r.comm_placed_by_start)
+      out.notes.push_back(fmt::format(
+          "{}: {} collective kernel(s) have no launch call in the trace (NCCL launches through the driver API, and "
+          "its records were off: SPEEDLAB_PROFILE_DRIVER_API=0?), so they are put in steps by their own start; when "
+          "the host runs ahead of the GPU, a step's communication and the wait are then not its own",
+          label(r), r.comm_placed_by_start));
+  }
   out.clocks = align_clocks(ranks, out.notes);
   out.ranks = std::move(ranks);
 

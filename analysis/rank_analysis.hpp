@@ -35,8 +35,8 @@ struct step_figures {
   std::uint64_t start = 0, end = 0; // on the rank's own clock
   double compute_ns = 0;            // GPU busy with non-communication kernels, copies, memsets
   double comm_ns = 0;               // GPU busy with communication kernels
-  double kernel_ns = 0;             // sum of the durations of the kernels that start in the step
-  std::size_t kernels = 0;          // kernels that start in the step
+  double kernel_ns = 0;             // sum of the durations of the step's kernels
+  std::size_t kernels = 0;          // the step's kernels: those it launched (NVTX steps), else those that start in it
 };
 
 struct rank_summary {
@@ -52,6 +52,7 @@ struct rank_summary {
   std::size_t kernels = 0, comm_kernels = 0;
   std::string step_method;          // "nvtx:<range name>", "kernel:<kernel name>" or "" (no steps)
   std::vector<step_figures> steps;
+  std::size_t comm_placed_by_start = 0; // collective kernels whose launch call is not in the trace (see summarize_rank)
   std::vector<std::uint64_t> comm_ends; // end of each communication kernel, in order (clock alignment)
   std::optional<std::int64_t> realtime_minus_steady; // wall clock minus the rank's clock, from its stream header
   bool truncated = false;

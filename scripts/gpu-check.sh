@@ -2,7 +2,7 @@
 # On the GPU machine (device tool), over a working tree with .device-carry/ carried
 # (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
-#                                                      overhead storm scaling nsys peers fixtures profile python counters
+#                                                      overhead storm scaling nsys peers fixtures profile flush python counters
 #                                                      counters-sass counters-degrade (default: all)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
@@ -30,7 +30,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (the carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile python counters-sass counters-degrade counters)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -474,8 +474,9 @@ print("nvtx", getattr(nvtx, "__version__", "?"), nvtx.__file__)')
     note "profile under nsys: exit $?"
     grep -E "pid|note|CUPTI" "$work/logs/profile-under-nsys.txt" | head -4 | tee -a "$summary" "$out/summary.txt"
   fi
-  # Overhead: plain, speedlab profile, the other tracer; one process each, alternated.
-  for round in 1 2 3; do
+  # Overhead: plain, speedlab profile, the other tracer; one process each, alternated
+  # (PROFILE_ROUNDS rounds, default 3).
+  for round in $(seq "${PROFILE_ROUNDS:-3}"); do
     "$storm" --no-cupti --rounds 3 >"$work/logs/ovh-storm-plain-$round.txt" 2>&1
     "$speedlab" profile --out "$pw/ovh-storm-$round" -- "$storm" --no-cupti --rounds 3 >"$work/logs/ovh-storm-speedlab-$round.txt" 2>&1
     [[ -x $NSYS ]] && timeout 120 "$NSYS" profile -t cuda,nvtx -o "$pw/ovh-storm-nsys-$round" --force-overwrite true \
@@ -505,12 +506,46 @@ for prog, key, tools in (("storm", "plain_us_per_launch", ("plain", "speedlab", 
         print(f"overhead {prog}: no plain figures"); continue
     p = med["plain"]
     cells = [f"{t} {m:.2f} us ({m - p:+.2f} us, {100 * (m / p - 1):+.1f}%)" for t, m in med.items()]
-    print(f"overhead {prog} ({key}, median of 3 processes each): " + "; ".join(cells))
+    n = min(len(vals(f"ovh-{prog}-{t}-*.txt", key)) for t in med)
+    print(f"overhead {prog} ({key}, median of {n}+ processes each): " + "; ".join(cells))
 PY
   # What the profile run itself recorded of the loop (records, drops).
   grep -h "exited\|pid" "$work"/logs/ovh-storm-speedlab-1.txt "$work"/logs/ovh-torch-speedlab-1.txt | head -6 >>"$summary"
   tar -C "$pw" -czf "$out/profile-fixtures.tar.gz" fixtures $(cd "$pw" && ls -d */profile.json 2>/dev/null)
   note "profile fixtures: $(du -h "$out/profile-fixtures.tar.gz" | cut -f1)"
+fi
+
+if has flush; then
+  # The injection library's forced-flush fallback (profilers/inject/flush_policy.hpp), each
+  # case with the default (force once no GPU record came for 5 s while work was launched) and
+  # with SPEEDLAB_PROFILE_FORCE_AFTER_MS=0 (never force):
+  #   busy   a GPU never idle at a flush (10 ms kernels queued back to back, no sync), the
+  #          program SIGKILLed after 15 s: what survives of the kernels that ran;
+  #   long   one 8 s kernel: a forced flush while it runs hands its record over unfinished.
+  fw="$work/flush"; rm -rf "$fw"; mkdir -p "$fw"
+  flush_facts() { python3 - "$1/profile.json" <<'PY' 2>&1 | tail -1
+import json, sys
+p = [q for q in json.load(open(sys.argv[1]))["processes"] if q["used_cuda"]]
+print(sum(q["kernels"] for q in p), "kernels,", sum(q["dropped_records"] for q in p), "records dropped,",
+      "truncated" if any(q["truncated"] for q in p) else "complete", "| notes:",
+      " / ".join(n[:90] for q in p for n in q["notes"]) or "none")
+PY
+  }
+  for force in default 0; do
+    ( [[ $force == 0 ]] && export SPEEDLAB_PROFILE_FORCE_AFTER_MS=0
+      exec "$speedlab" profile --out "$fw/busy-$force" -- python3 examples/numba_pi.py --no-sync --launches 100000 \
+        --samples-per-thread 65536 ) >"$work/logs/flush-busy-$force.txt" 2>&1 & sp=$!
+    sleep 15; kill -KILL $(pgrep -P $sp) 2>/dev/null; wait $sp; rc=$?
+    note "flush busy, killed at 15 s (force after: $force): exit $rc; $(flush_facts "$fw/busy-$force")"
+    grep -E "truncated" "$work/logs/flush-busy-$force.txt" | head -2 | tee -a "$summary" "$out/summary.txt"
+  done
+  for force in default 0; do
+    ( [[ $force == 0 ]] && export SPEEDLAB_PROFILE_FORCE_AFTER_MS=0
+      exec timeout 120 "$speedlab" profile --out "$fw/long-$force" -- python3 examples/numba_pi.py --launches 1 \
+        --samples-per-thread 56000000 ) >"$work/logs/flush-long-$force.txt" 2>&1
+    note "flush one 8 s kernel (force after: $force): exit $?; $(flush_facts "$fw/long-$force")"
+  done
+  tar -C "$work" -czf "$out/flush.tar.gz" --exclude='*.html' --exclude='*.sqlite' --exclude='trace*.json' flush
 fi
 
 if has counters-sass; then
@@ -620,7 +655,8 @@ if has counters; then
     note "counters gpu tests: exit $? ($(tail -2 "$work/logs/counters-gpu-tests.txt" | tr '\n' ' '))"
   fi
   if [[ $parts == *" cost "* ]]; then
-    for mode in host,cupti,counters host,cupti; do
+    # COUNTERS_COST_MODES: the --profilers of each run (one run of the suite is about 5 min).
+    for mode in ${COUNTERS_COST_MODES:-host,cupti,counters host,cupti}; do
       s=$(date +%s.%N)
       "$speedlab" run suites/gpu-lessons.yaml --profilers "$mode" --reports json,markdown --force --out "$c/lessons-${mode//,/-}" \
         >"$work/logs/counters-lessons-${mode//,/-}.txt" 2>&1

@@ -70,8 +70,8 @@ else
   log "mpirun: not on this machine"
 fi
 
-# speedlab run --devices on this one-GPU machine: "all" is device 0 (in each point's identity);
-# a device it does not have is refused before anything runs.
+# speedlab run --devices: "all" is every GPU (device=N in each point's identity); on a one-GPU
+# machine device 1 does not exist and is refused before anything runs.
 if [[ -d "$here/plugins" ]]; then
   dev=("$S" run --plugin-path "$here/plugins" -w vector -v cuda -p n=1048576 --calibrate off --max-time 0.3
        --reports json)
@@ -80,12 +80,15 @@ if [[ -d "$here/plugins" ]]; then
   run devices-1 "${dev[@]}" --devices 1 --out "$work/devices-1"
 fi
 
-# Fixtures for CI: a few steps, rank 1 slowed, speedlab outside (one folder) and inside (rank folders).
+# Fixtures for CI: a few steps, rank 1 slowed, speedlab outside (one folder) and inside (rank
+# folders), with the job's backend (BACKEND, default gloo); driver API records off to keep
+# the streams small (FIXTURE_DRIVER_API=1: on; NCCL launches through the driver API, and the
+# steps place its kernels by their launch calls).
 if [[ ${FIXTURES:-1} == 1 ]]; then
-SPEEDLAB_PROFILE_DRIVER_API=0 run fixture-out "$S" profile --out "$work/fixture-out" -- torchrun --standalone --nproc_per_node 2 "$T" --backend gloo \
-  --steps 6 --warmup 2 --width 512 --batch 64 --slow-rank 1 --slow-ms 10
-SPEEDLAB_PROFILE_DRIVER_API=0 run fixture-in torchrun --standalone --nproc_per_node 2 --no-python "$S" profile --out "$work/fixture-in" -- python3 "$T" \
-  --backend gloo --steps 6 --warmup 2 --width 512 --batch 64 --slow-rank 1 --slow-ms 10
+SPEEDLAB_PROFILE_DRIVER_API=${FIXTURE_DRIVER_API:-0} run fixture-out "$S" profile --out "$work/fixture-out" -- torchrun --standalone --nproc_per_node 2 "$T" \
+  --backend "${BACKEND:-gloo}" --steps 6 --warmup 2 --width 512 --batch 64 --slow-rank 1 --slow-ms 10
+SPEEDLAB_PROFILE_DRIVER_API=${FIXTURE_DRIVER_API:-0} run fixture-in torchrun --standalone --nproc_per_node 2 --no-python "$S" profile --out "$work/fixture-in" -- python3 "$T" \
+  --backend "${BACKEND:-gloo}" --steps 6 --warmup 2 --width 512 --batch 64 --slow-rank 1 --slow-ms 10
 fi
 
 python3 "$here/ranks_summary.py" "$work" "$STEPS" >"$work/summary.txt" 2>&1

@@ -14,20 +14,20 @@ steps in a run of its own (torch-plain, torch-slow). Writes WORK_DIR/summary.jso
 import glob
 import json
 import os
+import re
 import sys
 
 
 def rank_lines(path):
+    # Each rank prints one flat JSON object; two ranks writing at once can put both on one line.
     out = {}
     for f in glob.glob(path):
-        for line in open(f, errors="replace"):
-            line = line.strip()
-            if line.startswith('{"rank"'):
-                try:
-                    d = json.loads(line)
-                    out[d["rank"]] = d
-                except ValueError:
-                    pass
+        for m in re.finditer(r'\{"rank"[^{}]*\}', open(f, errors="replace").read()):
+            try:
+                d = json.loads(m.group(0))
+                out[d["rank"]] = d
+            except ValueError:
+                pass
     return out
 
 
@@ -62,20 +62,30 @@ def main():
             measured = figs[-steps:] if len(figs) >= steps else []
             kernel_ms = sum(s[4] for s in measured) / 1e6 if measured else None
             kernel_count = sum(s[5] for s in measured) if measured else None
+            # Without the collectives (NCCL kernels): their length is mostly waiting for the
+            # other rank, which differs from run to run; the rest is the rank's own work.
+            compute_ms = kernel_ms - sum(s[3] for s in measured) / 1e6 if measured else None
             t = torch.get(x["rank"])
             torch_ms = t["kernel_us"] / 1e3 if t else None
+            torch_compute_ms = (t["kernel_us"] - t.get("nccl_us", 0)) / 1e3 if t else None
             diff = (kernel_ms / torch_ms - 1) if kernel_ms and torch_ms else None
+            cdiff = (compute_ms / torch_compute_ms - 1) if compute_ms and torch_compute_ms else None
             entry["ranks"].append({"rank": x["rank"], "gpu": x.get("gpu"), "steps": x.get("steps"),
                                    "kernels": x.get("kernels"), "measured_kernels": kernel_count,
                                    "torch_kernels": t["kernels"] if t else None, "measured_kernel_ms": kernel_ms,
                                    "torch_kernel_ms": torch_ms, "vs_torch": diff,
+                                   "measured_compute_kernel_ms": compute_ms, "torch_compute_kernel_ms": torch_compute_ms,
+                                   "compute_vs_torch": cdiff,
                                    "wait_per_step_ms": x.get("wait_per_step_ns", 0) / 1e6,
                                    "wait_total_ms": x.get("wait_total_ns", 0) / 1e6,
                                    "compute_ms": x.get("compute_ns", 0) / 1e6, "idle_ms": x.get("idle_ns", 0) / 1e6})
             rows.append(f"{name:<10} rank {x['rank']} steps {x.get('steps'):>3} measured steps: {kernel_count} kernels "
                         f"{kernel_ms if kernel_ms is None else round(kernel_ms, 3)} ms vs torch.profiler "
                         f"{t['kernels'] if t else '-'} kernels {torch_ms if torch_ms is None else round(torch_ms, 3)} ms "
-                        f"({'-' if diff is None else f'{diff * 100:+.1f}%'}), wait/step "
+                        f"({'-' if diff is None else f'{diff * 100:+.1f}%'}); without collectives "
+                        f"{compute_ms if compute_ms is None else round(compute_ms, 3)} vs "
+                        f"{torch_compute_ms if torch_compute_ms is None else round(torch_compute_ms, 3)} ms "
+                        f"({'-' if cdiff is None else f'{cdiff * 100:+.1f}%'}), wait/step "
                         f"{x.get('wait_per_step_ns', 0) / 1e6:.3f} ms")
         if mode == "slow":
             w0 = next((r["wait_per_step_ms"] for r in entry["ranks"] if r["rank"] == 0), None)

@@ -270,3 +270,74 @@ TEST_CASE("ranks: without collective kernels another host is aligned by the wall
   REQUIRE(r.straggler);
   CHECK(*r.straggler == 1);
 }
+
+namespace {
+
+// The same rank with a host that runs ahead of its GPU (NCCL does not block it): step s's
+// NVTX range and launch calls come 0.5 ms apart from the start, while its GPU work runs every
+// 3 ms, so from step 1 on a step's GPU work runs long after the host left the step. With
+// `launch_calls` false the trace has no launch calls (driver API records off).
+profile::process_profile host_ahead(profile::process_profile p, bool launch_calls) {
+  const std::uint64_t origin = p.process.start_ns + 2 * ms;
+  std::uint32_t correlation = 1;
+  for (std::size_t i = 0; i < p.trace.kernels.size(); ++i) {
+    const std::uint64_t s = i / 2; // two kernels per step: the compute, then the all-reduce
+    const std::uint64_t host = origin + s * 500 * us + (i % 2) * 100 * us;
+    p.trace.kernels[i].correlation = correlation;
+    if (launch_calls) {
+      trace::api_record a;
+      a.start = host;
+      a.end = host + 10 * us;
+      a.correlation = correlation;
+      a.name = i % 2 ? "cuLaunchKernelEx" : "cudaLaunchKernel_v7000";
+      a.driver = i % 2 == 1;
+      p.trace.api_calls.push_back(a);
+    }
+    ++correlation;
+  }
+  p.trace.ranges.clear();
+  for (std::uint64_t s = 0; s < p.trace.kernels.size() / 2; ++s)
+    p.trace.ranges.push_back({origin + s * 500 * us, origin + s * 500 * us + 400 * us, p.process.pid, p.process.pid, "",
+                              "train_step"});
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("ranks: a host ahead of its GPU: GPU work counts in the step that launched it", "[ranks]") {
+  const std::uint64_t injected = 800 * us;
+  std::vector<analysis::rank_summary> ranks;
+  ranks.push_back(summarize_rank(host_ahead(ddp_rank(0, 0, 0, injected), true)));
+  ranks.push_back(summarize_rank(host_ahead(ddp_rank(1, 0, injected, injected), true)));
+  const auto r = analyze_ranks(std::move(ranks));
+  CHECK(r.step_method == "nvtx:train_step");
+  REQUIRE(r.steps == 20);
+  for (const auto& x : r.ranks) {
+    CHECK(x.comm_placed_by_start == 0);
+    std::size_t kernels = 0;
+    for (const auto& s : x.steps) {
+      CHECK(s.kernels == 2); // each step's own compute and all-reduce, though they ran steps later
+      kernels += s.kernels;
+    }
+    CHECK(kernels == 40);
+  }
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  CHECK(r.wait_method == "collective kernels");
+  CHECK(double(r.wait_per_step_ns[0]) == Approx(double(injected)).margin(1));
+  CHECK(r.wait_per_step_ns[1] == Approx(0).margin(1));
+  CHECK(r.straggler_excess_ns == Approx(double(injected)).margin(1));
+  CHECK(r.notes.empty());
+}
+
+TEST_CASE("ranks: collective kernels without their launch calls are placed by their start, with a note", "[ranks]") {
+  const std::uint64_t injected = 800 * us;
+  std::vector<analysis::rank_summary> ranks;
+  ranks.push_back(summarize_rank(host_ahead(ddp_rank(0, 0, 0, injected), false)));
+  ranks.push_back(summarize_rank(host_ahead(ddp_rank(1, 0, injected, injected), false)));
+  const auto r = analyze_ranks(std::move(ranks));
+  for (const auto& x : r.ranks) CHECK(x.comm_placed_by_start == 20);
+  REQUIRE(r.notes.size() == 2);
+  CHECK(r.notes[0].find("rank 0: 20 collective kernel(s) have no launch call") != std::string::npos);
+  CHECK(r.notes[0].find("SPEEDLAB_PROFILE_DRIVER_API=0") != std::string::npos);
+}

@@ -167,3 +167,119 @@ TEST_CASE("rank fixtures: a rank moved to another host's clock is aligned back",
     CHECK(aligned.wait_per_step_ns[i] == Approx(as_recorded.wait_per_step_ns[i]).margin(1));
   }
 }
+
+// tests/fixtures/ranks/nccl: the same job on two GPUs with NCCL (two H200, one rank each),
+// under mpirun with speedlab inside each rank (rank-0/, rank-1/), 24 measured steps after 4
+// warm-up, rank 1 slowed by a 20 ms spin every step. NCCL collectives do not block the host,
+// so each rank's host runs steps ahead of its GPU, and rank 0's GPU waits for rank 1 inside
+// its all-reduce kernels. expected.json: what each rank printed, and torch.profiler's
+// per-rank totals for the 24 measured steps (a run of its own with the same arguments).
+namespace {
+
+analysis::rank_analysis nccl_ranks() {
+  std::vector<analysis::rank_summary> ranks;
+  for (const char* folder : {"nccl/rank-0", "nccl/rank-1"})
+    for (const auto& p : profile::read_stream_folder(fixture(folder)).processes) ranks.push_back(analysis::summarize_rank(p));
+  return analysis::analyze_ranks(std::move(ranks));
+}
+
+nlohmann::json nccl_expected() {
+  std::ifstream in(fixture("nccl/expected.json"));
+  return nlohmann::json::parse(in);
+}
+
+} // namespace
+
+TEST_CASE("rank fixtures, NCCL on two GPUs: ranks, GPUs and collective kernels", "[ranks][fixtures]") {
+  const auto e = nccl_expected();
+  const auto r = nccl_ranks();
+  REQUIRE(r.ranks.size() == 2);
+  CHECK(*r.ranks[0].id.rank == 0);
+  CHECK(*r.ranks[1].id.rank == 1);
+  CHECK(*r.ranks[1].id.world_size == 2);
+  CHECK(r.ranks[0].gpu != r.ranks[1].gpu); // one GPU each
+  CHECK(r.ranks[0].gpu.rfind("cuda:0 GPU-", 0) == 0);
+  CHECK(r.ranks[1].gpu.rfind("cuda:1 GPU-", 0) == 0);
+  CHECK(r.step_method == "nvtx:train_step");
+  CHECK(r.steps == e["steps_in_program"].get<std::size_t>());
+  CHECK(r.wait_method == "collective kernels");
+  for (const auto& x : r.ranks) {
+    CHECK(x.comm_kernels > 0);
+    CHECK(x.comm_placed_by_start == 0); // driver API records on: every NCCL launch is in the trace
+  }
+  CHECK(r.notes.empty());
+}
+
+TEST_CASE("rank fixtures, NCCL on two GPUs: the straggler, and rank 0's wait inside its collectives", "[ranks][fixtures]") {
+  const auto e = nccl_expected();
+  double injected = 0;
+  for (const auto& line : e["printed"])
+    if (line["rank"] == 1) injected = line["extra_ms_per_step"].get<double>() * 1e6;
+  REQUIRE(injected > 1e7);
+  const auto r = nccl_ranks();
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  // Read from this fixture: rank 0 waits 19.978 ms per step (printed spin 20.007 ms). Each GPU
+  // record counts in the step whose host code launched it: by the GPU's own clock, the host's
+  // steps end long before rank 0's all-reduce does, and rank 0's wait read 1.42 ms per step.
+  INFO("rank 0 waits " << r.wait_per_step_ns[0] << " ns per step; injected " << injected);
+  CHECK(r.wait_per_step_ns[0] == Approx(injected).epsilon(0.02));
+  CHECK(r.wait_per_step_ns[1] < 0.05 * injected);
+  CHECK(r.straggler_excess_ns == Approx(injected).epsilon(0.02));
+}
+
+TEST_CASE("rank fixtures, NCCL on two GPUs: the measured steps' kernels against torch.profiler", "[ranks][fixtures]") {
+  const auto e = nccl_expected();
+  const auto r = nccl_ranks();
+  const std::size_t measured = e["measured_steps"].get<std::size_t>();
+  for (const auto& t : e["torch_profiler"]["ranks"]) {
+    const int rank = t["rank"].get<int>();
+    INFO("rank " << rank);
+    const auto& steps = r.ranks[static_cast<std::size_t>(rank)].steps;
+    REQUIRE(steps.size() >= measured);
+    std::size_t kernels = 0;
+    double own_ns = 0; // kernel time without the collectives: their length is mostly waiting
+    for (std::size_t k = steps.size() - measured; k < steps.size(); ++k) {
+      kernels += steps[k].kernels;
+      own_ns += steps[k].kernel_ns - steps[k].comm_ns;
+    }
+    CHECK(kernels == t["kernels"].get<std::size_t>());
+    // Read: rank 0 4.487 vs 4.580 ms (-2.0%), rank 1 484.203 vs 483.756 ms (+0.1%).
+    const double torch_own_ns = (t["kernel_us"].get<double>() - t["nccl_us"].get<double>()) * 1e3;
+    CHECK(own_ns == Approx(torch_own_ns).epsilon(0.03));
+  }
+}
+
+TEST_CASE("rank fixtures, NCCL on two GPUs: another host's clock is aligned by the collectives' ends", "[ranks][fixtures]") {
+  std::vector<profile::process_profile> ranks;
+  for (const char* folder : {"nccl/rank-0", "nccl/rank-1"})
+    for (auto& p : profile::read_stream_folder(fixture(folder)).processes) ranks.push_back(std::move(p));
+  REQUIRE(ranks.size() == 2);
+  const auto as_recorded =
+      analysis::analyze_ranks({analysis::summarize_rank(ranks[0]), analysis::summarize_rank(ranks[1])});
+  // Rank 1 as if on another machine whose steady clock reads 3 s more, and whose wall clock
+  // is 50 ms off: the collectives' ends, not the wall clocks, must align it.
+  profile::process_profile moved = ranks[1];
+  constexpr std::uint64_t ahead = 3'000'000'000ULL;
+  moved.process.host = "another-node";
+  auto shift = [](auto& records) {
+    for (auto& x : records) x.start += ahead, x.end += ahead;
+  };
+  moved.process.start_ns += ahead;
+  moved.process.end_ns += ahead;
+  moved.process.tags["realtime_ns_at_start"] =
+      std::to_string(std::stoull(moved.process.tags.at("realtime_ns_at_start")) + 50'000'000ULL);
+  shift(moved.trace.kernels), shift(moved.trace.memcpys), shift(moved.trace.memsets), shift(moved.trace.api_calls);
+  shift(moved.trace.syncs), shift(moved.trace.ranges), shift(moved.trace.overheads), shift(moved.trace.repetitions);
+  const auto aligned = analysis::analyze_ranks({analysis::summarize_rank(ranks[0]), analysis::summarize_rank(moved)});
+  REQUIRE(aligned.clocks.size() == 2);
+  const auto& other = aligned.clocks[0].host == "another-node" ? aligned.clocks[0] : aligned.clocks[1];
+  CHECK(other.method == "collective ends");
+  CHECK(other.matched > 50); // 61 collectives per rank: 56 all-reduces (2 per step), broadcasts, all-gathers
+  // Both GPUs leave an all-reduce within microseconds of each other.
+  CHECK(other.offset_ns == Approx(-double(ahead)).margin(20e3));
+  REQUIRE(aligned.straggler);
+  CHECK(*aligned.straggler == 1);
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(aligned.wait_per_step_ns[i] == Approx(as_recorded.wait_per_step_ns[i]).margin(1));
+}
