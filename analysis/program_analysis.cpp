@@ -110,6 +110,8 @@ std::vector<program_range> merge_ranges(const std::vector<process_summary>& proc
       row.name = r.name;
       row.count += r.count;
       row.kernels += r.kernels;
+      row.launched_kernels += r.launched_kernels;
+      row.launched_gpu_ns += r.launched_gpu_ns;
       row.total_ns += r.total_ns;
       row.gpu_ns += r.gpu_ns;
     }
@@ -293,6 +295,14 @@ struct process_accumulator::state {
   copy_stats h2d, d2h, other_copies;
   pageable_sync_copies pageable_sync;
   std::vector<interval> memsets;
+  // Every GPU record's duration by the correlation id of the call that launched it (ranges:
+  // what they launched); kernel says whether it counts as a launched kernel.
+  struct launched_rec {
+    std::uint32_t correlation;
+    bool kernel;
+    double ns;
+  };
+  std::deque<launched_rec> launched;
   // Host side.
   std::deque<api_rec> calls;
   std::map<std::uint32_t, std::size_t> api_threads, phase_range_threads;
@@ -337,6 +347,7 @@ void process_accumulator::add(const trace::device_trace& t) {
 
   for (const auto& k : t.kernels) {
     const double ns = span(k.start, k.end);
+    s.launched.push_back({k.correlation, true, ns});
     s.first_kernel = std::min(s.first_kernel, k.start);
     s.last_busy = std::max(s.last_busy, k.end);
     auto& row = s.stream_row(k.device, k.stream);
@@ -373,6 +384,7 @@ void process_accumulator::add(const trace::device_trace& t) {
     ++row.copies;
     row.copy_ns += span(c.start, c.end);
     const bool inside = s.inside(c.start);
+    s.launched.push_back({c.correlation, false, span(c.start, c.end)});
     s.copies.push_back({c.start, c.end, c.copy_kind, inside});
     s.copy_kind_of_call.emplace_back(c.correlation, c.copy_kind);
     if (inside) add_copy(c.copy_kind == trace::copy_htod ? s.h2d : c.copy_kind == trace::copy_dtoh ? s.d2h : s.other_copies, c);
@@ -388,6 +400,7 @@ void process_accumulator::add(const trace::device_trace& t) {
     ++row.memsets;
     row.memset_ns += span(c.start, c.end);
     s.memsets.emplace_back(c.start, c.end);
+    s.launched.push_back({c.correlation, false, span(c.start, c.end)});
   }
   for (const auto& a : t.api_calls) {
     const std::uint32_t id = s.intern(a.name, s.last_api);
@@ -613,6 +626,58 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
       row->kernels += static_cast<std::size_t>(std::lower_bound(kernel_starts.begin(), kernel_starts.end(), r.end) -
                                                std::lower_bound(kernel_starts.begin(), kernel_starts.end(), r.start));
     }
+    // What each range launched: the calls that started while it was open, on any thread (a
+    // PyTorch training step launches its backward pass from autograd's own thread), in start
+    // order with running sums of the GPU time and kernels they launched (records matched to
+    // calls by correlation id); a range's share is the difference of the sums at its end and
+    // at its start.
+    if (!st.ranges.empty()) {
+      auto& gpu = st.launched; // sorted where it is: a copy would double its memory for a moment
+      std::sort(gpu.begin(), gpu.end(), [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
+      struct launch_sum {
+        std::uint64_t start;
+        double ns;            // running sum up to and including this call
+        std::size_t kernels;  // likewise
+      };
+      std::vector<launch_sum> calls;
+      auto lo = gpu.begin();
+      std::uint32_t previous = 0;
+      for (const auto& a : st.calls) {
+        if (a.correlation == 0) continue;
+        // Calls come nearly in correlation order (ids are handed out at call entry): walk
+        // forward from the previous one, search only when one goes back.
+        if (a.correlation < previous)
+          lo = std::lower_bound(gpu.begin(), gpu.end(), a.correlation,
+                                [](const auto& g, std::uint32_t c) { return g.correlation < c; });
+        while (lo != gpu.end() && lo->correlation < a.correlation) ++lo;
+        previous = a.correlation;
+        double ns = 0;
+        std::size_t kernels = 0;
+        for (auto at = lo; at != gpu.end() && at->correlation == a.correlation; ++at) {
+          ns += at->ns;
+          kernels += at->kernel ? 1 : 0;
+        }
+        if (ns > 0 || kernels > 0) calls.push_back({a.start, ns, kernels});
+      }
+      release(gpu);
+      std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+      for (std::size_t i = 1; i < calls.size(); ++i) {
+        calls[i].ns += calls[i - 1].ns;
+        calls[i].kernels += calls[i - 1].kernels;
+      }
+      auto before = [&calls](std::uint64_t t) { // the sums over the calls that start before t
+        auto at = std::lower_bound(calls.begin(), calls.end(), t, [](const launch_sum& c, std::uint64_t v) { return c.start < v; });
+        return at == calls.begin() ? launch_sum{t, 0, 0} : *(at - 1);
+      };
+      for (const auto& r : st.ranges) {
+        if (r.end <= r.start) continue;
+        const launch_sum a = before(r.start), b = before(r.end);
+        program_range* row = by_id[{r.domain, r.name}];
+        row->launched_gpu_ns += b.ns - a.ns;
+        row->launched_kernels += b.kernels - a.kernels;
+      }
+    }
+    release(st.launched);
     for (auto& [key, row] : by_name) {
       row.domain = key.first;
       row.name = key.second;
@@ -1010,7 +1075,8 @@ void to_json(nlohmann::json& j, const program_analysis& a) {
   auto& ranges = j["nvtx_ranges"] = nlohmann::json::array();
   for (const auto& r : a.ranges)
     ranges.push_back({{"domain", r.domain}, {"name", r.name}, {"count", r.count}, {"total_ns", r.total_ns},
-                      {"gpu_ns", r.gpu_ns}, {"kernels", r.kernels}});
+                      {"gpu_ns", r.gpu_ns}, {"kernels", r.kernels}, {"launched_gpu_ns", r.launched_gpu_ns},
+                      {"launched_kernels", r.launched_kernels}});
   auto& streams = j["streams"] = nlohmann::json::array();
   for (const auto& s : a.streams)
     streams.push_back({{"pid", s.pid}, {"device", s.device}, {"stream", s.stream}, {"kernels", s.kernels},

@@ -58,6 +58,11 @@ struct program_range {
   std::size_t count = 0, kernels = 0;   // kernels: launches that started inside
   double total_ns = 0;                  // sum of the ranges' durations
   double gpu_ns = 0;                    // GPU busy (kernels, copies, memsets) inside them
+  // What the ranges launched, whenever the GPU ran it (the GPU runs behind the host: work
+  // launched in a range often runs after it ends): the kernels, copies and memsets whose call
+  // started while a range was open, on any thread, by correlation id; their summed duration.
+  std::size_t launched_kernels = 0;
+  double launched_gpu_ns = 0;
 };
 
 struct program_stream {

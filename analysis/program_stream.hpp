@@ -29,7 +29,8 @@ namespace speedlab::analysis {
 
 // Builds a process_summary from a process's records handed over in pieces (a stream's
 // records chunks, in any order). Keeps per record only what the summary needs: 32 bytes per
-// API call, range or copy, 24 per kernel or sync, 16 per memset; each name once.
+// API call, range or copy, 24 per kernel or sync, 16 per memset, and 16 more per kernel,
+// copy and memset for what the NVTX ranges launched; each name once.
 class process_accumulator {
 public:
   // `trace_windows`: the repetition windows of the trace statistics (as summarize_trace: a

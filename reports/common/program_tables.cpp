@@ -103,12 +103,16 @@ program_table kernel_table(const analysis::program_analysis& a) {
 
 program_table range_table(const analysis::program_analysis& a) {
   program_table tb{"program-ranges", "NVTX ranges",
-                   "The program's own ranges by name: how often, how long in all, and the GPU busy time inside them.",
-                   {"domain", "range", "count", "total", "GPU busy inside", "GPU share", "kernels started"},
-                   {false, false, true, true, true, true, true}, {}, "The program marked no NVTX ranges.", 0};
+                   "The program's own ranges by name: how often, how long in all, the GPU busy time inside them, "
+                   "and the GPU time of the work they launched, wherever it ran (the GPU runs behind the host: "
+                   "what a range launches often runs after it ends).",
+                   {"domain", "range", "count", "total", "GPU busy inside", "GPU share", "kernels started",
+                    "GPU time launched", "kernels launched"},
+                   {false, false, true, true, true, true, true, true, true}, {}, "The program marked no NVTX ranges.", 0};
   for (const auto& r : a.ranges)
     tb.rows.push_back({c(r.domain.empty() ? "(default)" : r.domain), c(r.name), count(r.count), dur(r.total_ns),
-                       dur(r.gpu_ns), share(r.gpu_ns, r.total_ns), count(r.kernels)});
+                       dur(r.gpu_ns), share(r.gpu_ns, r.total_ns), count(r.kernels), dur(r.launched_gpu_ns),
+                       count(r.launched_kernels)});
   return tb;
 }
 

@@ -60,8 +60,12 @@ std::vector<std::filesystem::path> write_program_csv(const analysis::program_ana
                                rows));
   rows.clear();
   for (const auto& r : a.ranges)
-    rows.push_back({r.domain, r.name, u(r.count), x(r.total_ns), x(r.gpu_ns), u(r.kernels)});
-  written.push_back(write_file(dir / "program_ranges.csv", {"domain", "range", "count", "total_ns", "gpu_ns", "kernels"}, rows));
+    rows.push_back({r.domain, r.name, u(r.count), x(r.total_ns), x(r.gpu_ns), u(r.kernels), x(r.launched_gpu_ns),
+                    u(r.launched_kernels)});
+  written.push_back(write_file(dir / "program_ranges.csv",
+                               {"domain", "range", "count", "total_ns", "gpu_ns", "kernels", "launched_gpu_ns",
+                                "launched_kernels"},
+                               rows));
   rows.clear();
   for (const auto& s : a.streams)
     rows.push_back({u(s.pid), u(s.device), u(s.stream), u(s.kernels), x(s.kernel_ns), u(s.copies), x(s.copy_ns),

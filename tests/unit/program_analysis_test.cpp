@@ -102,6 +102,37 @@ TEST_CASE("program: NVTX ranges by name with the GPU time inside them", "[progra
   CHECK(a.ranges[1].total_ns == Approx(20 * 900.0 * us));
   CHECK(a.ranges[1].gpu_ns == Approx(20 * 110.0 * us)); // the 10 us kernel and the 100 us copy
   CHECK(a.ranges[1].kernels == 20);
+  // This loop waits for its GPU in every step: what a step launched also ran inside it.
+  CHECK(a.ranges[1].launched_gpu_ns == Approx(a.ranges[1].gpu_ns));
+  CHECK(a.ranges[1].launched_kernels == 20);
+  CHECK(a.ranges[0].launched_gpu_ns == Approx(20 * 110.0 * us));
+}
+
+TEST_CASE("program: an NVTX range is charged with what it launched, though the GPU runs it later", "[program]") {
+  // A host that never waits: 20 steps of 100 us on the host (1 to 3 ms), each launching a
+  // 1 ms kernel; the GPU runs them back to back from 4 ms on, after every step has ended.
+  profile::process_profile p = bad_loop(100, 0);
+  p.process.end_ns = 30 * ms;
+  std::uint32_t corr = 1;
+  for (std::uint64_t k = 0; k < 20; ++k) {
+    const std::uint64_t t = ms + k * 100 * us;
+    p.trace.ranges.push_back({t, t + 100 * us, 100, 100, "", "step"});
+    p.trace.api_calls.push_back(api(t + 10 * us, t + 20 * us, 100, corr, "cudaLaunchKernel_v7000"));
+    p.trace.kernels.push_back(kernel(4 * ms + k * ms, 5 * ms + k * ms, 7, corr, "slow_kernel"));
+    ++corr;
+  }
+  p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
+  const auto a = analyze({p});
+  REQUIRE(a.ranges.size() == 1);
+  CHECK(a.ranges[0].count == 20);
+  CHECK(a.ranges[0].gpu_ns == 0);
+  CHECK(a.ranges[0].kernels == 0);
+  CHECK(a.ranges[0].launched_kernels == 20);
+  CHECK(a.ranges[0].launched_gpu_ns == Approx(20.0 * ms));
+  // In the JSON too.
+  const nlohmann::json j = a;
+  CHECK(j["nvtx_ranges"][0]["launched_kernels"] == 20);
+  CHECK(j["nvtx_ranges"][0]["launched_gpu_ns"].get<double>() == Approx(20.0 * ms));
 }
 
 TEST_CASE("program: per-stream table", "[program]") {
