@@ -21,6 +21,7 @@
 
 #include "analysis/intervals.hpp"
 #include "analysis/program_rules.hpp"
+#include "analysis/roofline.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/time_split.hpp"
 #include "analysis/what_if.hpp"
@@ -127,7 +128,10 @@ void evaluate_rules(const process_summary& p, const point_result& point, const d
   analysis_options point_options;
   point_options.disabled_rules = options.disabled_rules;
   for (const auto& r : point_rules_replaced_for_programs()) point_options.disabled_rules.insert(r);
-  const rule_context ctx{point, device, point_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}};
+  rule_context ctx{point, device, point_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}};
+  // A program declares no work: its roofline comes from the counters alone (--metrics).
+  std::vector<roofline_point> rows = counter_roofline_for_point(point, device);
+  for (const auto& row : rows) ctx.roofline.push_back(&row);
   for (const auto& [name, rule] : rule_registry()) {
     if (point_options.disabled_rules.count(name)) continue;
     try {
@@ -146,6 +150,7 @@ void evaluate_rules(const process_summary& p, const point_result& point, const d
     }
   }
   for (auto& w : what_ifs_for_point(point, &p.trace, device)) out.what_ifs.push_back(std::move(w));
+  for (auto& row : rows) out.roofline.push_back(std::move(row));
 }
 
 // ---- process_accumulator ---------------------------------------------------------------
@@ -437,6 +442,17 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   s.backend = t.backend;
   s.note = t.note;
   s.records = st.records;
+  for (const auto& pass : p.counters) { // one per context: the first one's settings, every kernel
+    if (!s.counters) {
+      s.counters = pass;
+      continue;
+    }
+    s.counters->kernels.insert(s.counters->kernels.end(), pass.kernels.begin(), pass.kernels.end());
+    s.counters->launches += pass.launches;
+    s.counters->skipped += pass.skipped;
+    s.counters->dropped_ranges += pass.dropped_ranges;
+    s.counters->pass_wall_ns += pass.pass_wall_ns;
+  }
   // The lifetime window: the stream's own, else the process's start to end (a truncated
   // stream ends at its last flush).
   if (!t.repetitions.empty()) {
@@ -653,9 +669,9 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
         previous = a.correlation;
         double ns = 0;
         std::size_t kernels = 0;
-        for (auto at = lo; at != gpu.end() && at->correlation == a.correlation; ++at) {
-          ns += at->ns;
-          kernels += at->kernel ? 1 : 0;
+        for (auto rec = lo; rec != gpu.end() && rec->correlation == a.correlation; ++rec) {
+          ns += rec->ns;
+          kernels += rec->kernel ? 1 : 0;
         }
         if (ns > 0 || kernels > 0) calls.push_back({a.start, ns, kernels});
       }
@@ -665,9 +681,10 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
         calls[i].ns += calls[i - 1].ns;
         calls[i].kernels += calls[i - 1].kernels;
       }
-      auto before = [&calls](std::uint64_t t) { // the sums over the calls that start before t
-        auto at = std::lower_bound(calls.begin(), calls.end(), t, [](const launch_sum& c, std::uint64_t v) { return c.start < v; });
-        return at == calls.begin() ? launch_sum{t, 0, 0} : *(at - 1);
+      auto before = [&calls](std::uint64_t when) { // the sums over the calls that start before `when`
+        auto next = std::lower_bound(calls.begin(), calls.end(), when,
+                                     [](const launch_sum& c, std::uint64_t v) { return c.start < v; });
+        return next == calls.begin() ? launch_sum{when, 0, 0} : *(next - 1);
       };
       for (const auto& r : st.ranges) {
         if (r.end <= r.start) continue;
@@ -842,6 +859,7 @@ point_result process_point(const process_summary& p) {
   r.profiler = p.backend;
   r.profiler_messages = p.info.notes;
   r.duration_s = wall / 1e9;
+  r.counters = p.counters; // the point rules read them as they read a run's counters pass
   return r;
 }
 

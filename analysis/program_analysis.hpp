@@ -116,6 +116,9 @@ struct process_summary {
   pageable_sync_copies pageable_sync;
   double launch_call_median_ns = 0;   // measured launch cost on the host (0: no launch records)
   std::string backend, note;          // of the trace
+  // Hardware counters of its first launches (`speedlab profile --metrics`): its contexts'
+  // passes in one, the kernels of all of them.
+  std::optional<counters::counter_pass> counters;
 };
 
 process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});

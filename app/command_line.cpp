@@ -193,6 +193,12 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
   cmd->add_option("--flush-interval", options->flush_interval_ms,
                   "Milliseconds between flushes of each process's stream (default 500): what a crash can lose")
       ->check(CLI::Range(1u, 3600000u));
+  cmd->add_option("--metrics", options->metrics,
+                  "Hardware counters for the first K launches of each (kernel, grid, block), read by replaying "
+                  "them (those launches run slower): default, full, dram, or metric names joined by commas");
+  cmd->add_option("--counters-per-kernel", options->counters_per_kernel,
+                  "Launches read per distinct (kernel, grid, block) with --metrics (K, default 2)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
   // Everything from the first positional argument on (or after --) is PROGRAM's, untouched.
   cmd->prefix_command();
   cmd->footer("PROGRAM [ARGS...] follow the options, best after --; speedlab exits with PROGRAM's exit code.");

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
@@ -17,6 +18,7 @@
 #include "app/profile_report.hpp"
 #include "app/program_launcher.hpp"
 #include "device/host_info.hpp"
+#include "model/counters.hpp"
 #include "model/profile_stream.hpp"
 #include "reports/reporter.hpp"
 #include "speedlab/config.hpp"
@@ -147,6 +149,13 @@ std::map<std::string, std::string> injection_environment(const std::filesystem::
 int command_profile(const profile_options& options) {
   if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
   if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
+  if (!options.metrics.empty()) {
+    try {
+      (void)counters::metric_set(options.metrics);
+    } catch (const std::exception& e) {
+      throw config_error(fmt::format("--metrics {}: {}", options.metrics, e.what()));
+    }
+  }
   std::filesystem::path dir = options.out;
   const std::optional<int> rank = launcher_rank([](const char* k) { return std::getenv(k); });
   if (rank) {
@@ -179,8 +188,14 @@ int command_profile(const profile_options& options) {
   const std::string started_at = device::iso_utc_now();
   std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
                            dir.string(), options.flush_interval_ms);
-  const launch_result run =
-      launch_and_wait(options.program, injection_environment(library, dir, options.flush_interval_ms));
+  auto environment = injection_environment(library, dir, options.flush_interval_ms);
+  if (!options.metrics.empty()) {
+    // The injection library reads the metric names themselves (it has no set of its own).
+    environment["SPEEDLAB_PROFILE_METRICS"] = fmt::format("{}", fmt::join(counters::metric_set(options.metrics), ","));
+    environment["SPEEDLAB_PROFILE_METRIC_SET"] = options.metrics;
+    environment["SPEEDLAB_PROFILE_COUNTERS_K"] = std::to_string(options.counters_per_kernel);
+  }
+  const launch_result run = launch_and_wait(options.program, environment);
   if (!run.started) {
     std::cerr << "speedlab: " << run.error << '\n';
     std::error_code ec;

@@ -21,6 +21,10 @@ struct profile_options {
   std::string out = "speedlab-profile";
   bool force = false;                  // write into a non-empty DIR (an earlier profile's streams are removed)
   std::uint32_t flush_interval_ms = 500;
+  // Hardware counters (--metrics): a metric set or names joined by commas; empty: none. Read
+  // for the first K launches of each distinct (kernel, grid, block) by replaying them.
+  std::string metrics;
+  std::size_t counters_per_kernel = 2;
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/counters.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::profile {
@@ -34,6 +35,9 @@ struct process_info {
 struct process_profile {
   process_info process;
   trace::device_trace trace; // repetitions: one window over the process's lifetime
+  // Hardware counters of its first launches (`speedlab profile --metrics`): one pass per
+  // CUDA context, each kernel's metrics read by replaying it.
+  std::vector<counters::counter_pass> counters;
 };
 
 } // namespace speedlab::profile

@@ -351,12 +351,16 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     st.closed = true;
     return;
   }
+  case chunk_type::counters: {
+    p.counters.push_back(j.at("pass").get<counters::counter_pass>());
+    return;
+  }
   case chunk_type::records_binary: break;
   }
   throw std::runtime_error("unknown chunk type");
 }
 
-bool known_type(std::uint32_t t) { return t >= 1 && t <= 5; }
+bool known_type(std::uint32_t t) { return t >= 1 && t <= 6; }
 
 // Where the reader gets its bytes: a file (read chunk by chunk, never whole) or memory.
 class byte_source {
@@ -561,6 +565,8 @@ json records_json(std::uint64_t flushed_ns, const trace::device_trace& batch) {
 }
 
 json note_json(std::uint64_t t_ns, const std::string& text) { return json{{"t_ns", t_ns}, {"text", text}}; }
+
+json counters_json(std::uint64_t t_ns, const counters::counter_pass& pass) { return json{{"t_ns", t_ns}, {"pass", pass}}; }
 
 json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records) {
   return json{{"end_ns", end_ns}, {"reason", reason}, {"dropped_records", dropped_records}};

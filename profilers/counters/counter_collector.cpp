@@ -61,6 +61,8 @@ struct driver_api {
   CUresult (*ctx_get_current)(CUcontext*) = nullptr;
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
   CUresult (*ctx_synchronize)() = nullptr;
+  CUresult (*ctx_push)(CUcontext) = nullptr;
+  CUresult (*ctx_pop)(CUcontext*) = nullptr;
   bool ok() const { return ctx_get_current && ctx_get_device && ctx_synchronize; }
 };
 
@@ -72,6 +74,8 @@ const driver_api& driver() {
     a.ctx_get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(lib, "cuCtxGetCurrent"));
     a.ctx_get_device = reinterpret_cast<CUresult (*)(CUdevice*)>(dlsym(lib, "cuCtxGetDevice"));
     a.ctx_synchronize = reinterpret_cast<CUresult (*)()>(dlsym(lib, "cuCtxSynchronize"));
+    a.ctx_push = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(lib, "cuCtxPushCurrent_v2"));
+    a.ctx_pop = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(lib, "cuCtxPopCurrent_v2"));
     return a;
   }();
   return api;
@@ -238,6 +242,7 @@ struct counter_collector::impl {
   std::vector<std::uint8_t> data; // the counter data image
   CUpti_SubscriberHandle subscriber{};
   bool subscribed = false;
+  bool external = false; // launches come through on_api_callback (the owner's subscription)
 
   // Launch gate state: touched from launching threads (callbacks) and from start/stop.
   mutable std::mutex mutex;
@@ -268,6 +273,14 @@ struct counter_collector::impl {
     return cuptiRangeProfilerStop(&p);
   }
 
+  static bool collective(const std::string& kernel) {
+    for (std::size_t i = 0; i + 4 <= kernel.size(); ++i)
+      if ((kernel[i] | 0x20) == 'n' && (kernel[i + 1] | 0x20) == 'c' && (kernel[i + 2] | 0x20) == 'c' &&
+          (kernel[i + 3] | 0x20) == 'l')
+        return true;
+    return false;
+  }
+
   // Called at the entry of every kernel launch while collecting (under `mutex`): profile
   // it when its key has been seen fewer than K times, else make sure the profiler is off.
   void on_launch(launch_seen l) noexcept {
@@ -276,7 +289,8 @@ struct counter_collector::impl {
       if (!collecting) return;
       ++launches;
       std::size_t& n = seen[launch_key{l.kernel, l.grid, l.block}];
-      const bool want = n < options.per_kernel_limit;
+      // A collective (NCCL) waits for the other ranks: replaying it alone would hang.
+      const bool want = n < options.per_kernel_limit && !collective(l.kernel);
       ++n;
       if (want != profiling && !(want && start_error != CUPTI_SUCCESS)) {
         const CUptiResult r = want ? profiler_start() : profiler_stop();
@@ -474,7 +488,10 @@ counter_collector::counter_collector(void* cu_context, collector_options options
     throw;
   }
 
-  if (m->options.gate_launches) {
+  if (m->options.gate_launches && m->options.external_callbacks) {
+    m->subscribed = true; // the owner's subscription delivers the launches (on_api_callback)
+    m->external = true;
+  } else if (m->options.gate_launches) {
     if (cuptiSubscribe(&m->subscriber, &on_callback, m.get()) == CUPTI_SUCCESS) {
       m->subscribed = true;
       for (CUpti_CallbackId id : cupti::launch_callback_ids) {
@@ -492,7 +509,7 @@ counter_collector::counter_collector(void* cu_context, collector_options options
 
 counter_collector::~counter_collector() {
   if (!m) return;
-  if (m->subscribed) cuptiUnsubscribe(m->subscriber);
+  if (m->subscribed && !m->external) cuptiUnsubscribe(m->subscriber);
   if (m->profiling) m->profiler_stop();
   if (m->profiler) {
     auto off = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
@@ -519,7 +536,17 @@ void counter_collector::stop() {
     if (!m->collecting) return;
     m->collecting = false;
   }
-  driver().ctx_synchronize(); // the replayed kernels are done before the data is decoded
+  // The replayed kernels are done before the data is decoded; the collector's context is
+  // made current for it (the injection library stops it from its exit handler).
+  const driver_api& drv = driver();
+  CUcontext current = nullptr;
+  const bool push = drv.ctx_push && drv.ctx_pop && drv.ctx_get_current(&current) == CUDA_SUCCESS && current != m->context &&
+                    drv.ctx_push(m->context) == CUDA_SUCCESS;
+  drv.ctx_synchronize();
+  if (push) {
+    CUcontext popped = nullptr;
+    drv.ctx_pop(&popped);
+  }
   std::lock_guard lock(m->mutex);
   if (m->profiling) {
     if (CUptiResult r = m->profiler_stop(); r != CUPTI_SUCCESS)
@@ -592,6 +619,18 @@ counters::counter_pass counter_collector::take() {
 std::vector<std::string> counter_collector::messages() const {
   std::lock_guard lock(m->mutex);
   return m->messages;
+}
+
+void counter_collector::on_api_callback(int domain, unsigned id, const void* callback_data) noexcept {
+  if (!m || !m->external) return;
+  on_callback(m.get(), static_cast<CUpti_CallbackDomain>(domain), static_cast<CUpti_CallbackId>(id), callback_data);
+}
+
+std::vector<std::pair<int, unsigned>> counter_collector::launch_callbacks() {
+  std::vector<std::pair<int, unsigned>> out;
+  for (CUpti_CallbackId id : cupti::launch_callback_ids) out.emplace_back(CUPTI_CB_DOMAIN_RUNTIME_API, id);
+  for (CUpti_CallbackId id : driver_launch_ids) out.emplace_back(CUPTI_CB_DOMAIN_DRIVER_API, id);
+  return out;
 }
 
 } // namespace speedlab::profiling::counters_core

@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/counters.hpp"
@@ -43,6 +44,10 @@ struct collector_options {
   std::size_t per_kernel_limit = 2;   // K
   std::size_t max_ranges = 512;       // ranges the counter data image holds
   bool gate_launches = true;          // enforce K through launch callbacks (needs a CUPTI subscription)
+  // The gate's launch callbacks come from the owner's own CUPTI subscription (CUPTI has one
+  // per process: the injection library's), through on_api_callback, instead of one the
+  // collector makes.
+  bool external_callbacks = false;
   // Diagnostic only: configure one metric per CUPTI call, as before the fix (each metric then
   // gets replays of its own); SPEEDLAB_COUNTERS_ADD=each.
   bool add_metrics_each = false;
@@ -58,7 +63,12 @@ public:
   counter_collector& operator=(const counter_collector&) = delete;
 
   void start();                    // kernels launched from now on are profiled (up to K each)
-  void stop();                     // synchronizes the context, decodes the ranges
+  void stop();                     // synchronizes the context (made current for it), decodes the ranges
+  // A CUPTI callback of the owner's subscription (external_callbacks): launch entries go to
+  // the gate, anything else is ignored. Never throws.
+  void on_api_callback(int domain, unsigned id, const void* callback_data) noexcept;
+  // The launch callbacks the gate needs, by domain (CUPTI_CB_DOMAIN_RUNTIME_API, _DRIVER_API).
+  static std::vector<std::pair<int, unsigned>> launch_callbacks();
   counters::counter_pass take();   // what was recorded, evaluated
   std::vector<std::string> messages() const;
 

@@ -43,6 +43,7 @@
 
 #include "model/profile_stream.hpp"
 #include "profilers/cupti/cupti_collector.hpp"
+#include "profilers/counters/counter_collector.hpp"
 #include "profilers/inject/flush_policy.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 
@@ -215,6 +216,7 @@ public:
     m_wake.notify_all();
     if (m_thread.joinable()) m_thread.join();
     if (m_cupti_on) cupti::synchronize_current_context();
+    write_counters();
     {
       std::lock_guard flushing(m_flush_mutex);
       flush_once();
@@ -298,11 +300,124 @@ private:
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     m_cupti_on = true;
+    start_counters();
+  }
+
+  // --metrics: SPEEDLAB_PROFILE_METRICS names the metrics. A collector per CUDA context,
+  // made at the context's first launch (it must be current), fed the launch callbacks of
+  // this library's subscription (CUPTI allows one per process), read at exit.
+  void start_counters() {
+    const std::string names = env("SPEEDLAB_PROFILE_METRICS");
+    if (names.empty()) return;
+    for (std::size_t at = 0; at <= names.size();) {
+      const std::size_t comma = std::min(names.find(',', at), names.size());
+      if (comma > at) m_counter_options.metrics.push_back(names.substr(at, comma - at));
+      at = comma + 1;
+    }
+    m_counter_options.metric_set = env("SPEEDLAB_PROFILE_METRIC_SET");
+    if (m_counter_options.metric_set.empty()) m_counter_options.metric_set = names;
+    if (const std::string k = env("SPEEDLAB_PROFILE_COUNTERS_K"); !k.empty()) {
+      const long v = std::strtol(k.c_str(), nullptr, 10);
+      if (v > 0) m_counter_options.per_kernel_limit = static_cast<std::size_t>(v);
+    }
+    m_counter_options.external_callbacks = true;
+    for (const auto& [domain, id] : profiling::counters_core::counter_collector::launch_callbacks()) {
+      m_launch_callbacks.insert({domain, id});
+      cuptiEnableCallback(1, m_subscriber, static_cast<CUpti_CallbackDomain>(domain), static_cast<CUpti_CallbackId>(id));
+    }
+    // A context destroyed before the exit handler runs (Numba destroys its own at Python's
+    // exit, and reading its counters afterwards crashed the process) is read as it goes.
+    cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    m_counters_on = true;
+  }
+
+  // A context with a collector is being destroyed: its pass is read and written now.
+  void counters_context_ending(CUcontext context) noexcept {
+    try {
+      std::unique_ptr<profiling::counters_core::counter_collector> c;
+      {
+        std::lock_guard lock(m_counters_mutex);
+        auto it = m_collectors.find(context);
+        if (it == m_collectors.end()) return;
+        c = std::move(it->second);
+        m_collectors.erase(it);
+      }
+      write_pass(*c);
+    } catch (...) {
+    }
+  }
+
+  // One collector's pass (its replays done, its ranges decoded) as a counters chunk, and
+  // what the collector has to say as notes.
+  void write_pass(profiling::counters_core::counter_collector& c) {
+    std::vector<std::string> said;
+    try {
+      c.stop();
+      const counters::counter_pass pass = c.take();
+      m_writer->write(profile::chunk_type::counters, profile::counters_json(steady_now_ns(), pass));
+      if (const std::size_t read = pass.kernels.size(); read > 0)
+        said.push_back(fmt::format("counters: {} launch(es) were replayed to read their counters (the first {} of each "
+                                   "kernel, grid and block); CUPTI records no activity for a replayed launch, so the "
+                                   "trace lacks them",
+                                   read, pass.per_kernel_limit));
+      for (const auto& m : c.messages()) said.push_back(m);
+    } catch (const std::exception& e) {
+      said.push_back(std::string("counters: ") + e.what());
+    }
+    for (const auto& n : said) note(n);
+  }
+
+  // A launch callback (entry and exit): to the collector of the launch's context, made at
+  // its first launch. Nothing here throws out of the callback.
+  void counters_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const CUpti_CallbackData* cb) noexcept {
+    try {
+      std::lock_guard lock(m_counters_mutex);
+      if (!m_counters_on || !cb->context) return;
+      auto it = m_collectors.find(cb->context);
+      if (it == m_collectors.end()) {
+        if (cb->callbackSite != CUPTI_API_ENTER) return;
+        auto made = std::make_unique<profiling::counters_core::counter_collector>(cb->context, m_counter_options);
+        made->start();
+        it = m_collectors.emplace(cb->context, std::move(made)).first;
+      }
+      it->second->on_api_callback(domain, id, cb);
+    } catch (const std::exception& e) {
+      m_counters_on = false; // one try: the cause is noted at exit
+      m_counter_problems.push_back(std::string("counters unavailable: ") + e.what() +
+                                   "; the program was traced without them");
+    } catch (...) {
+      m_counters_on = false;
+    }
+  }
+
+  // At exit: the pass of each context still alive.
+  void write_counters() {
+    std::map<CUcontext, std::unique_ptr<profiling::counters_core::counter_collector>> collectors;
+    std::vector<std::string> problems;
+    {
+      std::lock_guard lock(m_counters_mutex);
+      m_counters_on = false;
+      collectors.swap(m_collectors);
+      problems.swap(m_counter_problems);
+    }
+    for (const auto& p : problems) note(p);
+    for (auto& [context, c] : collectors) write_pass(*c);
   }
 
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
+    if (!self || !data) return;
+    auto* inj = static_cast<injector*>(self);
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) { // the only resource callback enabled: a context is being destroyed
+      if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+        inj->counters_context_ending(static_cast<const CUpti_ResourceData*>(data)->context);
+      return;
+    }
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (!self || !cb || cb->callbackSite != CUPTI_API_ENTER) return;
+    if (inj->m_launch_callbacks.count({static_cast<int>(domain), static_cast<unsigned>(id)})) {
+      inj->counters_callback(domain, id, cb);
+      return;
+    }
+    if (cb->callbackSite != CUPTI_API_ENTER) return;
     if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && id == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
         (domain == CUPTI_CB_DOMAIN_DRIVER_API && id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop))
       static_cast<injector*>(self)->flush_point();
@@ -389,6 +504,14 @@ private:
   std::size_t m_cap_bytes = default_cap_bytes;
   std::unique_ptr<profile::stream_writer> m_writer;
   CUpti_SubscriberHandle m_subscriber{};
+  // Counters (--metrics): m_launch_callbacks is written before the callbacks are enabled and
+  // only read after; the rest under m_counters_mutex (launching threads, exit).
+  std::set<std::pair<int, unsigned>> m_launch_callbacks;
+  profiling::counters_core::collector_options m_counter_options;
+  std::mutex m_counters_mutex;
+  bool m_counters_on = false;
+  std::map<CUcontext, std::unique_ptr<profiling::counters_core::counter_collector>> m_collectors;
+  std::vector<std::string> m_counter_problems;
   bool m_cupti_on = false;
   cupti::enabled_activities m_enabled;
   std::shared_ptr<cupti::buffer_state> m_buffers;

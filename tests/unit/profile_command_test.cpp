@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/profile_command.hpp"
+#include "model/counters.hpp"
 #include "app/program_launcher.hpp"
 #include "model/profile_stream.hpp"
 #include "test_support.hpp"
@@ -278,4 +279,23 @@ TEST_CASE("profile: a bad SPEEDLAB_PROFILE_FORCE_AFTER_MS is noted in the stream
   REQUIRE(f["processes"].size() == 1);
   const std::string notes = f["processes"][0]["notes"].dump();
   CHECK_THAT(notes, Contains("SPEEDLAB_PROFILE_FORCE_AFTER_MS='abc' is not a whole number of milliseconds: 5000 ms is used"));
+}
+
+TEST_CASE("profile: --metrics passes the metric names to the program; an unknown set is refused", "[profile_command]") {
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  const std::string speedlab = testing::speedlab_binary().string();
+  auto r = run_command(speedlab + " profile --metrics dram --counters-per-kernel 3 --out " + out.string() +
+                       " -- sh -c 'echo METRICS=$SPEEDLAB_PROFILE_METRICS SET=$SPEEDLAB_PROFILE_METRIC_SET K=$SPEEDLAB_PROFILE_COUNTERS_K'");
+  CHECK(r.exit_code == 0);
+  // The set's own metric names (the injection library has no sets of its own).
+  std::string names;
+  for (const auto& m : counters::metric_set("dram")) names += (names.empty() ? "" : ",") + m;
+  CHECK_THAT(r.output, Contains("METRICS=" + names + " SET=dram K=3"));
+  r = run_command(speedlab + " profile --metrics nosuch --out " + (dir.path() / "q").string() + " -- true");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--metrics nosuch: unknown metric set 'nosuch'"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "q"));
+  r = run_command(speedlab + " profile --metrics dram --counters-per-kernel 0 --out " + (dir.path() / "z").string() + " -- true");
+  CHECK(r.exit_code == 2);
 }

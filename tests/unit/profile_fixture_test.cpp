@@ -9,6 +9,7 @@
 #include <iterator>
 #include <set>
 
+#include "app/profile_report.hpp"
 #include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
 #include "stream_census.hpp"
@@ -225,4 +226,60 @@ TEST_CASE("recorded profile: a format-1 stream (JSON records chunks) is still re
   });
   CHECK(batches == 4);
   CHECK(streamed == 10);
+}
+
+// tests/fixtures/profile/counters: `speedlab profile --metrics default` on the H100 (2026-11-23),
+// three programs: vector/ (speedlab run in-process, vector c = a * b on 2^24 floats, 6
+// launches), cupy/ (examples/cupy_vector.py --n 16777216 --calls 5), numba/
+// (examples/numba_pi.py --launches 10). K = 2: the first two launches of each kernel were
+// replayed for their counters, and CUPTI records no activity for a replayed launch.
+TEST_CASE("profile fixtures: counters read by the injection library", "[profile][fixtures]") {
+  struct expect {
+    const char* name;
+    std::size_t launches, traced;
+    double dram_read; // bytes the kernel must read: its inputs, or next to nothing
+  };
+  for (const expect& e : {expect{"counters/vector", 6, 4, 2.0 * 4 * (1 << 24)}, expect{"counters/cupy", 5, 3, 2.0 * 4 * (1 << 24)},
+                          expect{"counters/numba", 10, 8, 0}}) {
+    INFO(e.name);
+    const auto read = profile::read_stream_folder(fixture(e.name));
+    REQUIRE(read.processes.size() == 1);
+    const auto& p = read.processes[0];
+    REQUIRE(p.counters.size() == 1);
+    const auto& pass = p.counters[0];
+    CHECK(pass.metric_set == "default");
+    CHECK(pass.chip == "GH100");
+    CHECK(pass.passes == 2);
+    CHECK(pass.per_kernel_limit == 2);
+    CHECK(pass.launches == e.launches);
+    CHECK(pass.skipped == e.launches - 2);
+    REQUIRE(pass.kernels.size() == 2);
+    CHECK(p.trace.kernels.size() == e.traced); // the replayed launches have no activity records
+    bool noted = false;
+    for (const auto& n : p.process.notes) noted |= n.find("2 launch(es) were replayed") != std::string::npos;
+    CHECK(noted);
+    for (const auto& k : pass.kernels) {
+      CHECK(k.kernel == p.trace.kernels.front().mangled_name);
+      const double read_bytes = k.metrics.at("dram__bytes_read.sum");
+      if (e.dram_read > 0) CHECK(read_bytes == Approx(e.dram_read).epsilon(0.001)); // 134.23 MB read, as the work model says
+      else CHECK(read_bytes < 1e5);                                                   // Monte Carlo reads its 64K states
+      CHECK(k.metrics.at("gpu__time_duration.sum") > 0);
+    }
+  }
+}
+
+TEST_CASE("profile fixtures: a profiled program's roofline comes from its counters", "[profile][fixtures]") {
+  const auto a = app::analyze_profile_folder(fixture("counters/cupy"));
+  REQUIRE(a.points.size() == 1);
+  REQUIRE(a.points[0].counters);
+  std::size_t rows = 0;
+  for (const auto& r : a.result.roofline) {
+    if (r.work_source != "counters" || r.level != "dram") continue;
+    ++rows;
+    CHECK(r.kernel == "cupy_multiply__float32_float32_float32");
+    // 134.2 MB read and 72.6 MB written in 82 us: about 2.5 TB/s.
+    CHECK(r.achieved_gbps > 2000);
+    CHECK(r.achieved_gbps < 3400);
+  }
+  CHECK(rows == 1); // one per distinct kernel
 }

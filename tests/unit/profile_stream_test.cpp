@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/counters.hpp"
 #include "model/profile_stream.hpp"
 #include "test_support.hpp"
 
@@ -536,4 +537,47 @@ TEST_CASE("profile stream: reading 1 million kernels and 2 million API calls", "
                                       << " s (peak RSS so far " << streamed_peak << " MiB), read whole in "
                                       << seconds(t2, t3) << " s (peak RSS " << peak_mib() << " MiB)");
   }
+}
+
+TEST_CASE("profile stream: counters chunks read back; a bad one is skipped with a message", "[profile_stream]") {
+  testing::temp_dir dir;
+  std::string error;
+  const auto file = dir.path() / profile::stream_file_name("node-1", 77);
+  auto w = profile::stream_writer::create(file, error);
+  REQUIRE(w);
+  REQUIRE(w->write(profile::chunk_type::header, profile::header_json(info_of(77), 5555, 500, "test")));
+  counters::counter_pass pass;
+  pass.metric_set = "dram";
+  pass.metrics = {"dram__bytes_read.sum"};
+  pass.chip = "GH100";
+  pass.passes = 1;
+  pass.per_kernel_limit = 2;
+  pass.launches = 7;
+  pass.skipped = 5;
+  counters::kernel_counters k;
+  k.kernel = "_Z10mul_kernelPf";
+  k.grid = {4096, 1, 1};
+  k.block = {256, 1, 1};
+  k.metrics["dram__bytes_read.sum"] = 1.25e8;
+  pass.kernels = {k, k};
+  REQUIRE(w->write(profile::chunk_type::counters, profile::counters_json(3000, pass)));
+  nlohmann::json bad = profile::counters_json(3100, pass);
+  bad["pass"]["passes"] = 2.5; // not a whole number
+  REQUIRE(w->write(profile::chunk_type::counters, bad));
+  REQUIRE(w->write(profile::chunk_type::records, profile::records_json(4000, batch(4000, 2))));
+  REQUIRE(w->write(profile::chunk_type::close, profile::close_json(9000, "exit", 0)));
+  w.reset();
+  const auto r = profile::read_stream(file);
+  REQUIRE(r.valid);
+  REQUIRE(r.profile.counters.size() == 1);
+  const auto& got = r.profile.counters[0];
+  CHECK(got.metric_set == "dram");
+  CHECK(got.launches == 7);
+  CHECK(got.skipped == 5);
+  REQUIRE(got.kernels.size() == 2);
+  CHECK(got.kernels[1].kernel == "_Z10mul_kernelPf");
+  CHECK(got.kernels[1].metrics.at("dram__bytes_read.sum") == 1.25e8);
+  REQUIRE(r.messages.size() == 1);
+  CHECK_THAT(r.messages[0], Contains("passes"));
+  CHECK(r.profile.trace.kernels.size() == 2); // the chunks after the bad one still read
 }
