@@ -38,6 +38,20 @@ double injected_ns(const std::string& shape) {
   return 0;
 }
 
+// The rank as if on another machine ("another-node") whose steady clock reads `ahead` ns
+// more at the same moment; its wall clock at start (the stream header's) stays.
+profile::process_profile moved_to_another_host(profile::process_profile p, std::uint64_t ahead) {
+  p.process.host = "another-node";
+  auto shift = [ahead](auto& records) {
+    for (auto& r : records) r.start += ahead, r.end += ahead;
+  };
+  p.process.start_ns += ahead;
+  p.process.end_ns += ahead;
+  shift(p.trace.kernels), shift(p.trace.memcpys), shift(p.trace.memsets), shift(p.trace.api_calls);
+  shift(p.trace.syncs), shift(p.trace.ranges), shift(p.trace.overheads), shift(p.trace.repetitions);
+  return p;
+}
+
 } // namespace
 
 TEST_CASE("rank fixtures: both shapes merge into the job's two ranks", "[ranks][fixtures]") {
@@ -141,17 +155,9 @@ TEST_CASE("rank fixtures: a rank moved to another host's clock is aligned back",
   // Rank 1 as if on another machine whose steady clock reads 3 s more at the same moment
   // (its wall clock at start, noted in the stream header, stays).
   const std::size_t one = ranks[1].process.tags.at("RANK") == "1" ? 1 : 0;
-  profile::process_profile moved = ranks[one];
-  const profile::process_profile& stay = ranks[1 - one];
   constexpr std::uint64_t ahead = 3'000'000'000ULL;
-  moved.process.host = "another-node";
-  auto shift = [](auto& records) {
-    for (auto& r : records) r.start += ahead, r.end += ahead;
-  };
-  moved.process.start_ns += ahead;
-  moved.process.end_ns += ahead;
-  shift(moved.trace.kernels), shift(moved.trace.memcpys), shift(moved.trace.memsets), shift(moved.trace.api_calls);
-  shift(moved.trace.syncs), shift(moved.trace.ranges), shift(moved.trace.overheads), shift(moved.trace.repetitions);
+  const profile::process_profile moved = moved_to_another_host(ranks[one], ahead);
+  const profile::process_profile& stay = ranks[1 - one];
   const auto aligned = analysis::analyze_ranks({analysis::summarize_rank(stay), analysis::summarize_rank(moved)});
 
   REQUIRE(aligned.clocks.size() == 2);
@@ -259,18 +265,10 @@ TEST_CASE("rank fixtures, NCCL on two GPUs: another host's clock is aligned by t
       analysis::analyze_ranks({analysis::summarize_rank(ranks[0]), analysis::summarize_rank(ranks[1])});
   // Rank 1 as if on another machine whose steady clock reads 3 s more, and whose wall clock
   // is 50 ms off: the collectives' ends, not the wall clocks, must align it.
-  profile::process_profile moved = ranks[1];
   constexpr std::uint64_t ahead = 3'000'000'000ULL;
-  moved.process.host = "another-node";
-  auto shift = [](auto& records) {
-    for (auto& x : records) x.start += ahead, x.end += ahead;
-  };
-  moved.process.start_ns += ahead;
-  moved.process.end_ns += ahead;
+  profile::process_profile moved = moved_to_another_host(ranks[1], ahead);
   moved.process.tags["realtime_ns_at_start"] =
       std::to_string(std::stoull(moved.process.tags.at("realtime_ns_at_start")) + 50'000'000ULL);
-  shift(moved.trace.kernels), shift(moved.trace.memcpys), shift(moved.trace.memsets), shift(moved.trace.api_calls);
-  shift(moved.trace.syncs), shift(moved.trace.ranges), shift(moved.trace.overheads), shift(moved.trace.repetitions);
   const auto aligned = analysis::analyze_ranks({analysis::summarize_rank(ranks[0]), analysis::summarize_rank(moved)});
   REQUIRE(aligned.clocks.size() == 2);
   const auto& other = aligned.clocks[0].host == "another-node" ? aligned.clocks[0] : aligned.clocks[1];
