@@ -305,7 +305,8 @@ private:
 
   // --metrics: SPEEDLAB_PROFILE_METRICS names the metrics. A collector per CUDA context,
   // made at the context's first launch (it must be current), fed the launch callbacks of
-  // this library's subscription (CUPTI allows one per process), read at exit.
+  // this library's subscription (CUPTI allows one per process), read when the context is
+  // destroyed or at exit.
   void start_counters() {
     const std::string names = env("SPEEDLAB_PROFILE_METRICS");
     if (names.empty()) return;
