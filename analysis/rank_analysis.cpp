@@ -12,6 +12,7 @@
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 #include "analysis/time_split.hpp"
+#include "model/cuda_api.hpp"
 #include "model/statistics.hpp"
 
 namespace speedlab::analysis {
@@ -397,13 +398,7 @@ rank_identity identify_rank(const profile::process_info& p) {
   return id;
 }
 
-bool is_communication_kernel(const std::string& name) {
-  // "nccl" in any case; `| 0x20` lowers an ASCII letter and maps no other byte onto one.
-  auto lower = [&name](std::size_t i) { return static_cast<char>(name[i] | 0x20); };
-  for (std::size_t i = 0; i + 4 <= name.size(); ++i)
-    if (lower(i) == 'n' && lower(i + 1) == 'c' && lower(i + 2) == 'c' && lower(i + 3) == 'l') return true;
-  return false;
-}
+bool is_communication_kernel(const std::string& name) { return trace::is_collective_kernel(name); }
 
 rank_summary summarize_rank(const profile::process_profile& process, const time_split* known_split) {
   const auto& p = process.process;

@@ -42,4 +42,12 @@ std::string_view to_string(api_kind k) {
   return "other";
 }
 
+bool is_collective_kernel(std::string_view name) {
+  // `| 0x20` lowers an ASCII letter and maps no other byte onto one.
+  auto lower = [name](std::size_t i) { return static_cast<char>(name[i] | 0x20); };
+  for (std::size_t i = 0; i + 4 <= name.size(); ++i)
+    if (lower(i) == 'n' && lower(i + 1) == 'c' && lower(i + 2) == 'c' && lower(i + 3) == 'l') return true;
+  return false;
+}
+
 } // namespace speedlab::trace

@@ -33,4 +33,9 @@ constexpr bool blocks_host(api_kind k) { return k == api_kind::synchronize || k 
 
 std::string_view to_string(api_kind k);
 
+// True for a collective-communication kernel (NCCL's ncclKernel_*, ncclDevKernel_*, ...: "nccl"
+// in any case). The rank analysis counts them as communication; the counters collector never
+// replays one (a collective replayed alone waits for the other ranks forever).
+bool is_collective_kernel(std::string_view kernel_name);
+
 } // namespace speedlab::trace

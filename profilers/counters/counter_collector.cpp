@@ -20,6 +20,7 @@
 #include <cupti_target.h>
 #include <fmt/format.h>
 
+#include "model/cuda_api.hpp"                  // is_collective_kernel
 #include "profilers/cupti/cupti_records.hpp" // launch_callback_ids
 
 namespace speedlab::profiling::counters_core {
@@ -273,14 +274,6 @@ struct counter_collector::impl {
     return cuptiRangeProfilerStop(&p);
   }
 
-  static bool collective(const std::string& kernel) {
-    for (std::size_t i = 0; i + 4 <= kernel.size(); ++i)
-      if ((kernel[i] | 0x20) == 'n' && (kernel[i + 1] | 0x20) == 'c' && (kernel[i + 2] | 0x20) == 'c' &&
-          (kernel[i + 3] | 0x20) == 'l')
-        return true;
-    return false;
-  }
-
   // Called at the entry of every kernel launch while collecting (under `mutex`): profile
   // it when its key has been seen fewer than K times, else make sure the profiler is off.
   void on_launch(launch_seen l) noexcept {
@@ -290,7 +283,7 @@ struct counter_collector::impl {
       ++launches;
       std::size_t& n = seen[launch_key{l.kernel, l.grid, l.block}];
       // A collective (NCCL) waits for the other ranks: replaying it alone would hang.
-      const bool want = n < options.per_kernel_limit && !collective(l.kernel);
+      const bool want = n < options.per_kernel_limit && !trace::is_collective_kernel(l.kernel);
       ++n;
       if (want != profiling && !(want && start_error != CUPTI_SUCCESS)) {
         const CUptiResult r = want ? profiler_start() : profiler_stop();

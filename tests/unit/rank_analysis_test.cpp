@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/program_analysis.hpp"
+#include "model/cuda_api.hpp"
 #include "reports/common/program_tables.hpp"
 
 #include "speedlab_catch.hpp"
@@ -75,6 +76,11 @@ TEST_CASE("ranks: NCCL kernels are communication", "[ranks]") {
   CHECK(analysis::is_communication_kernel("void NCCL_kernel()"));
   CHECK_FALSE(analysis::is_communication_kernel("sm90_xmma_gemm_f32f32"));
   CHECK_FALSE(analysis::is_communication_kernel("nc"));
+  // The same predicate keeps the counters collector from replaying a collective (mangled
+  // names, as its launch callbacks see them).
+  CHECK(trace::is_collective_kernel("_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
+  CHECK_FALSE(trace::is_collective_kernel("_ZN8speedlab7plugins6vector12naive_kernelEPKfS3_Pfm"));
+  CHECK_FALSE(trace::is_collective_kernel(""));
 }
 
 TEST_CASE("ranks: one rank slowed on purpose is named, with the others' wait", "[ranks]") {
