@@ -802,10 +802,10 @@ process_summary summarize_process(const profile::process_profile& p, const progr
 stream_summary summarize_stream(const std::filesystem::path& file, const program_options& options) {
   stream_summary out;
   std::optional<process_accumulator> acc;
-  // A rank's stream (CUDA under a launcher's rank variable) keeps its records too: the ranks'
-  // comparison needs them per step and per collective (summarize_rank). One read either way.
+  // A rank's stream (CUDA under a launcher's rank variable) also goes into its rank summary,
+  // chunk by chunk as well (rank_accumulator keeps 16-24 bytes a record). One read either way.
   std::optional<bool> is_rank;
-  trace::device_trace kept;
+  std::optional<rank_accumulator> rank;
   profile::stream_read read =
       profile::read_stream(file, [&](const profile::process_info& info, profile::records_batch&& batch) {
         // Every record ends by the process's end (the reader makes it so), so the window
@@ -813,27 +813,20 @@ stream_summary summarize_stream(const std::filesystem::path& file, const program
         if (!acc) acc.emplace(std::vector<trace::repetition_window>{{info.start_ns, UINT64_MAX, 0, 0}}, options);
         acc->add(batch.trace);
         if (!is_rank) is_rank = info.used_cuda && identify_rank(info).rank.has_value();
-        if (*is_rank) trace::append_records(kept, std::move(batch.trace));
+        if (*is_rank) {
+          if (!rank) rank.emplace();
+          rank->add(batch.trace);
+        }
       });
   out.messages = std::move(read.messages);
   out.valid = read.valid;
   if (!read.valid) return out;
   if (!acc) acc.emplace(read.profile.trace.repetitions, options);
   out.summary = acc->finish(read.profile);
-  auto& p = read.profile;
+  const auto& p = read.profile;
   if (p.process.used_cuda && identify_rank(p.process).rank) {
-    // The records as read_stream without a sink gives them: sorted by start, in the
-    // process's window (the reader's facts: repetitions, backend, drops, buffer peak).
-    const std::uint64_t dropped = p.trace.dropped_records;
-    trace::append_records(p.trace, std::move(kept));
-    p.trace.dropped_records = dropped;
-    auto by_start = [](auto& v) {
-      const auto less = [](const auto& a, const auto& b) { return a.start < b.start; };
-      if (!std::is_sorted(v.begin(), v.end(), less)) std::stable_sort(v.begin(), v.end(), less);
-    };
-    by_start(p.trace.kernels), by_start(p.trace.memcpys), by_start(p.trace.memsets), by_start(p.trace.api_calls);
-    by_start(p.trace.syncs), by_start(p.trace.ranges), by_start(p.trace.overheads);
-    out.rank = summarize_rank(p, out.summary.split ? &*out.summary.split : nullptr);
+    if (!rank) rank.emplace();
+    out.rank = rank->finish(p, out.summary.split ? &*out.summary.split : nullptr);
   }
   return out;
 }
@@ -970,7 +963,6 @@ stream_summaries summarize_streams(const std::vector<std::filesystem::path>& fil
     for (auto& m : done[i].messages) out.messages.push_back(std::move(m));
     if (!done[i].valid) continue;
     order.push_back(i);
-    if (done[i].rank) out.ranks.push_back(std::move(*done[i].rank));
   }
   // As read_stream_folder orders the processes.
   std::stable_sort(order.begin(), order.end(), [&done](std::size_t x, std::size_t y) {
@@ -979,6 +971,10 @@ stream_summaries summarize_streams(const std::vector<std::filesystem::path>& fil
     return std::tie(a.start_ns, a.pid) < std::tie(b.start_ns, b.pid);
   });
   for (const std::size_t i : order) {
+    if (done[i].rank) {
+      out.rank_process.push_back(out.processes.size());
+      out.ranks.push_back(std::move(*done[i].rank));
+    }
     out.processes.push_back(std::move(done[i].summary));
     out.files.push_back(files[i]);
   }
@@ -1023,6 +1019,12 @@ nlohmann::json ranks_json(const rank_analysis& r) {
   nlohmann::json j{{"step_method", r.step_method}, {"steps", r.steps}, {"imbalance", r.imbalance},
                    {"straggler", opt(r.straggler)}, {"straggler_excess_ns", r.straggler_excess_ns}, {"notes", r.notes}};
   j["ranks"] = nlohmann::json::array();
+  // Steps are listed up to 2000 a rank and 250,000 in all: a thousand ranks' every step would
+  // be a document of hundreds of megabytes; their figures are summarized per rank above.
+  std::size_t rows = 0;
+  for (const auto& x : r.ranks) rows += x.steps.size();
+  const bool list_steps = rows <= 250'000;
+  j["step_figures_listed"] = list_steps;
   for (std::size_t i = 0; i < r.ranks.size(); ++i) {
     const auto& x = r.ranks[i];
     j["ranks"].push_back({{"rank", opt(x.id.rank)}, {"local_rank", opt(x.id.local_rank)},
@@ -1037,7 +1039,7 @@ nlohmann::json ranks_json(const rank_analysis& r) {
     // Each step on the common clock: [start, end, compute_ns, comm_ns, kernel_ns, kernels].
     // (At most 2000 steps a rank: a long job's are summarized above, not listed.)
     auto& steps = j["ranks"].back()["step_figures"] = nlohmann::json::array();
-    if (x.steps.size() <= 2000)
+    if (list_steps && x.steps.size() <= 2000)
       for (const auto& s : x.steps) steps.push_back({s.start, s.end, s.compute_ns, s.comm_ns, s.kernel_ns, s.kernels});
   }
   j["wait_method"] = r.wait_method;

@@ -65,11 +65,13 @@ stream_summary summarize_stream(const std::filesystem::path& file, const program
 // Streams (of one profile folder, or of several: the rank folders of a launcher's job)
 // summarized with summarize_stream, a few at a time: `threads` readers, 0 for the default
 // (the cores, at most 4; SPEEDLAB_REPORT_THREADS overrides). processes in read_stream_folder's
-// order (start, pid), files[i] the stream of processes[i]; ranks in the order of `files`.
+// order (start, pid), files[i] the stream of processes[i]; ranks[k] the rank summary of
+// processes[rank_process[k]].
 struct stream_summaries {
   std::vector<process_summary> processes;
   std::vector<std::filesystem::path> files;
   std::vector<rank_summary> ranks;
+  std::vector<std::size_t> rank_process;
   std::vector<std::string> messages; // the reader's, stream by stream
 };
 stream_summaries summarize_streams(const std::vector<std::filesystem::path>& files, const program_options& options = {},

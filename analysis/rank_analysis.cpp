@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -36,54 +37,103 @@ std::optional<int> tag_int(const profile::process_info& p, const char* key) {
   }
 }
 
+// A rank's records as the steps need them: 24 bytes per kernel, copy, memset or NVTX range,
+// 16 per launch call; names once (a stream's million records are not kept whole).
+struct compact_kernel {
+  std::uint64_t start, end;
+  std::uint32_t correlation, name;
+};
+struct compact_op { // a copy or memset: compute time
+  std::uint64_t start, end;
+  std::uint32_t correlation;
+};
+struct compact_range {
+  std::uint64_t start, end;
+  std::uint32_t name;
+};
+
+struct name_table {
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::vector<const std::string*> names;
+  std::uint32_t last = UINT32_MAX;
+  std::uint32_t intern(const std::string& s) {
+    if (last < names.size() && *names[last] == s) return last; // runs of one name are common
+    auto [it, inserted] = ids.try_emplace(s, static_cast<std::uint32_t>(names.size()));
+    if (inserted) names.push_back(&it->first);
+    return last = it->second;
+  }
+  // Ids in the order of their names (as a std::map keyed by name would visit them).
+  std::vector<std::uint32_t> by_name() const {
+    std::vector<std::uint32_t> order(names.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [this](auto a, auto b) { return *names[a] < *names[b]; });
+    return order;
+  }
+};
+
+} // namespace
+
+struct rank_accumulator::state {
+  name_table kernel_names, range_names;
+  std::vector<char> communication; // by kernel name id
+  std::vector<compact_kernel> kernels;
+  std::vector<compact_op> ops;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> calls; // correlation, start of the call
+  std::vector<compact_range> ranges;
+  std::map<std::uint32_t, std::size_t> kernels_on_device;
+  bool comm(const compact_kernel& k) const { return communication[k.name] != 0; }
+};
+
+namespace {
+
+using rank_state = rank_accumulator::state;
+
 // Step starts: the program's own repeating NVTX range with the most time in it, else the
 // kernel launched once per step (the most common launch count among kernels, earliest first).
-std::pair<std::string, std::vector<std::uint64_t>> step_starts(const trace::device_trace& t) {
-  std::map<std::string, std::pair<std::size_t, double>> ranges; // name -> count, total
-  for (const auto& r : t.ranges) {
-    auto& [count, total] = ranges[r.name];
-    ++count;
-    total += r.end > r.start ? static_cast<double>(r.end - r.start) : 0;
+std::pair<std::string, std::vector<std::uint64_t>> step_starts(const rank_state& st) {
+  std::vector<std::pair<std::size_t, double>> ranges(st.range_names.names.size()); // by name id: count, total
+  for (const auto& r : st.ranges) {
+    ++ranges[r.name].first;
+    ranges[r.name].second += r.end > r.start ? static_cast<double>(r.end - r.start) : 0;
   }
-  const std::string* best = nullptr;
+  std::optional<std::uint32_t> best;
   double best_total = 0;
-  for (const auto& [name, ct] : ranges)
-    if (ct.first >= 2 && ct.second > best_total) {
-      best = &name;
-      best_total = ct.second;
+  for (const auto id : st.range_names.by_name())
+    if (ranges[id].first >= 2 && ranges[id].second > best_total) {
+      best = id;
+      best_total = ranges[id].second;
     }
   std::vector<std::uint64_t> starts;
   if (best) {
-    for (const auto& r : t.ranges)
+    for (const auto& r : st.ranges)
       if (r.name == *best) starts.push_back(r.start);
     std::sort(starts.begin(), starts.end());
-    return {"nvtx:" + *best, starts};
+    return {"nvtx:" + *st.range_names.names[*best], starts};
   }
-  std::map<std::string, std::pair<std::size_t, std::uint64_t>> kernels; // name -> count, first start
-  for (const auto& k : t.kernels) {
-    if (is_communication_kernel(k.name)) continue;
-    auto [it, inserted] = kernels.try_emplace(k.name, 0, k.start);
-    ++it->second.first;
-    it->second.second = std::min(it->second.second, k.start);
+  std::vector<std::pair<std::size_t, std::uint64_t>> kernels(st.kernel_names.names.size(), {0, UINT64_MAX}); // count, first start
+  for (const auto& k : st.kernels) {
+    if (st.comm(k)) continue;
+    ++kernels[k.name].first;
+    kernels[k.name].second = std::min(kernels[k.name].second, k.start);
   }
   std::map<std::size_t, std::size_t> how_many_with_count;
-  for (const auto& [name, cf] : kernels)
+  for (const auto& cf : kernels)
     if (cf.first >= 2) ++how_many_with_count[cf.first];
   if (how_many_with_count.empty()) return {};
   const std::size_t steps = std::max_element(how_many_with_count.begin(), how_many_with_count.end(), [](auto& a, auto& b) {
                               return a.second < b.second || (a.second == b.second && a.first > b.first);
                             })->first;
-  const std::string* marker = nullptr;
+  std::uint32_t marker = 0;
   std::uint64_t first = UINT64_MAX;
-  for (const auto& [name, cf] : kernels)
-    if (cf.first == steps && cf.second < first) {
-      marker = &name;
-      first = cf.second;
+  for (const auto id : st.kernel_names.by_name())
+    if (kernels[id].first == steps && kernels[id].second < first) {
+      marker = id;
+      first = kernels[id].second;
     }
-  for (const auto& k : t.kernels)
-    if (k.name == *marker) starts.push_back(k.start);
+  for (const auto& k : st.kernels)
+    if (k.name == marker) starts.push_back(k.start);
   std::sort(starts.begin(), starts.end());
-  return {"kernel:" + *marker, starts};
+  return {"kernel:" + *st.kernel_names.names[marker], starts};
 }
 
 void shift(rank_summary& r, double offset) {
@@ -195,12 +245,15 @@ void find_straggler(rank_analysis& out) {
   };
   out.wait_per_step_ns.assign(n, 0);
   out.wait_total_ns.assign(n, 0);
+  // The least of any rank in each step, once (a thousand ranks: not ranks x ranks x steps).
+  std::vector<double> least(out.steps, HUGE_VAL);
+  for (const auto& r : out.ranks)
+    for (std::size_t k = 0; k < out.steps; ++k) least[k] = std::min(least[k], waiting_time(r.steps[k]));
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<double> w;
+    w.reserve(out.steps);
     for (std::size_t k = 0; k < out.steps; ++k) {
-      double least = waiting_time(out.ranks[i].steps[k]);
-      for (const auto& r : out.ranks) least = std::min(least, waiting_time(r.steps[k]));
-      w.push_back(waiting_time(out.ranks[i].steps[k]) - least);
+      w.push_back(waiting_time(out.ranks[i].steps[k]) - least[k]);
       out.wait_total_ns[i] += w.back();
     }
     out.wait_per_step_ns[i] = median(std::move(w));
@@ -297,27 +350,17 @@ void rank_findings(rank_analysis& out) {
 
 // Steps found by a per-step kernel are on the GPU's clock: a step's compute and
 // communication are the GPU's busy time inside it; its kernels, those that start in it.
-void measure_steps(const trace::device_trace& t, const std::vector<interval>& compute, const std::vector<interval>& comm,
+// st.kernels is sorted by start (finish sorts it).
+void measure_steps(const rank_state& st, const std::vector<interval>& compute, const std::vector<interval>& comm,
                    std::vector<step_figures>& steps) {
-  // t.kernels is sorted by start (the stream reader sorts; summaries built in memory may not be).
-  const bool sorted = std::is_sorted(t.kernels.begin(), t.kernels.end(),
-                                     [](const auto& a, const auto& b) { return a.start < b.start; });
   std::size_t next_kernel = 0;
   for (auto& s : steps) {
     s.compute_ns = measure(compute, s.start, s.end);
     s.comm_ns = measure(comm, s.start, s.end);
-    if (sorted) {
-      while (next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.start) ++next_kernel;
-      for (; next_kernel < t.kernels.size() && t.kernels[next_kernel].start < s.end; ++next_kernel) {
-        s.kernel_ns += static_cast<double>(t.kernels[next_kernel].end - t.kernels[next_kernel].start);
-        ++s.kernels;
-      }
-    } else {
-      for (const auto& k : t.kernels)
-        if (k.start >= s.start && k.start < s.end) {
-          s.kernel_ns += static_cast<double>(k.end - k.start);
-          ++s.kernels;
-        }
+    while (next_kernel < st.kernels.size() && st.kernels[next_kernel].start < s.start) ++next_kernel;
+    for (; next_kernel < st.kernels.size() && st.kernels[next_kernel].start < s.end; ++next_kernel) {
+      s.kernel_ns += static_cast<double>(st.kernels[next_kernel].end - st.kernels[next_kernel].start);
+      ++s.kernels;
     }
   }
 }
@@ -329,21 +372,15 @@ void measure_steps(const trace::device_trace& t, const std::vector<interval>& co
 // and communication are the GPU time of what it launched. A record whose call is not in the
 // trace (driver API records off, and a library launching through the driver) goes by its own
 // start.
-// Returns how many collective kernels went by their own start.
-std::size_t project_steps(const trace::device_trace& t, std::vector<step_figures>& steps) {
+// Returns how many collective kernels went by their own start. Sorts st.calls.
+std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
   if (steps.empty()) return 0;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> calls; // correlation -> start of its call
-  calls.reserve(t.api_calls.size());
-  for (const auto& a : t.api_calls)
-    if (a.correlation != 0) calls.emplace_back(a.correlation, a.start);
+  auto& calls = st.calls;
   std::sort(calls.begin(), calls.end()); // the earliest call first for a correlation id
   auto call_start = [&calls](std::uint32_t correlation) -> std::optional<std::uint64_t> {
     auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(correlation, std::uint64_t{0}));
     if (correlation != 0 && it != calls.end() && it->first == correlation) return it->second;
     return std::nullopt;
-  };
-  auto launched = [&call_start](std::uint32_t correlation, std::uint64_t own_start) {
-    return call_start(correlation).value_or(own_start);
   };
   std::size_t comm_by_start = 0;
   auto step_of = [&steps](std::uint64_t when) -> std::size_t {
@@ -354,8 +391,8 @@ std::size_t project_steps(const trace::device_trace& t, std::vector<step_figures
     return when < steps[i].end || i + 1 == steps.size() ? i : SIZE_MAX;
   };
   std::vector<std::vector<interval>> compute(steps.size()), comm(steps.size());
-  for (const auto& k : t.kernels) {
-    const bool communication = is_communication_kernel(k.name);
+  for (const auto& k : st.kernels) {
+    const bool communication = st.comm(k);
     const auto call = call_start(k.correlation);
     if (communication && !call) ++comm_by_start;
     const std::size_t i = step_of(call.value_or(k.start));
@@ -364,15 +401,56 @@ std::size_t project_steps(const trace::device_trace& t, std::vector<step_figures
     steps[i].kernel_ns += static_cast<double>(k.end - k.start);
     ++steps[i].kernels;
   }
-  for (const auto& m : t.memcpys)
-    if (const std::size_t i = step_of(launched(m.correlation, m.start)); i != SIZE_MAX) compute[i].emplace_back(m.start, m.end);
-  for (const auto& m : t.memsets)
-    if (const std::size_t i = step_of(launched(m.correlation, m.start)); i != SIZE_MAX) compute[i].emplace_back(m.start, m.end);
+  for (const auto& m : st.ops)
+    if (const std::size_t i = step_of(call_start(m.correlation).value_or(m.start)); i != SIZE_MAX)
+      compute[i].emplace_back(m.start, m.end);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     steps[i].compute_ns = measure(merged(std::move(compute[i])), 0, UINT64_MAX);
     steps[i].comm_ns = measure(merged(std::move(comm[i])), 0, UINT64_MAX);
   }
   return comm_by_start;
+}
+
+// Who the rank is: pid, host, launcher variables, its GPU, its clock facts.
+rank_summary rank_header(const profile::process_info& p, const std::map<std::uint32_t, std::size_t>& kernels_on_device) {
+  rank_summary r;
+  r.pid = p.pid;
+  r.host = p.host;
+  r.id = identify_rank(p);
+  r.truncated = p.truncated;
+  // Its GPU: the device its kernels ran on (an index among the devices it could see; the
+  // stream's gpu tag, else the kernels' device), its UUID when the stream names it.
+  auto tag = [&p](const char* key) {
+    auto it = p.tags.find(key);
+    return it == p.tags.end() ? std::string{} : it->second;
+  };
+  std::string index = tag("gpu");
+  if (index.empty() && !kernels_on_device.empty())
+    index = std::to_string(std::max_element(kernels_on_device.begin(), kernels_on_device.end(),
+                                            [](auto& a, auto& b) { return a.second < b.second; })->first);
+  if (!index.empty()) r.gpu = "cuda:" + index;
+  if (const std::string uuid = tag("gpu_uuid"); !uuid.empty()) r.gpu += (r.gpu.empty() ? "" : " ") + uuid;
+  if (const std::string visible = tag("CUDA_VISIBLE_DEVICES"); !visible.empty() && !r.gpu.empty())
+    r.gpu += fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible);
+  if (auto it = p.tags.find("realtime_ns_at_start"); it != p.tags.end() && p.start_ns) {
+    try {
+      r.realtime_minus_steady = static_cast<std::int64_t>(std::stoull(it->second)) - static_cast<std::int64_t>(p.start_ns);
+    } catch (...) {
+    }
+  }
+  return r;
+}
+
+// The time split over the window: the process's when known, else from its trace.
+time_split window_split(const trace::device_trace& t, const trace::repetition_window& window) {
+  if (t.repetitions.size() == 1) {
+    auto splits = compute_time_splits(t);
+    return splits.empty() ? time_split{} : splits.front();
+  }
+  trace::device_trace one = t; // the split needs exactly this one window
+  one.repetitions = {window};
+  auto splits = compute_time_splits(one);
+  return splits.empty() ? time_split{} : splits.front();
 }
 
 } // namespace
@@ -400,45 +478,43 @@ rank_identity identify_rank(const profile::process_info& p) {
 
 bool is_communication_kernel(const std::string& name) { return trace::is_collective_kernel(name); }
 
-rank_summary summarize_rank(const profile::process_profile& process, const time_split* known_split) {
+rank_accumulator::rank_accumulator() : m(std::make_unique<state>()) {}
+rank_accumulator::~rank_accumulator() = default;
+rank_accumulator::rank_accumulator(rank_accumulator&&) noexcept = default;
+rank_accumulator& rank_accumulator::operator=(rank_accumulator&&) noexcept = default;
+
+void rank_accumulator::add(const trace::device_trace& t) {
+  state& st = *m;
+  st.kernels.reserve(st.kernels.size() + t.kernels.size());
+  for (const auto& k : t.kernels) {
+    const std::uint32_t name = st.kernel_names.intern(k.name);
+    if (st.communication.size() <= name) st.communication.push_back(is_communication_kernel(k.name) ? 1 : 0);
+    st.kernels.push_back({k.start, k.end, k.correlation, name});
+    ++st.kernels_on_device[k.device];
+  }
+  for (const auto& c : t.memcpys) st.ops.push_back({c.start, c.end, c.correlation});
+  for (const auto& c : t.memsets) st.ops.push_back({c.start, c.end, c.correlation});
+  for (const auto& a : t.api_calls)
+    if (a.correlation != 0) st.calls.emplace_back(a.correlation, a.start);
+  for (const auto& r : t.ranges) st.ranges.push_back({r.start, r.end, st.range_names.intern(r.name)});
+}
+
+rank_summary rank_accumulator::finish(const profile::process_profile& process, const time_split* known_split) {
+  state& st = *m;
   const auto& p = process.process;
-  const auto& t = process.trace;
-  rank_summary r;
-  r.pid = p.pid;
-  r.host = p.host;
-  r.id = identify_rank(p);
-  r.truncated = p.truncated;
-  // Its GPU: the device its kernels ran on (an index among the devices it could see; the
-  // stream's gpu tag, else the kernels' device), its UUID when the stream names it.
-  auto tag = [&p](const char* key) {
-    auto it = p.tags.find(key);
-    return it == p.tags.end() ? std::string{} : it->second;
-  };
-  std::string index = tag("gpu");
-  if (index.empty() && !t.kernels.empty()) {
-    std::map<std::uint32_t, std::size_t> on;
-    for (const auto& k : t.kernels) ++on[k.device];
-    index = std::to_string(std::max_element(on.begin(), on.end(), [](auto& a, auto& b) { return a.second < b.second; })->first);
-  }
-  if (!index.empty()) r.gpu = "cuda:" + index;
-  if (const std::string uuid = tag("gpu_uuid"); !uuid.empty()) r.gpu += (r.gpu.empty() ? "" : " ") + uuid;
-  if (const std::string visible = tag("CUDA_VISIBLE_DEVICES"); !visible.empty() && !r.gpu.empty())
-    r.gpu += fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible);
-  if (auto it = p.tags.find("realtime_ns_at_start"); it != p.tags.end() && p.start_ns) {
-    try {
-      r.realtime_minus_steady = static_cast<std::int64_t>(std::stoull(it->second)) - static_cast<std::int64_t>(p.start_ns);
-    } catch (...) {
-    }
-  }
+  rank_summary r = rank_header(p, st.kernels_on_device);
+  const auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
+  if (!std::is_sorted(st.kernels.begin(), st.kernels.end(), by_start))
+    std::stable_sort(st.kernels.begin(), st.kernels.end(), by_start);
 
   std::vector<interval> compute, comm;
-  compute.reserve(t.kernels.size() + t.memcpys.size() + t.memsets.size());
+  compute.reserve(st.kernels.size() + st.ops.size());
   std::uint64_t lo = UINT64_MAX, hi = 0;
-  for (const auto& k : t.kernels) {
+  for (const auto& k : st.kernels) {
     ++r.kernels;
     lo = std::min(lo, k.start);
     hi = std::max(hi, k.end);
-    if (is_communication_kernel(k.name)) {
+    if (st.comm(k)) {
       ++r.comm_kernels;
       comm.emplace_back(k.start, k.end);
       r.comm_ends.push_back(k.end);
@@ -446,14 +522,14 @@ rank_summary summarize_rank(const profile::process_profile& process, const time_
       compute.emplace_back(k.start, k.end);
     }
   }
-  for (const auto& m : t.memcpys) compute.emplace_back(m.start, m.end);
-  for (const auto& m : t.memsets) compute.emplace_back(m.start, m.end);
+  for (const auto& o : st.ops) compute.emplace_back(o.start, o.end);
   std::sort(r.comm_ends.begin(), r.comm_ends.end());
-  if (!t.kernels.empty()) {
+  if (!st.kernels.empty()) {
     const std::uint64_t origin = p.start_ns ? p.start_ns : lo;
     r.first_kernel_ns = lo > origin ? static_cast<double>(lo - origin) : 0.0;
   }
 
+  const auto& t = process.trace;
   trace::repetition_window window;
   if (!t.repetitions.empty()) window = t.repetitions.front();
   else window = {p.start_ns, p.end_ns, 0, 0};
@@ -470,20 +546,9 @@ rank_summary summarize_rank(const profile::process_profile& process, const time_
   busy.insert(busy.end(), comm.begin(), comm.end());
   busy = merged(std::move(busy));
   r.idle_ns = std::max(0.0, static_cast<double>(window.end - window.start) - measure(busy, window.start, window.end));
+  r.split = known_split ? *known_split : window_split(t, window);
 
-  if (known_split) {
-    r.split = *known_split;
-  } else if (t.repetitions.size() == 1) {
-    auto splits = compute_time_splits(t);
-    if (!splits.empty()) r.split = splits.front();
-  } else {
-    trace::device_trace one = t; // the split needs exactly this one window
-    one.repetitions = {window};
-    auto splits = compute_time_splits(one);
-    if (!splits.empty()) r.split = splits.front();
-  }
-
-  auto [method, starts] = step_starts(t);
+  auto [method, starts] = step_starts(st);
   r.step_method = std::move(method);
   const std::uint64_t last = std::max(hi, starts.empty() ? 0 : starts.back());
   for (std::size_t i = 0; i < starts.size(); ++i) {
@@ -492,9 +557,16 @@ rank_summary summarize_rank(const profile::process_profile& process, const time_
     s.end = i + 1 < starts.size() ? starts[i + 1] : last;
     if (s.end > s.start) r.steps.push_back(s);
   }
-  if (r.step_method.rfind("nvtx:", 0) == 0) r.comm_placed_by_start = project_steps(t, r.steps);
-  else measure_steps(t, compute, comm, r.steps);
+  if (r.step_method.rfind("nvtx:", 0) == 0) r.comm_placed_by_start = project_steps(st, r.steps);
+  else measure_steps(st, compute, comm, r.steps);
+  m = std::make_unique<state>(); // what was accumulated is consumed
   return r;
+}
+
+rank_summary summarize_rank(const profile::process_profile& process, const time_split* known_split) {
+  rank_accumulator acc;
+  acc.add(process.trace);
+  return acc.finish(process, known_split);
 }
 
 rank_analysis analyze_ranks(std::vector<rank_summary> ranks) {

@@ -137,6 +137,9 @@ command_action add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Regenerate reports from a saved output folder (nothing is re-run)");
   cmd->add_option("dir", options->dir, "Output folder of a run")->required();
   cmd->add_option("--format,-f", options->formats, "Formats to write (default: all)")->delimiter(',');
+  cmd->add_flag("--summary", options->summary,
+                "A profile folder: write each rank folder's summary.json from its streams (no report), for a job's "
+                "merge to read instead of the streams (docs/ranks.md)");
   return [options] { return command_report(*options); };
 }
 

@@ -445,9 +445,19 @@ int command_report(const report_options& options) {
   std::optional<folder_lock> lock;
   if (std::filesystem::is_directory(options.dir)) lock.emplace(options.dir);
   if (is_profile_folder(options.dir)) { // `speedlab profile`'s folder: profile.json and the streams
+    if (options.summary) {
+      for (const auto& f : write_profile_summaries(options.dir)) std::cout << f.string() << '\n';
+      return exit_ok;
+    }
     const auto written = report_profile_folder(options.dir, formats);
     for (const auto& f : written.files) std::cout << f.string() << '\n';
     return written.failed ? exit_failures : exit_ok;
+  }
+  if (options.summary) {
+    std::cerr << fmt::format("speedlab: error: {}: --summary is for a profile folder (speedlab profile's, with "
+                             "profile.json); this is not one\n",
+                             options.dir);
+    return exit_usage;
   }
   const auto saved = load_for_reading(options.dir);
   if (!saved) return exit_usage;

@@ -37,6 +37,7 @@ int command_run(const run_options& options);
 struct report_options {
   std::string dir;
   std::vector<std::string> formats; // empty: every format
+  bool summary = false;             // a profile folder: write its summary files, no report
 };
 int command_report(const report_options& options);
 

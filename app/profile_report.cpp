@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/output_folder.hpp"
+#include "model/atomic_file.hpp"
 #include "model/natural_order.hpp"
 #include "reports/common/process_ranks.hpp"
 #include "reports/common/program_tables.hpp"
@@ -23,6 +24,7 @@
 // still reports on processes handed over in memory.
 #if __has_include("model/profile_stream.hpp")
 #include "analysis/program_stream.hpp"
+#include "analysis/rank_summary_file.hpp"
 #include "model/profile_stream.hpp"
 #define SPEEDLAB_HAVE_PROFILE_STREAM 1
 #endif
@@ -208,11 +210,18 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
   auto device = saved_device(dir, notes);
   if (!device && !parts.empty() && parts.front() != dir) device = saved_device(parts.front(), notes);
 #ifdef SPEEDLAB_HAVE_PROFILE_STREAM
-  std::vector<std::filesystem::path> files;
-  for (const auto& part : parts)
-    for (auto& f : profile::stream_files(part, notes)) files.push_back(std::move(f));
-  // One stream at a time per reader, chunk by chunk; a rank's stream also kept for its rank summary.
-  analysis::stream_summaries read = analysis::summarize_streams(files);
+  // Each folder's summary file when it stands for its streams (written where the rank ran:
+  // `speedlab report DIR --summary`), else its streams, one at a time per reader, chunk by
+  // chunk; a rank's stream also kept for its rank summary.
+  std::vector<analysis::profile_folder> folders;
+  for (const auto& part : parts) folders.push_back({part, profile::stream_files(part, notes)});
+  analysis::folders_read got = analysis::summarize_folders(folders);
+  analysis::stream_summaries& read = got.read;
+  if (got.from_summaries)
+    notes.push_back(fmt::format("{} of {} profile folder(s) merged from their summary file ({}): each launch's kernel "
+                                "duration is not in a summary, so the rules on short kernels did not judge those "
+                                "processes",
+                                got.from_summaries, folders.size(), analysis::summary_file_name));
   for (auto& m : read.messages) notes.push_back(std::move(m));
   for (std::size_t i = 0; i < read.processes.size(); ++i)
     out.stream_of[analysis::process_point_id(read.processes[i].info.pid)] = read.files[i];
@@ -258,6 +267,34 @@ written_reports report_profile_folder(const std::filesystem::path& dir,
                               },
                               &p.analysis};
   return write_report_formats(input, dir, formats);
+}
+
+std::vector<std::filesystem::path> write_profile_summaries(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> written;
+  const auto parts = profile_parts(dir);
+  if (parts.empty())
+    throw std::runtime_error(fmt::format("{}: not a profile folder (no profile.json in it or its subfolders)", dir.string()));
+#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
+  for (const auto& part : parts) {
+    std::vector<std::string> said;
+    const auto files = profile::stream_files(part, said);
+    const auto target = part / analysis::summary_file_name;
+    if (files.empty()) {
+      // The summary may be all that is left of this folder's streams: never replace it.
+      std::error_code ec;
+      if (std::filesystem::exists(target, ec)) continue;
+      throw std::runtime_error(fmt::format("{}: no profile stream to summarize", part.string()));
+    }
+    analysis::stream_summaries s = analysis::summarize_streams(files);
+    s.messages.insert(s.messages.begin(), said.begin(), said.end());
+    write_file_atomically(target, analysis::summary_file_json(s).dump() + "\n");
+    written.push_back(target);
+  }
+#else
+  (void)parts;
+  throw std::runtime_error("this build has no profile stream reader: no summary can be made");
+#endif
+  return written;
 }
 
 } // namespace speedlab::app

@@ -72,4 +72,11 @@ nlohmann::json analyze_profile_json(const analysis::program_analysis& analysis);
 written_reports report_profile_folder(const std::filesystem::path& dir,
                                                          const std::vector<std::string>& formats);
 
+// `speedlab report DIR --summary`: each profile folder of DIR (DIR itself, or its rank
+// folders) gets its summary file (analysis/rank_summary_file.hpp) from its streams, so a
+// merge of the job reads the summaries instead (run it on each node under the job's
+// launcher). Returns the files written; a folder whose streams are gone keeps its summary.
+// Throws std::runtime_error naming the folder when it is not a profile or has no stream.
+std::vector<std::filesystem::path> write_profile_summaries(const std::filesystem::path& dir);
+
 } // namespace speedlab::app

@@ -2,7 +2,7 @@
 """Writes a folder of synthetic rank streams for the merge benchmark (rank_merge_bench.sh).
 
     rank_streams.py OUT_DIR [--ranks 64] [--records 1000000] [--ranks-per-host 8]
-                            [--straggler 37] [--extra-us 1000]
+                            [--straggler 37] [--extra-us 1000] [--node-folders] [--binary]
 
 Each stream is what libspeedlab-inject writes for one rank of a data-parallel job (the
 chunk format of docs/profile-format.md: "SLP1", type, length, CRC-32, JSON payload), with
@@ -13,7 +13,11 @@ kernel: 64 records a step. Rank --straggler does --extra-us more compute each st
 correct merge names it and finds that every other rank waits that long per step. Ranks are
 spread over hosts of --ranks-per-host, each host's clock offset by seconds from the others
 (the merge must align them). OUT_DIR/profile.json makes OUT_DIR a profile folder;
-OUT_DIR/expected.json says what the merge must find.
+OUT_DIR/expected.json says what the merge must find. --binary writes format 2 (binary records
+chunks, type 5, as the injection library writes now; needs numpy) instead of format 1's JSON
+chunks: the same records, and a thousand streams written in seconds. With --node-folders each host's streams
+go into OUT_DIR/nodeN/ with a profile.json of its own (a job whose nodes each wrote a folder:
+`speedlab report OUT_DIR/nodeN --summary` reduces one node, `speedlab analyze OUT_DIR` merges).
 """
 import argparse
 import json
@@ -111,6 +115,82 @@ def write_rank(path, rank, world, ranks_per_host, steps, straggler, extra_ns, st
     return host, pid
 
 
+def binary_chunk_payload(pid, first, last, origin, mine, slowest, corr0, flushed):
+    """One binary records chunk (docs/profile-format.md, type 5) of steps first..last-1: the
+    same records as write_rank's JSON rows, built column by column with numpy."""
+    import numpy as np
+    strings = STRINGS + ["cupti"]
+    n = last - first
+    s = np.arange(first, last, dtype=np.uint64)
+    t0 = np.uint64(origin) + s * np.uint64(STEP_NS)
+    per = COMPUTE_KERNELS + 2                              # correlation ids a step: memset, kernels, all-reduce
+    corr = np.uint32(corr0) + (s - np.uint64(first)).astype(np.uint32) * np.uint32(per)
+    k = np.arange(COMPUTE_KERNELS + 1, dtype=np.uint64)   # the 30 compute kernels, then the all-reduce
+    shifted = np.where(k > 0, np.uint64(mine), np.uint64(0))  # kernel 0 runs `mine` longer, the rest start later
+    kstart = t0[:, None] + np.uint64(2_000) + k[None, :] * np.uint64(KERNEL_NS) + shifted[None, :]
+    kend = kstart + np.uint64(KERNEL_NS)
+    kend[:, 0] += np.uint64(mine)
+    kend[:, -1] = t0 + np.uint64(2_000 + COMPUTE_KERNELS * KERNEL_NS + slowest + 500_000)
+    kcorr = corr[:, None] + np.uint32(2) + k[None, :].astype(np.uint32)
+    name = np.where(k % 2 == 0, 0, 2).astype(np.uint32)
+    name[-1] = 7
+    rows = n * (COMPUTE_KERNELS + 1)
+    const = lambda v, dt: np.full(rows, v, dtype=dt)
+    tile = lambda v: np.tile(v, n)
+    is_nccl = np.arange(COMPUTE_KERNELS + 1) == COMPUTE_KERNELS
+    kernels = [kstart.ravel(), kend.ravel(), const(0, np.uint32), const(1, np.uint32),
+               tile(np.where(is_nccl, 9, 7).astype(np.uint32)), kcorr.ravel(), tile(name), tile(name + 1),
+               tile(np.where(is_nccl, 2, 128).astype(np.int32)), tile(np.where(is_nccl, 1, 8).astype(np.int32)),
+               const(1, np.int32), tile(np.where(is_nccl, 512, 256).astype(np.int32)), const(1, np.int32),
+               const(1, np.int32), tile(np.where(is_nccl, 96, 128).astype(np.int32)), const(0, np.int32),
+               tile(np.where(is_nccl, 0, 16384).astype(np.int32)), const(0, np.int32)]
+    host = t0[:, None] - np.uint64(30_000) + (k[None, :] + np.uint64(1)) * np.uint64(5_000)
+    apis = [host.ravel(), host.ravel() + np.uint64(4_000), const(pid, np.uint32), const(pid, np.uint32),
+            kcorr.ravel(), const(211, np.uint32), const(4, np.uint32), const(0, np.uint8), const(0, np.int32)]
+    memsets = [t0, t0 + np.uint64(2_000), np.zeros(n, np.uint32), np.ones(n, np.uint32), np.full(n, 7, np.uint32),
+               corr + np.uint32(1), np.full(n, 4096, np.uint64), np.zeros(n, np.uint32), np.full(n, 3, np.uint8)]
+    ranges = [t0 - np.uint64(40_000), t0 + np.uint64(9_000_000), np.full(n, pid, np.uint32), np.full(n, pid, np.uint32),
+              np.full(n, 5, np.uint32), np.full(n, 6, np.uint32)]
+
+    def table(columns, count, width):
+        if not columns:
+            return struct.pack("<II", 0, width)
+        return struct.pack("<II", len(columns[0]), count) + b"".join(c.tobytes() for c in columns)
+
+    encoded = [x.encode() for x in strings]
+    out = struct.pack("<IIQQQI", 1, 8, flushed, 0, 8_388_608, pid) + struct.pack("<II", len(encoded), sum(map(len, encoded)))
+    out += b"".join(struct.pack("<I", len(x)) for x in encoded) + b"".join(encoded)
+    out += struct.pack("<II", strings.index("cupti"), strings.index(""))
+    out += table(kernels, 18, 18) + table([], 0, 11) + table(memsets, 9, 9) + table(apis, 9, 9) + table([], 0, 6)
+    out += table(ranges, 6, 6) + table([], 0, 3) + table([], 0, 4)
+    return out
+
+
+def write_rank_binary(path, rank, world, ranks_per_host, steps, straggler, extra_ns, steps_per_chunk):
+    """write_rank's stream in format 2: the header's format is 2, records chunks are binary."""
+    host = f"node{rank // ranks_per_host}"
+    pid = 10_000 + rank
+    host_clock = 1_000_000_000_000 + (rank // ranks_per_host) * 7_000_000_000
+    clock = host_clock + 3_000_000 * (rank % ranks_per_host)
+    origin = host_clock + 50_000_000
+    mine = extra_ns if rank == straggler else 0
+    slowest = extra_ns if 0 <= straggler < world else 0
+    header = {"format": 2, "writer": "rank_streams.py", "backend": "cupti", "pid": pid, "ppid": 1, "host": host,
+              "argv": ["python3", "train.py"], "start_ns": clock,
+              "realtime_ns": 1_790_000_000_000_000_000 + (clock - host_clock), "clock": "CLOCK_MONOTONIC ns",
+              "flush_interval_ms": 500,
+              "tags": {"RANK": str(rank), "LOCAL_RANK": str(rank % ranks_per_host), "WORLD_SIZE": str(world),
+                       "LOCAL_WORLD_SIZE": str(ranks_per_host)}}
+    with open(path, "wb") as f:
+        f.write(chunk(1, header))
+        for first in range(0, steps, steps_per_chunk):
+            last = min(steps, first + steps_per_chunk)
+            payload = binary_chunk_payload(pid, first, last, origin, mine, slowest, first * (COMPUTE_KERNELS + 2),
+                                           origin + last * STEP_NS)
+            f.write(chunk(5, payload))
+        f.write(chunk(4, {"end_ns": origin + steps * STEP_NS + 20_000_000, "reason": "exit", "dropped_records": 0}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("out")
@@ -120,7 +200,14 @@ def main():
     p.add_argument("--straggler", type=int, default=37, help="the slowed rank (-1: none)")
     p.add_argument("--extra-us", type=float, default=1000.0)
     p.add_argument("--steps-per-chunk", type=int, default=160)
+    p.add_argument("--node-folders", action="store_true", help="one profile folder per host (OUT_DIR/nodeN)")
+    p.add_argument("--binary", action="store_true", help="format 2: binary records chunks (needs numpy)")
     a = p.parse_args()
+    if a.binary:
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            sys.exit("rank_streams.py: --binary needs numpy (Debian: python3-numpy, /usr/bin/python3)")
     if a.ranks < 1 or a.records < RECORDS_PER_STEP or a.ranks_per_host < 1 or a.steps_per_chunk < 1:
         sys.exit("rank_streams.py: --ranks, --ranks-per-host, --steps-per-chunk must be >= 1 and --records >= 64")
     if a.straggler >= a.ranks:
@@ -129,19 +216,29 @@ def main():
     steps = a.records // RECORDS_PER_STEP
     extra = int(a.extra_us * 1000)
     for r in range(a.ranks):
-        host, pid = write_rank(os.path.join(a.out, f"node{r // a.ranks_per_host}-{10_000 + r}.slstream"), r, a.ranks,
-                               a.ranks_per_host, steps, a.straggler, extra, a.steps_per_chunk)
+        node = f"node{r // a.ranks_per_host}"
+        folder = os.path.join(a.out, node) if a.node_folders else a.out
+        os.makedirs(folder, exist_ok=True)
+        (write_rank_binary if a.binary else write_rank)(
+            os.path.join(folder, f"{node}-{10_000 + r}.slstream"), r, a.ranks, a.ranks_per_host, steps, a.straggler,
+            extra, a.steps_per_chunk)
+        if a.node_folders and (r + 1) % a.ranks_per_host == 0 or r + 1 == a.ranks:
+            write_facts(folder, a, steps)
+    with open(os.path.join(a.out, "expected.json"), "w") as f:
+        json.dump({"ranks": a.ranks, "records_per_rank": steps * RECORDS_PER_STEP, "steps": steps,
+                   "straggler": a.straggler if a.straggler >= 0 else None, "extra_ns": extra,
+                   "hosts": (a.ranks + a.ranks_per_host - 1) // a.ranks_per_host,
+                   "node_folders": a.node_folders, "binary": a.binary}, f)
+    print(f"wrote {a.ranks} streams of {steps * RECORDS_PER_STEP} records ({steps} steps) into {a.out}")
+
+
+def write_facts(folder, a, steps):
     facts = {"command_line": ["torchrun", f"--nproc_per_node={a.ranks_per_host}", "train.py"],
              "speedlab_command_line": "synthetic: scripts/bench/rank_streams.py", "started_at": "",
              "hostname": "node0", "speedlab_version": "", "wall_s": steps * STEP_NS / 1e9, "exit_code": 0,
              "signal": None, "flush_interval_ms": 500, "notes": [], "read_messages": [], "processes": []}
-    with open(os.path.join(a.out, "profile.json"), "w") as f:
+    with open(os.path.join(folder, "profile.json"), "w") as f:
         json.dump(facts, f)
-    with open(os.path.join(a.out, "expected.json"), "w") as f:
-        json.dump({"ranks": a.ranks, "records_per_rank": steps * RECORDS_PER_STEP, "steps": steps,
-                   "straggler": a.straggler if a.straggler >= 0 else None, "extra_ns": extra,
-                   "hosts": (a.ranks + a.ranks_per_host - 1) // a.ranks_per_host}, f)
-    print(f"wrote {a.ranks} streams of {steps * RECORDS_PER_STEP} records ({steps} steps) into {a.out}")
 
 
 if __name__ == "__main__":
