@@ -1,4 +1,5 @@
 #include "analysis/program_analysis.hpp"
+#include "analysis/rank_accumulator.hpp"
 #include "analysis/program_stream.hpp"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 #include "analysis/rank_analysis.hpp"
+#include "analysis/rank_accumulator.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -485,7 +486,6 @@ rank_accumulator& rank_accumulator::operator=(rank_accumulator&&) noexcept = def
 
 void rank_accumulator::add(const trace::device_trace& t) {
   state& st = *m;
-  st.kernels.reserve(st.kernels.size() + t.kernels.size());
   for (const auto& k : t.kernels) {
     const std::uint32_t name = st.kernel_names.intern(k.name);
     if (st.communication.size() <= name) st.communication.push_back(is_communication_kernel(k.name) ? 1 : 0);

@@ -4,7 +4,6 @@
 //
 //   std::vector<analysis::rank_summary> ranks;
 //   for (each process stream) ranks.push_back(analysis::summarize_rank(process)); // one at a time
-//   // or chunk by chunk: rank_accumulator acc; acc.add(batch) ...; ranks.push_back(acc.finish(process));
 //   analysis::rank_analysis r = analysis::analyze_ranks(std::move(ranks));
 //
 // summarize_rank keeps only what the cross-rank step needs (per-step figures and the end
@@ -12,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,29 +61,6 @@ struct rank_summary {
 // known_split: the process's time split over the same window when already computed
 // (summarize_process's), so a large trace is not split twice.
 rank_summary summarize_rank(const profile::process_profile& process, const time_split* known_split = nullptr);
-
-// summarize_rank from a rank's records handed over in pieces (a stream's records chunks, in
-// any order), keeping per record only what the steps and clocks need: 24 bytes per kernel,
-// copy, memset and NVTX range, 16 per launch call, each name once; summarize_rank is this
-// fed the whole trace at once, so both agree exactly.
-class rank_accumulator {
-public:
-  rank_accumulator();
-  ~rank_accumulator();
-  rank_accumulator(rank_accumulator&&) noexcept;
-  rank_accumulator& operator=(rank_accumulator&&) noexcept;
-
-  void add(const trace::device_trace& batch);
-  // From the process's facts and its trace's repetitions (the window); the records in
-  // process.trace are used only for the split when known_split is absent. Consumes what was
-  // accumulated.
-  rank_summary finish(const profile::process_profile& process, const time_split* known_split = nullptr);
-
-  struct state; // what is kept per record (rank_analysis.cpp)
-
-private:
-  std::unique_ptr<state> m;
-};
 
 struct host_clock {
   std::string host;
