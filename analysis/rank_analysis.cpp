@@ -366,6 +366,44 @@ void measure_steps(const rank_state& st, const std::vector<interval>& compute, c
   }
 }
 
+// The start of the call that launched a record, by its correlation id (the earliest call of
+// an id). CUPTI numbers a process's calls from 1 up, so the ids are dense: a table indexed by
+// id answers in one load; sparse ids (or none) go through the sorted calls.
+class call_index {
+public:
+  explicit call_index(std::vector<std::pair<std::uint32_t, std::uint64_t>>& calls) : m_calls(calls) {
+    if (calls.empty()) return;
+    auto [lo, hi] = std::minmax_element(calls.begin(), calls.end());
+    const std::uint64_t span = std::uint64_t{hi->first} - lo->first + 1;
+    if (span <= 4 * calls.size() + 1024) {
+      m_first = lo->first;
+      m_table.assign(span, UINT64_MAX);
+      for (const auto& [correlation, start] : calls) {
+        auto& slot = m_table[correlation - m_first];
+        slot = std::min(slot, start);
+      }
+    } else {
+      std::sort(calls.begin(), calls.end()); // the earliest call first for a correlation id
+    }
+  }
+  std::optional<std::uint64_t> start(std::uint32_t correlation) const {
+    if (correlation == 0) return std::nullopt;
+    if (!m_table.empty()) {
+      if (correlation < m_first || correlation - m_first >= m_table.size()) return std::nullopt;
+      const std::uint64_t v = m_table[correlation - m_first];
+      return v == UINT64_MAX ? std::nullopt : std::optional<std::uint64_t>(v);
+    }
+    auto it = std::lower_bound(m_calls.begin(), m_calls.end(), std::make_pair(correlation, std::uint64_t{0}));
+    if (it != m_calls.end() && it->first == correlation) return it->second;
+    return std::nullopt;
+  }
+
+private:
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>>& m_calls;
+  std::uint32_t m_first = 0;
+  std::vector<std::uint64_t> m_table; // by correlation - m_first; UINT64_MAX: no call
+};
+
 // Steps found by the program's NVTX range are on the host's clock, and the GPU runs behind
 // the host: a rank's NCCL collectives do not block it, so the kernel in which rank 0 waits
 // for a slow rank runs during the host's next step or later. So a GPU record belongs to the
@@ -373,16 +411,11 @@ void measure_steps(const rank_state& st, const std::vector<interval>& compute, c
 // and communication are the GPU time of what it launched. A record whose call is not in the
 // trace (driver API records off, and a library launching through the driver) goes by its own
 // start.
-// Returns how many collective kernels went by their own start. Sorts st.calls.
+// Returns how many collective kernels went by their own start.
 std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
   if (steps.empty()) return 0;
-  auto& calls = st.calls;
-  std::sort(calls.begin(), calls.end()); // the earliest call first for a correlation id
-  auto call_start = [&calls](std::uint32_t correlation) -> std::optional<std::uint64_t> {
-    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(correlation, std::uint64_t{0}));
-    if (correlation != 0 && it != calls.end() && it->first == correlation) return it->second;
-    return std::nullopt;
-  };
+  const call_index calls(st.calls);
+  auto call_start = [&calls](std::uint32_t correlation) { return calls.start(correlation); };
   std::size_t comm_by_start = 0;
   auto step_of = [&steps](std::uint64_t when) -> std::size_t {
     auto it = std::upper_bound(steps.begin(), steps.end(), when,
