@@ -2,7 +2,7 @@
 """Benchmark: merging a job's ranks (docs/ranks.md, "Scale").
 
     scripts/bench/rank_merge_bench.py BUILD_DIR [DATA_DIR] [--ranks 64] [--records 1000000]
-                                      [--threads N] [--what analyze|report]
+                                      [--threads N] [--what analyze|report] [--binary]
     scripts/bench/rank_merge_bench.py BUILD_DIR --summaries [--ranks 1024] [--records 100000]
                                       [--drop-streams]
 
@@ -10,6 +10,8 @@ From the streams (default: 64 ranks x 1,000,000 records): writes them with rank_
 into DATA_DIR (kept and reused when it already holds them; default /tmp/speedlab-rank-merge),
 then runs `speedlab analyze --json DATA_DIR` (or `speedlab report DATA_DIR --format json`)
 under /usr/bin/time -v; limits 15 s and 1 GB of peak memory (maximum resident set size).
+The streams are format 1 (JSON records chunks, as the earlier figures in docs/ranks.md) unless
+--binary (format 2, what the injection library writes now).
 
 From summaries (--summaries; default 1,024 ranks x 100,000 records, 8 a node): the streams go
 into one folder per node (DATA_DIR/nodeN, default /tmp/speedlab-rank-job), each node is
@@ -75,6 +77,9 @@ def main():
     p.add_argument("--records", type=int)
     p.add_argument("--summaries", action="store_true", help="merge from per-node summaries (see above)")
     p.add_argument("--drop-streams", action="store_true", help="with --summaries: remove the streams once reduced")
+    p.add_argument("--binary", action="store_true",
+                   help="streams in format 2 (binary records chunks, as the injection library writes); always with "
+                        "--summaries; needs numpy")
     p.add_argument("--threads", type=int, default=0, help="SPEEDLAB_REPORT_THREADS (0: speedlab's default)")
     p.add_argument("--what", choices=["analyze", "report"], default="analyze")
     a = p.parse_args()
@@ -82,6 +87,7 @@ def main():
     a.data = a.data or ("/tmp/speedlab-rank-job" if a.summaries else "/tmp/speedlab-rank-merge")
     a.ranks = a.ranks or (1024 if a.summaries else 64)
     a.records = a.records or (100_000 if a.summaries else 1_000_000)
+    a.binary = a.binary or a.summaries
     speedlab = os.path.join(a.build, "speedlab")
     if not os.access(speedlab, os.X_OK):
         sys.exit(f"rank_merge_bench.py: {speedlab} is not an executable (build the speedlab target first)")
@@ -89,10 +95,14 @@ def main():
     expected_file = os.path.join(a.data, "expected.json")
     expected = json.load(open(expected_file)) if os.path.exists(expected_file) else None
     if (not expected or expected["ranks"] != a.ranks or expected["records_per_rank"] != a.records // 64 * 64
-            or expected.get("node_folders", False) != a.summaries):
+            or expected.get("node_folders", False) != a.summaries or expected.get("binary", False) != a.binary):
         t = time.time()
-        subprocess.run([sys.executable, os.path.join(HERE, "rank_streams.py"), a.data, "--ranks", str(a.ranks),
-                        "--records", str(a.records)] + (["--node-folders"] if a.summaries else []), check=True)
+        python = sys.executable
+        if a.binary and subprocess.run([python, "-c", "import numpy"], capture_output=True).returncode != 0:
+            python = "/usr/bin/python3"  # Debian's, with python3-numpy
+        subprocess.run([python, os.path.join(HERE, "rank_streams.py"), a.data, "--ranks", str(a.ranks),
+                        "--records", str(a.records)] + (["--node-folders"] if a.summaries else [])
+                       + (["--binary"] if a.binary else []), check=True)
         print(f"generated in {time.time() - t:.1f} s", file=sys.stderr)
         expected = json.load(open(expected_file))
     reduced = None
@@ -147,6 +157,7 @@ def main():
 
     load = os.getloadavg()[0]
     print(f"\nspeedlab {a.what} from {mode}: {expected['ranks']} ranks x {expected['records_per_rank']} records "
+          f"(stream format {2 if a.binary else 1}) "
           f"({size / 1e9:.2f} GB of streams, {summary_size / 1e6:.1f} MB of summaries), {os.cpu_count()} cores, "
           f"threads={a.threads or 'default'}, load average {load:.1f}")
     if reduced:
