@@ -215,24 +215,13 @@ std::string label(const rank_summary& r) {
   return r.id.rank ? fmt::format("rank {}", *r.id.rank) : fmt::format("pid {}", r.pid);
 }
 
-void find_straggler(rank_analysis& out) {
+// Waiting. With collective kernels (NCCL), each lasts as long as the transfer plus the wait
+// for the last arrival, and the last to arrive waits least: a rank's wait in a step is its
+// communication time above the step's shortest. Without them (host-side collectives: gloo,
+// MPI on host buffers), the wait is on the host and the GPU idles meanwhile: a rank's wait is
+// its step time not spent computing, above the step's least.
+void find_waits(rank_analysis& out) {
   const std::size_t n = out.ranks.size();
-  if (n < 2 || out.steps == 0) return;
-  std::vector<double> compute(n), step_time(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<double> c, s;
-    for (std::size_t k = 0; k < out.steps; ++k) {
-      c.push_back(out.ranks[i].steps[k].compute_ns);
-      s.push_back(static_cast<double>(out.ranks[i].steps[k].end - out.ranks[i].steps[k].start));
-    }
-    compute[i] = median(std::move(c));
-    step_time[i] = median(std::move(s));
-  }
-  // Waiting. With collective kernels (NCCL), each lasts as long as the transfer plus the
-  // wait for the last arrival, and the last to arrive waits least: a rank's wait in a step is
-  // its communication time above the step's shortest. Without them (host-side collectives:
-  // gloo, MPI on host buffers), the wait is on the host and the GPU idles meanwhile: a rank's
-  // wait is its step time not spent computing, above the step's least.
   bool kernels_everywhere = true;
   for (const auto& r : out.ranks) {
     double comm = 0;
@@ -259,6 +248,22 @@ void find_straggler(rank_analysis& out) {
     }
     out.wait_per_step_ns[i] = median(std::move(w));
   }
+}
+
+void find_straggler(rank_analysis& out) {
+  const std::size_t n = out.ranks.size();
+  if (n < 2 || out.steps == 0) return;
+  std::vector<double> compute(n), step_time(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> c, s;
+    for (std::size_t k = 0; k < out.steps; ++k) {
+      c.push_back(out.ranks[i].steps[k].compute_ns);
+      s.push_back(static_cast<double>(out.ranks[i].steps[k].end - out.ranks[i].steps[k].start));
+    }
+    compute[i] = median(std::move(c));
+    step_time[i] = median(std::move(s));
+  }
+  find_waits(out);
   const auto slowest = static_cast<std::size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
   std::vector<double> others;
   for (std::size_t i = 0; i < n; ++i)
