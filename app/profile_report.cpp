@@ -15,6 +15,7 @@
 
 #include "app/output_folder.hpp"
 #include "model/atomic_file.hpp"
+#include "model/saved_records.hpp"
 #include "model/natural_order.hpp"
 #include "reports/common/process_ranks.hpp"
 #include "reports/common/program_tables.hpp"
@@ -284,6 +285,16 @@ std::vector<std::filesystem::path> write_profile_summaries(const std::filesystem
       std::error_code ec;
       if (std::filesystem::exists(target, ec)) continue;
       throw std::runtime_error(fmt::format("{}: no profile stream to summarize", part.string()));
+    }
+    if (std::filesystem::exists(target)) {
+      // A summary from a newer speedlab is never rewritten by this one (model/saved_records.hpp).
+      try {
+        (void)analysis::read_summary_file(target);
+      } catch (const newer_schema_error& e) {
+        throw std::runtime_error(fmt::format("{} (not replaced)", e.what()));
+      } catch (const std::exception&) {
+        // damaged: made again from the streams below
+      }
     }
     analysis::stream_summaries s = analysis::summarize_streams(files);
     s.messages.insert(s.messages.begin(), said.begin(), said.end());

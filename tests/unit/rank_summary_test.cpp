@@ -129,6 +129,9 @@ TEST_CASE("rank summaries: a damaged or newer summary file is refused by name", 
   j["schema_version"] = analysis::summary_file_schema_version + 1;
   rewrite(j);
   CHECK_THROWS_AS(analysis::read_summary_file(file), newer_schema_error);
+  // Never rewritten by this speedlab, even with the streams there.
+  CHECK_THROWS_WITH(app::write_profile_summaries(dir.path()), Catch::Contains("not replaced"));
+  CHECK(nlohmann::json::parse(speedlab::testing::read_text(file))["schema_version"] == j["schema_version"]);
 
   // Unreadable with its streams gone: nothing else holds that folder's figures, so the merge stops.
   std::ofstream(file) << "{\"format\": ";
