@@ -50,7 +50,10 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
   if (cli.self_timing) s.self_timing = *cli.self_timing;
-  if (cli.python) s.python = *cli.python;
+  if (cli.python) {
+    s.python = *cli.python;
+    s.python_chosen_by = "--python";
+  }
   for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
   if (cli.no_python) s.python_enabled = false;
   if (cli.metric_set) s.profiler_options.metric_set = checked_metric_set(*cli.metric_set, command_line.file, "--metrics");
