@@ -506,7 +506,6 @@ std::optional<std::string> numpy_note(const json& listing, const python_settings
   return note + "; choose an interpreter that has it with --python (or the suite key python:)";
 }
 
-
 // One interpreter tried: its `worker list` output, or why it gave none.
 struct listed_interpreter {
   std::string command; // as started: "python3" (looked up on the PATH) or a path
@@ -540,7 +539,7 @@ std::vector<std::string> missing_of(const json& variant) {
 }
 
 // Each variant with the first interpreter tried that imports all it needs, else the first
-// that lists it; keyed by workload and name.
+// that lacks the fewest of its packages; keyed by workload and name.
 struct chosen_variant {
   std::size_t from = 0; // index into the interpreters tried
   json variant;
@@ -554,7 +553,7 @@ std::map<std::pair<std::string, std::string>, chosen_variant> choose_variants(co
       const auto key = std::make_pair(v.value("workload", std::string{}), v.value("name", std::string{}));
       const auto it = chosen.find(key);
       if (it == chosen.end()) chosen.emplace(key, chosen_variant{i, v});
-      else if (!missing_of(it->second.variant).empty() && missing_of(v).empty()) it->second = {i, v};
+      else if (missing_of(v).size() < missing_of(it->second.variant).size()) it->second = {i, v};
     }
   }
   return chosen;
@@ -574,13 +573,37 @@ std::vector<std::string> common_errors(const std::vector<listed_interpreter>& tr
   return common.value_or(std::vector<std::string>{});
 }
 
-bool same_interpreter(const std::string& command, const std::vector<listed_interpreter>& tried) {
-  std::error_code ec;
-  for (const auto& t : tried) {
-    if (t.command == command) return true;
-    const std::string exe = t.error.empty() ? t.listing.value("executable", std::string{}) : std::string{};
-    if (!exe.empty() && std::filesystem::equivalent(command, exe, ec)) return true;
+// The file `command` starts: itself when it names a path, else the first match on the PATH.
+std::filesystem::path resolve_command(const std::string& command) {
+  if (command.find('/') != std::string::npos) return command;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::filesystem::path candidate =
+        std::filesystem::path(end > start ? dirs.substr(start, end - start) : ".") / command;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
   }
+  return {};
+}
+
+// The command's file with its folder resolved (/bin is /usr/bin on Debian) but not the file
+// itself: a venv's bin/python3 links to /usr/bin/python3 yet imports other packages.
+std::filesystem::path interpreter_file(const std::string& command) {
+  std::error_code ec;
+  const auto file = resolve_command(command);
+  if (file.empty()) return {};
+  const auto folder = std::filesystem::canonical(std::filesystem::absolute(file, ec).parent_path(), ec);
+  return ec ? file : folder / file.filename();
+}
+
+// Whether `command` starts the same file as an interpreter already tried (python3 on the PATH
+// may be /usr/bin/python3 itself). A wrapper script or a venv's link counts as its own.
+bool same_interpreter(const std::string& command, const std::vector<listed_interpreter>& tried) {
+  const auto file = interpreter_file(command);
+  for (const auto& t : tried)
+    if (t.command == command || (!file.empty() && interpreter_file(t.command) == file)) return true;
   return false;
 }
 
@@ -619,7 +642,7 @@ std::string interpreter_line(const std::vector<listed_interpreter>& tried,
   if (chosen.empty()) return {};
   const listed_interpreter& first = tried.front();
   if (!settings.chosen_by.empty())
-    return fmt::format("python variants run with {}, chosen with {}", shown_interpreter(first), settings.chosen_by);
+    return fmt::format("python variants: run with {}, chosen with {}", shown_interpreter(first), settings.chosen_by);
   std::vector<std::string> parts;
   std::size_t on_first = 0;
   std::vector<std::string> unmet; // what no interpreter tried has
@@ -635,9 +658,11 @@ std::string interpreter_line(const std::vector<listed_interpreter>& tried,
         add_unique(unmet, missing_of(c.variant));
       }
       if (j == 0 || !first.error.empty()) continue;
+      const auto still = missing_of(c.variant); // what this interpreter lacks too
       for (const auto& v : first.listing["variants"])
         if (v.is_object() && v.value("workload", std::string{}) == key.first && v.value("name", std::string{}) == key.second)
-          add_unique(lacked, missing_of(v));
+          for (const auto& m : missing_of(v))
+            if (std::find(still.begin(), still.end(), m) == still.end()) add_unique(lacked, {m});
     }
     if (j == 0) on_first = count;
     if (j == 0 || count == 0) continue;
@@ -645,11 +670,12 @@ std::string interpreter_line(const std::vector<listed_interpreter>& tried,
                                                                shown_interpreter(first), first.error)
                             : lacked.empty()     ? fmt::format("{} cannot import their files", shown_interpreter(first))
                                                  : fmt::format("{} lacks {}", shown_interpreter(first), joined_missing(lacked));
-    parts.push_back(fmt::format("{}; using {}, which has {}, for {} of the {} Python variants", why,
-                                shown_interpreter(tried[j]), lacked.size() > 1 ? "them" : "it", count, chosen.size()));
+    const std::string has = lacked.empty() ? "" : lacked.size() > 1 ? ", which has them" : ", which has it";
+    parts.push_back(fmt::format("{}; using {}{}, for {} of the {} Python variants", why, shown_interpreter(tried[j]), has,
+                                count, chosen.size()));
   }
   if (parts.empty())
-    parts.push_back(fmt::format("python variants run with {}{}", shown_interpreter(first),
+    parts.push_back(fmt::format("run with {}{}", shown_interpreter(first),
                                 unserved == 0 ? ", which imports what each needs" : ""));
   else if (on_first > 0)
     parts.push_back(fmt::format("the other {} run with {}", on_first, shown_interpreter(first)));
@@ -661,7 +687,7 @@ std::string interpreter_line(const std::vector<listed_interpreter>& tried,
                                 unserved, joined_missing(unmet), fmt::join(commands, ", "),
                                 unmet.size() > 1 ? "them" : "it"));
   }
-  return fmt::format("{}", fmt::join(parts, "; "));
+  return fmt::format("python variants: {}", fmt::join(parts, "; "));
 }
 
 } // namespace

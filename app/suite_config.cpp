@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h> // YAML::DeepRecursion
 #include <yaml-cpp/yaml.h>
 
 #include "app/checked_number.hpp"
