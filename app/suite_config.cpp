@@ -365,6 +365,8 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
   if (root["python"]) {
     s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
+    if (s.python.empty())
+      fail(file, root["python"], "python is empty; name an interpreter, or leave it out to let speedlab pick one");
     s.python_chosen_by = "the suite key python:";
   }
   if (root["python_variants"]) {

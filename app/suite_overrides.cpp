@@ -41,6 +41,8 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
     throw config_error(fmt::format("<command line>: --min-time ({} s) is larger than --max-time ({} s)", *cli.min_time_s,
                                    *cli.max_time_s));
   if (cli.output && cli.output->empty()) throw config_error("<command line>: --out is an empty path; name a folder");
+  if (cli.python && cli.python->empty())
+    throw config_error("<command line>: --python is empty; name an interpreter, or leave it out to let speedlab pick one");
 
   if (cli.output) s.output = *cli.output;
   if (cli.isolate) s.isolate = *cli.isolate;

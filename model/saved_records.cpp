@@ -16,15 +16,23 @@ using json = nlohmann::json;
 // written as unsigned (18446744073709551611 "dropped records") lands above it.
 constexpr double absurd_limit = 9.2e18;
 
+// No record speedlab writes nests deeper than a few levels; a line nested a million deep
+// would otherwise exhaust the stack here.
+constexpr int max_record_depth = 64;
+
 // Every number in a saved record (times, sizes, counts, rates, ids, a CUDA call's return
 // value) is finite, not negative and not absurd.
-void check_numbers(const json& j, const std::string& path) {
+void check_numbers(const json& j, const std::string& path, int depth = 0) {
+  if ((j.is_object() || j.is_array()) && depth >= max_record_depth)
+    throw bad_record(fmt::format("{}: lists or objects nested more than {} deep; no speedlab record is",
+                                 path.empty() ? "the record" : path, max_record_depth));
   if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) check_numbers(it.value(), path.empty() ? it.key() : path + "." + it.key());
+    for (auto it = j.begin(); it != j.end(); ++it)
+      check_numbers(it.value(), path.empty() ? it.key() : path + "." + it.key(), depth + 1);
     return;
   }
   if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) check_numbers(j[i], fmt::format("{}[{}]", path, i));
+    for (std::size_t i = 0; i < j.size(); ++i) check_numbers(j[i], fmt::format("{}[{}]", path, i), depth + 1);
     return;
   }
   if (!j.is_number()) return;

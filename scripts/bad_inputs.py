@@ -129,6 +129,7 @@ def cases(ctx):
     add(Case(cl, "unknown report format", run_base + quick("--reports") + ["--reports", "markdwon"], expect=r"did you mean 'markdown'"))
     add(Case(cl, "unknown calibrate mode", run_base + quick("--calibrate") + ["--calibrate", "sometimes"], expect=r"calibrate"))
     add(Case(cl, "--out ''", run_ok + ["--out", ""], expect=r"--out is an empty path"))
+    add(Case(cl, "--python ''", run_ok + ["--python", ""], expect=r"--python is empty; name an interpreter"))
     add(Case(cl, "--force and --resume together", run_ok + ["--force", "--resume"], expect=r"force|resume"))
     add(Case(cl, "suite file missing", ["run", "/nonexistent/suite.yaml"], expect=r"/nonexistent/suite.yaml: cannot open"))
     add(Case(cl, "suite file ''", ["run", ""], expect=r"suite file name is empty"))
@@ -219,6 +220,7 @@ def cases(ctx):
     suite("output path with a NUL byte", 'output: "out\\0put"\nworkloads: [faulty]\n',
           r"suite.yaml:1:9: output \(a folder\) holds a NUL byte")
     suite("workload name with a NUL byte", 'workloads: ["faulty\\0"]\n', r"suite.yaml:1:\d+: workload name holds a NUL byte")
+    suite("python: ''", "python: ''\nworkloads: [faulty]\n", r"suite.yaml:1:9: python is empty; name an interpreter")
     suite("python interpreter with a NUL byte", 'python: "/usr/bin/python3\\0"\nworkloads: [faulty]\n',
           r"suite.yaml:1:9: python .* holds a NUL byte")
     suite("10 MB key (yaml-cpp allows 1024 characters)", "k" * 10_000_000 + ": 1\n", r"suite.yaml:1:\d+: invalid YAML")
@@ -301,6 +303,10 @@ def cases(ctx):
            command="analyze")
     folder("10 MB line", {"results.jsonl": "x" * 10_000_000 + "\n", "run.json": run_json}, r"line 1")
     folder("binary results", {"results.jsonl": "\x00\xff\xfe\x01\n", "run.json": run_json}, r"line 1")
+    deep = json.loads(good_line)
+    deep["extra"] = "@@"
+    folder("a line nested 1,000,000 deep", {"results.jsonl": json.dumps(deep).replace('"@@"', "[" * 1000000 + "]" * 1000000) + "\n",
+                                            "run.json": run_json}, r"results.jsonl:1: skipped: extra\[0\].*nested more than 64 deep")
     folder("one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
            r"point '[^']+' appears 4 times, on lines 1, 2, 3, 4; line 4 is used", codes=(0,))
     folder("analyze: one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
