@@ -299,6 +299,29 @@ std::size_t utf8_length(const std::string& text, std::size_t at) {
   return n;
 }
 
+// Where `text` first has `limit` flow collections ([ or {) open, or npos: yaml-cpp reads a
+// flow collection to its end before it notices the depth, so its mark is past the place.
+std::size_t flow_too_deep_at(const std::string& text, int limit) {
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && quote == '"') ++i;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\n' || text[i - 1] == '\t')) {
+      i = std::min(text.find('\n', i), text.size());
+    } else if (c == '[' || c == '{') {
+      if (++depth >= limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 } // namespace
 
 // A suite is YAML text: UTF-8 without control characters. Anything else (a binary file,
@@ -336,9 +359,12 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
     root = YAML::Load(yaml_text);
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own message is "bad file".
-    throw config_error(fmt::format("{}:{}:{}: invalid YAML: lists or mappings nested more than {} deep (the most the "
+    const std::size_t flow = flow_too_deep_at(yaml_text, e.depth());
+    const std::string at = flow != std::string::npos ? text_position(yaml_text, flow, file)
+                                                     : fmt::format("{}:{}:{}", file, e.mark.line + 1, e.mark.column + 1);
+    throw config_error(fmt::format("{}: invalid YAML: lists or mappings nested more than {} deep (the most the "
                                    "reader takes; a suite needs a few levels)",
-                                   file, e.mark.line + 1, e.mark.column + 1, e.depth() - 1));
+                                   at, e.depth() - 1));
   } catch (const YAML::Exception& e) {
     throw config_error(fmt::format("{}:{}:{}: invalid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }

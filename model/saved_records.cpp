@@ -75,13 +75,13 @@ void check_intervals(const Records& records, const char* what) {
 
 // The parser's words for what it met, as a user would say them (the parser's own text
 // quotes what it read, which may be anything).
-std::string parse_problem_words(const std::string& what) {
+std::string parse_problem_words(const std::string& full) {
+  const std::string what = full.substr(0, full.find("; last read:")); // the rest quotes the input
   struct known {
     const char* says;
     const char* words;
   };
   static constexpr known table[] = {
-      {"unexpected end of input; expected end", "nothing after the value was expected"},
       {"unexpected end of input", "truncated: it ends in the middle of a value"},
       {"missing closing quote", "truncated: a string has no closing quote"},
       {"control character", "a string holds a control character that must be escaped"},

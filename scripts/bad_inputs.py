@@ -316,7 +316,7 @@ def cases(ctx):
                                                       "run.json": run_json},
            no_internals + r"results.jsonl:2: skipped: not valid JSON at column \d+: truncated", codes=(0,))
     folder("a line with a bare word", {"results.jsonl": good_line + "\n" + '{"id": nope}\n', "run.json": run_json},
-           no_internals + r"results.jsonl:2: skipped: not valid JSON at column 8: a bare word", codes=(0,))
+           no_internals + r"results.jsonl:2: skipped: not valid JSON at column 9: a bare word", codes=(0,))
     folder("run.json torn", {"results.jsonl": good_lines, "run.json": run_json[:60]},
            no_internals + r"run.json: unreadable, not used: not valid JSON at line \d+, column \d+: truncated", codes=(0,))
     folder("a field of the wrong type", {"results.jsonl": json.dumps(dict(json.loads(good_line), threads="two")) + "\n",

@@ -142,7 +142,8 @@ TEST_CASE("saved records: JSON problems are said in words, without the parser's 
     }
     return std::string("parsed");
   };
-  CHECK(problem(std::string("{\"id\": \"a\", \"samples_ns\": [1, 2") ) == "not valid JSON at column 32: truncated: it ends in the middle of a value");
+  CHECK(problem("{\"id\": \"a\", \"samples_ns\": [1, 2") ==
+        "not valid JSON at column 32: truncated: it ends in the middle of a value");
   CHECK(problem("{\"id\": \"abc") == "not valid JSON at column 12: truncated: a string has no closing quote");
   CHECK_THAT(problem("garbage"), Contains("column 1") && Contains("bare word"));
   CHECK_THAT(problem("{\"a\": 1}\n{\"a\": 2}"), Contains("line 2, column 1") && Contains("more text after the value"));

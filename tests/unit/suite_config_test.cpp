@@ -200,7 +200,8 @@ TEST_CASE("config: an empty variants list is an error, not every variant", "[con
 
 TEST_CASE("config: an empty workloads list is an error naming its line, not every workload", "[config]") {
   CHECK_THROWS_WITH(parse_suite("timeout: 5\nworkloads: []\n", "s.yaml"),
-                    Contains("s.yaml:2:12") && Contains("'workloads' is an empty list") && Contains("selects no workload"));
+                    Contains("s.yaml:2:12") && Contains("'workloads' is an empty list") &&
+                        Contains("selects no workload"));
   // Left out, it still means every workload.
   CHECK(parse_suite("timeout: 5\n", "s.yaml").workloads.empty());
 }
@@ -209,8 +210,8 @@ TEST_CASE("config: a suite file that is not UTF-8 text is refused, naming the fi
   speedlab::testing::temp_dir dir;
   const auto nul = dir.path() / "nul.yaml";
   std::ofstream(nul, std::ios::binary) << std::string(3, '\0');
-  CHECK_THROWS_WITH(load_suite_file(nul.string()),
-                    Contains(nul.string() + ":1:1") && Contains("not text") && Contains("NUL byte") && Contains("YAML"));
+  CHECK_THROWS_WITH(load_suite_file(nul.string()), Contains(nul.string() + ":1:1") && Contains("not text") &&
+                                                       Contains("NUL byte") && Contains("YAML"));
   CHECK_THROWS_WITH(parse_suite("timeout: 5\nworkloads: [faulty]\x01\n", "s.yaml"),
                     Contains("s.yaml:2:20") && Contains("byte 0x01") && Contains("control character"));
   CHECK_THROWS_WITH(parse_suite("output: caf\xe9\n", "s.yaml"), Contains("s.yaml:1:12") && Contains("not UTF-8"));
@@ -228,10 +229,11 @@ TEST_CASE("config: YAML nested past the reader's limit says so, with the line", 
 TEST_CASE("config: a NUL byte in a name or path is refused, naming the key", "[config]") {
   CHECK_THROWS_WITH(parse_suite("output: \"out\\0put\"\n", "s.yaml"),
                     Contains("s.yaml:1:9") && Contains("output") && Contains("NUL byte"));
-  CHECK_THROWS_WITH(parse_suite("workloads: [\"faulty\\0\"]\n", "s.yaml"), Contains("workload name") && Contains("NUL"));
+  CHECK_THROWS_WITH(parse_suite("workloads: [\"faulty\\0\"]\n", "s.yaml"),
+                    Contains("workload name") && Contains("NUL"));
   CHECK_THROWS_WITH(parse_suite("python: \"/usr/bin/python3\\0\"\n", "s.yaml"), Contains("python") && Contains("NUL"));
   CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    params: {\"n\\0\": 1}\n", "s.yaml"),
-                    Contains("s.yaml:3:14") && Contains("parameter name") && Contains("NUL"));
+                    Contains("s.yaml:3:14") && Contains("a key in 'params'") && Contains("NUL"));
 }
 
 TEST_CASE("config: the plan is bounded before anything is expanded", "[config][bounds]") {
