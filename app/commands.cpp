@@ -320,6 +320,15 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
   return results;
 }
 
+python_settings python_settings_of(const suite_config& suite) {
+  python_settings settings;
+  settings.interpreter = suite.python;
+  settings.files = suite.python_variants;
+  settings.enabled = suite.python_enabled;
+  settings.chosen_by = suite.python_chosen_by;
+  return settings;
+}
+
 const char* signal_name(int sig) {
   const char* name = sigabbrev_np(sig);
   return name ? name : "?";
@@ -331,12 +340,7 @@ int command_run(const run_options& options) {
   suite_config suite = prepare_suite(options);
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
-  python_settings python_choice;
-  python_choice.interpreter = suite.python;
-  python_choice.files = suite.python_variants;
-  python_choice.enabled = suite.python_enabled;
-  python_choice.chosen_by = suite.python_chosen_by;
-  const python_variants_added python = add_python_variants(registry, python_choice);
+  const python_variants_added python = add_python_variants(registry, python_settings_of(suite));
   std::vector<planned_point> planned = plan_run(suite, options, registry);
   std::vector<int> devices;
   if (options.overrides.devices) {

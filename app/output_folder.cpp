@@ -48,8 +48,8 @@ std::vector<point_result> keep_last_of_each_id(const fs::path& file, std::vector
     std::vector<int> numbers;
     for (auto k : same) numbers.push_back(lines[k]);
     for (std::size_t k = 0; k + 1 < same.size(); ++k) dropped[same[k]] = true;
-    warnings.push_back(fmt::format("{}: point '{}' appears {} times, on lines {}; line {} is used, the other lines are "
-                                   "left out of this report (the file is not changed)",
+    warnings.push_back(fmt::format("{}: point '{}' appears {} times, on lines {}; line {} is used, the others are not "
+                                   "(the file is not changed)",
                                    file.string(), points[i].id, same.size(), fmt::join(numbers, ", "), numbers.back()));
   }
   std::vector<point_result> kept;
