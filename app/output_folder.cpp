@@ -73,6 +73,9 @@ std::vector<point_result> read_results_file(const fs::path& file, std::vector<st
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
+      // The parser takes a NUL byte for the end of its input and would say "truncated".
+      if (const auto nul = line.find('\0'); nul != std::string::npos)
+        throw bad_record(fmt::format("not text: a NUL byte at column {} (binary data, not a line of JSON)", nul + 1));
       points.push_back(read_point_record(nlohmann::json::parse(line)));
       lines.push_back(number);
     } catch (const newer_schema_error& e) {

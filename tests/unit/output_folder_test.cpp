@@ -188,4 +188,8 @@ TEST_CASE("output folder: a torn line is described in words, never the parser's 
   const std::string all = fmt::format("{}", fmt::join(saved.warnings, "\n"));
   CHECK_THAT(all, Contains("results.jsonl:2: skipped: not valid JSON at column 41: truncated"));
   CHECK_THAT(all, !Contains("json.exception") && !Contains("parse_error"));
+  // The parser would call a NUL byte the end of its input ("truncated").
+  std::ofstream(dir.path() / "results.jsonl", std::ios::app) << std::string("{\"id\"\0\xff", 7) << "\n";
+  const std::string again = fmt::format("{}", fmt::join(load_run(dir.path()).warnings, "\n"));
+  CHECK_THAT(again, Contains("results.jsonl:3: skipped: not text: a NUL byte at column 6"));
 }
