@@ -23,9 +23,11 @@ constexpr int max_record_depth = 64;
 // Every number in a saved record (times, sizes, counts, rates, ids, a CUDA call's return
 // value) is finite, not negative and not absurd.
 void check_numbers(const json& j, const std::string& path, int depth = 0) {
-  if ((j.is_object() || j.is_array()) && depth >= max_record_depth)
+  if ((j.is_object() || j.is_array()) && depth >= max_record_depth) {
+    const std::string field = path.substr(0, path.find_first_of(".[")); // "extra", not 64 levels of "[0]"
     throw bad_record(fmt::format("{}: lists or objects nested more than {} deep; no speedlab record is",
-                                 path.empty() ? "the record" : path, max_record_depth));
+                                 field.empty() ? "the record" : field, max_record_depth));
+  }
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it)
       check_numbers(it.value(), path.empty() ? it.key() : path + "." + it.key(), depth + 1);

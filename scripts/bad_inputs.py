@@ -310,7 +310,7 @@ def cases(ctx):
     deep = json.loads(good_line)
     deep["extra"] = "@@"
     folder("a line nested 1,000,000 deep", {"results.jsonl": json.dumps(deep).replace('"@@"', "[" * 1000000 + "]" * 1000000) + "\n",
-                                            "run.json": run_json}, r"results.jsonl:1: skipped: extra\[0\].*nested more than 64 deep")
+                                            "run.json": run_json}, r"results.jsonl:1: skipped: extra: lists or objects nested more than 64 deep")
     folder("one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
            r"point '[^']+' appears 4 times, on lines 1, 2, 3, 4; line 4 is used", codes=(0,))
     folder("analyze: one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
