@@ -37,7 +37,14 @@ command_action add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("list", "List workloads, variants, parameters and whether each variant can run here");
   cmd->add_flag("--json", options->json, "Machine-readable output");
   cmd->add_option("--plugin-path", options->plugin_paths, "Folder (or plugin file) to load plugins from; repeatable");
-  cmd->add_option("--python", options->python.interpreter, "Python interpreter whose Python variants to list");
+  cmd->add_option_function<std::string>(
+      "--python",
+      [options](const std::string& python) {
+        options->python.interpreter = python;
+        options->python.chosen_by = "--python";
+      },
+      "Python interpreter whose Python variants to list (default: python3 on the PATH, else /usr/bin/python3, "
+      "whichever imports what each variant needs)");
   cmd->add_option("--python-variants", options->python.files, "File of Python variants to add; repeatable");
   cmd->add_flag(
       "--no-python", [options](std::int64_t) { options->python.enabled = false; }, "List the C++ variants only");
@@ -124,7 +131,8 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
   cmd->add_option("--python", run.overrides.python,
-                  "Python interpreter of the Python variants (default python3; a venv's or conda's works)");
+                  "Python interpreter of the Python variants (default: python3 on the PATH, else /usr/bin/python3, "
+                  "whichever imports what each variant needs; a venv's or conda's works)");
   cmd->add_option("--python-variants", run.overrides.python_variants, "File of Python variants to add; repeatable");
   cmd->add_flag("--no-python", run.overrides.no_python, "Run the C++ variants only");
   cmd->add_flag("--self-timing", line->self_timing,

@@ -146,7 +146,9 @@ void check_run_folder(const std::string& dir) {
 int command_list(const list_options& options) {
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
-  for (const auto& n : add_python_variants(registry, options.python)) std::cerr << "speedlab: note: " << n << '\n';
+  const python_variants_added python = add_python_variants(registry, options.python);
+  if (!python.interpreter.empty()) std::cerr << "speedlab: " << python.interpreter << '\n';
+  for (const auto& n : python.notes) std::cerr << "speedlab: note: " << n << '\n';
   nlohmann::json j = nlohmann::json::array();
   std::string text;
   for (const auto& [name, w] : registry.workloads()) {
@@ -318,6 +320,15 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
   return results;
 }
 
+python_settings python_settings_of(const suite_config& suite) {
+  python_settings settings;
+  settings.interpreter = suite.python;
+  settings.files = suite.python_variants;
+  settings.enabled = suite.python_enabled;
+  settings.chosen_by = suite.python_chosen_by;
+  return settings;
+}
+
 const char* signal_name(int sig) {
   const char* name = sigabbrev_np(sig);
   return name ? name : "?";
@@ -329,8 +340,7 @@ int command_run(const run_options& options) {
   suite_config suite = prepare_suite(options);
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
-  const std::vector<std::string> python_notes =
-      add_python_variants(registry, {suite.python, suite.python_variants, suite.python_enabled});
+  const python_variants_added python = add_python_variants(registry, python_settings_of(suite));
   std::vector<planned_point> planned = plan_run(suite, options, registry);
   std::vector<int> devices;
   if (options.overrides.devices) {
@@ -353,6 +363,8 @@ int command_run(const run_options& options) {
   const std::filesystem::path& out = folder->dir();
   std::cerr << fmt::format("speedlab: {} points from {} (output: {}, {})\n", planned.size(), suite.source, out.string(),
                            suite.isolate ? "each point in its own process" : "in-process");
+  // Which interpreter the Python variants run with, and why, before any of them runs.
+  if (!python.interpreter.empty()) std::cerr << "speedlab: " << python.interpreter << '\n';
   if (options.resume)
     std::cerr << fmt::format("speedlab: --resume: {} points already in {} are kept; measuring the {} others\n",
                              planned.size() - points.size(), (out / layout::results).string(), points.size());
@@ -360,7 +372,8 @@ int command_run(const run_options& options) {
   const auto started = std::chrono::steady_clock::now();
   const stop_on_signals stop_guard;
   if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
-  notes.insert(python_notes.begin(), python_notes.end());
+  if (!python.interpreter.empty()) notes.insert(python.interpreter);
+  notes.insert(python.notes.begin(), python.notes.end());
   if (std::find(suite.profilers.begin(), suite.profilers.end(), "counters") != suite.profilers.end())
     notes.insert(fmt::format("counters: metric set '{}', the first {} launch(es) of each distinct (kernel, grid, "
                              "block), read in one unmeasured repetition after the timed ones",

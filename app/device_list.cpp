@@ -10,6 +10,7 @@
 #include "app/child_process.hpp"
 #include "app/suite_config.hpp"
 #include "device/device_probe.hpp"
+#include "model/saved_records.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -57,7 +58,7 @@ gpu_census count_gpus(double timeout_s) {
     c.count = j.at("count").get<int>();
     c.why_none = j.at("why").get<std::string>();
   } catch (const std::exception& e) {
-    c.why_none = std::string("unreadable GPU count: ") + e.what();
+    c.why_none = std::string("unreadable GPU count: ") + json_problem(e);
   }
   if (c.count <= 0 && c.why_none.empty()) c.why_none = "no CUDA device found";
   return c;

@@ -10,6 +10,7 @@
 #include "app/output_folder.hpp"
 #include "device/calibrate.hpp"
 #include "device/device_probe.hpp"
+#include "model/saved_records.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -64,7 +65,7 @@ std::optional<analysis::device_model> obtain_device_model(const std::string& mod
     write_json_file(out_dir / file, j);
     return model;
   } catch (const std::exception& e) {
-    std::cerr << "speedlab: warning: device model unreadable: " << e.what() << '\n';
+    std::cerr << "speedlab: warning: device model unreadable: " << json_problem(e) << '\n';
     return std::nullopt;
   }
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/child_process.hpp"
+#include "model/saved_records.hpp"
 
 namespace speedlab::app {
 
@@ -46,7 +47,7 @@ std::optional<point_result> run_isolated(const run_request& request, double time
     try {
       return nlohmann::json::parse(*out.result).get<point_result>();
     } catch (const std::exception& e) {
-      return failed_point(request, point_status::failed, std::string("unreadable result from the child: ") + e.what());
+      return failed_point(request, point_status::failed, std::string("unreadable result from the child: ") + json_problem(e));
     }
   }
   if (WIFSIGNALED(out.wait_status))

@@ -8,6 +8,7 @@
 
 #include "app/command_line.hpp"
 #include "app/commands.hpp"
+#include "model/saved_records.hpp"
 #include "speedlab/config.hpp"
 
 int main(int argc, char** argv) {
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
     const auto parsed = app.get_subcommands(); // exactly one (require_subcommand)
     if (!parsed.empty()) return commands.at(parsed.front()->get_name())();
   } catch (const std::exception& e) {
-    std::cerr << "speedlab: error: " << e.what() << '\n';
+    std::cerr << "speedlab: error: " << speedlab::json_problem(e) << '\n'; // never a parser's internals
     return exit_usage;
   }
   return exit_usage;

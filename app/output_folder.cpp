@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,30 @@ std::string read_small_file(const fs::path& file) {
   return s.substr(0, 64);
 }
 
+// A point id on several lines (results.jsonl joined by hand, a copy appended twice): the
+// last line is kept, as a later measurement of the same point, and a warning names every
+// line. The file itself is never rewritten.
+std::vector<point_result> keep_last_of_each_id(const fs::path& file, std::vector<point_result> points,
+                                               const std::vector<int>& lines, std::vector<std::string>& warnings) {
+  std::map<std::string, std::vector<std::size_t>> at; // id -> indices into points
+  for (std::size_t i = 0; i < points.size(); ++i) at[points[i].id].push_back(i);
+  std::vector<bool> dropped(points.size(), false);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& same = at[points[i].id];
+    if (same.size() < 2 || same.front() != i) continue; // one warning per id, at its first line
+    std::vector<int> numbers;
+    for (auto k : same) numbers.push_back(lines[k]);
+    for (std::size_t k = 0; k + 1 < same.size(); ++k) dropped[same[k]] = true;
+    warnings.push_back(fmt::format("{}: point '{}' appears {} times, on lines {}; line {} is used, the others are not "
+                                   "(the file is not changed)",
+                                   file.string(), points[i].id, same.size(), fmt::join(numbers, ", "), numbers.back()));
+  }
+  std::vector<point_result> kept;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (!dropped[i]) kept.push_back(std::move(points[i]));
+  return kept;
+}
+
 // A folder's results.jsonl, checked line by line: valid points in order; every skipped line
 // as "file:line: why". A line of a newer schema throws: nothing of that folder is read.
 std::vector<point_result> read_results_file(const fs::path& file, std::vector<std::string>& warnings, std::size_t& skipped) {
@@ -43,21 +68,26 @@ std::vector<point_result> read_results_file(const fs::path& file, std::vector<st
   std::ifstream in(file);
   if (!in) throw folder_refused(fmt::format("{}: cannot read: {}", file.string(), std::strerror(errno)));
   std::vector<point_result> points;
+  std::vector<int> lines; // the line of each point
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
+      // The parser takes a NUL byte for the end of its input and would say "truncated".
+      if (const auto nul = line.find('\0'); nul != std::string::npos)
+        throw bad_record(fmt::format("not text: a NUL byte at column {} (binary data, not a line of JSON)", nul + 1));
       points.push_back(read_point_record(nlohmann::json::parse(line)));
+      lines.push_back(number);
     } catch (const newer_schema_error& e) {
       throw folder_refused(fmt::format("{}:{}: {}; nothing in {} is read or rewritten", file.string(), number, e.what(),
                                        file.parent_path().string()));
     } catch (const std::exception& e) {
       // A suite killed mid-write leaves at most one torn last line; anything else is not ours.
       ++skipped;
-      warnings.push_back(fmt::format("{}:{}: skipped: {}", file.string(), number, e.what()));
+      warnings.push_back(fmt::format("{}:{}: skipped: {}", file.string(), number, json_problem(e)));
     }
   }
-  return points;
+  return keep_last_of_each_id(file, std::move(points), lines, warnings);
 }
 
 // results.json is written by the json reporter and never read back, but one of a newer
@@ -86,7 +116,7 @@ std::optional<T> read_optional_record(const fs::path& file, Reader reader, std::
     throw folder_refused(fmt::format("{}: {}; nothing in {} is read or rewritten", file.string(), e.what(),
                                      file.parent_path().string()));
   } catch (const std::exception& e) {
-    warnings.push_back(fmt::format("{}: unreadable, not used: {}", file.string(), e.what()));
+    warnings.push_back(fmt::format("{}: unreadable, not used: {}", file.string(), json_problem(e)));
     return std::nullopt;
   }
 }
@@ -200,7 +230,7 @@ written_reports write_report_formats(const reports::report_input& input, const f
     try {
       for (auto& f : reporter->write(input, dir)) out.files.push_back(std::move(f));
     } catch (const std::exception& e) {
-      std::cerr << fmt::format("speedlab: error: report '{}' could not be written: {}\n", name, e.what());
+      std::cerr << fmt::format("speedlab: error: report '{}' could not be written: {}\n", name, json_problem(e));
       ++out.failed;
     }
   }
@@ -225,7 +255,7 @@ void read_results_json(const fs::path& dir, saved_run& s) {
   } catch (const newer_schema_error& e) {
     throw folder_refused(fmt::format("{}: {}; nothing in {} is read or rewritten", file.string(), e.what(), dir.string()));
   } catch (const std::exception& e) {
-    throw folder_refused(fmt::format("{}: not a speedlab results file: {}", file.string(), e.what()));
+    throw folder_refused(fmt::format("{}: not a speedlab results file: {}", file.string(), json_problem(e)));
   }
   if (s.stored_analysis)
     s.warnings.push_back(fmt::format("{}: no results.jsonl; reporting the points and the analysis stored in results.json",
@@ -276,7 +306,7 @@ std::optional<trace::device_trace> load_point_trace(const fs::path& dir, const p
   try {
     return read_trace_record(nlohmann::json::parse(in));
   } catch (const std::exception& e) {
-    throw bad_record(fmt::format("{}: {}", file.string(), e.what()));
+    throw bad_record(fmt::format("{}: {}", file.string(), json_problem(e)));
   }
 }
 

@@ -27,6 +27,7 @@
 #include "analysis/program_stream.hpp"
 #include "analysis/rank_summary_file.hpp"
 #include "model/profile_stream.hpp"
+#include "model/saved_records.hpp"
 #define SPEEDLAB_HAVE_PROFILE_STREAM 1
 #endif
 
@@ -39,7 +40,7 @@ std::optional<analysis::device_model> saved_device(const std::filesystem::path& 
   try {
     return nlohmann::json::parse(in).get<analysis::device_model>();
   } catch (const std::exception& e) {
-    notes.push_back(fmt::format("{}: unreadable: {}", (dir / "device.json").string(), e.what()));
+    notes.push_back(fmt::format("{}: unreadable: {}", (dir / "device.json").string(), json_problem(e)));
     return std::nullopt;
   }
 }
@@ -83,7 +84,7 @@ analysis::program_facts read_facts(const std::filesystem::path& dir) {
   try {
     return nlohmann::json::parse(in).get<analysis::program_facts>();
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: unreadable: {}", file.string(), e.what()));
+    throw std::runtime_error(fmt::format("{}: unreadable: {}", file.string(), json_problem(e)));
   }
 }
 

@@ -26,6 +26,7 @@
 #include "app/profile_command.hpp"
 #include "app/runner.hpp"
 #include "model/profile_stream.hpp"
+#include "model/saved_records.hpp"
 #include "model/trace_fold.hpp"
 #include "speedlab/config.hpp"
 
@@ -171,7 +172,7 @@ public:
     try {
       return json::parse(reply);
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("unreadable reply from the Python process during {}: {}", phase, e.what()));
+      throw std::runtime_error(fmt::format("unreadable reply from the Python process during {}: {}", phase, json_problem(e)));
     }
   }
 
@@ -482,10 +483,9 @@ bool can_import(const std::string& interpreter, const std::string& module) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// The interpreter speedlab runs is the one named (--python, `python:`), else python3 on the
-// PATH: an activated venv or conda env is what the user means, so speedlab never switches
-// to another by itself. When that one lacks NumPy every Python variant is skipped (each
-// point says why); this note says so once and names an interpreter here that has NumPy.
+// An interpreter named with --python or `python:` is never replaced: when it lacks NumPy
+// every Python variant is skipped (each point says why); this note says so once and names
+// an interpreter here that has NumPy.
 std::optional<std::string> numpy_note(const json& listing, const python_settings& settings) {
   const auto variants = listing.value("variants", json::array());
   if (variants.empty()) return std::nullopt;
@@ -506,6 +506,190 @@ std::optional<std::string> numpy_note(const json& listing, const python_settings
   return note + "; choose an interpreter that has it with --python (or the suite key python:)";
 }
 
+// One interpreter tried: its `worker list` output, or why it gave none.
+struct listed_interpreter {
+  std::string command; // as started: "python3" (looked up on the PATH) or a path
+  json listing;        // an object when `error` is empty
+  std::string error;
+};
+
+listed_interpreter list_with(const python_settings& settings, const std::string& command,
+                             const std::filesystem::path& package_dir) {
+  listed_interpreter tried{command, {}, {}};
+  python_settings one = settings;
+  one.interpreter = command;
+  const std::string out = run_list(one, package_dir, tried.error);
+  if (!tried.error.empty()) return tried;
+  tried.listing = json::parse(out, nullptr, false);
+  if (!tried.listing.is_object() || !tried.listing.value("variants", json()).is_array())
+    tried.error = fmt::format("'{} -m speedlab_variants.worker list' printed no readable list of variants", command);
+  return tried;
+}
+
+// "python3 on the PATH, /root/.pyenv/versions/3.11.7/bin/python3 (Python 3.11.7)".
+std::string shown_interpreter(const listed_interpreter& tried) {
+  const std::string where = tried.command.find('/') == std::string::npos ? tried.command + " on the PATH" : tried.command;
+  if (!tried.error.empty()) return where;
+  const std::string found = tried.listing.value("interpreter", std::string{});
+  return found.rfind(tried.command + " ", 0) == 0 ? found : where + ", " + found;
+}
+
+std::vector<std::string> missing_of(const json& variant) {
+  return variant.value("missing", std::vector<std::string>{});
+}
+
+// Each variant with the first interpreter tried that imports all it needs, else the first
+// that lacks the fewest of its packages; keyed by workload and name.
+struct chosen_variant {
+  std::size_t from = 0; // index into the interpreters tried
+  json variant;
+};
+std::map<std::pair<std::string, std::string>, chosen_variant> choose_variants(const std::vector<listed_interpreter>& tried) {
+  std::map<std::pair<std::string, std::string>, chosen_variant> chosen;
+  for (std::size_t i = 0; i < tried.size(); ++i) {
+    if (!tried[i].error.empty()) continue;
+    for (const auto& v : tried[i].listing["variants"]) {
+      if (!v.is_object()) continue;
+      const auto key = std::make_pair(v.value("workload", std::string{}), v.value("name", std::string{}));
+      const auto it = chosen.find(key);
+      if (it == chosen.end()) chosen.emplace(key, chosen_variant{i, v});
+      else if (missing_of(v).size() < missing_of(it->second.variant).size()) it->second = {i, v};
+    }
+  }
+  return chosen;
+}
+
+// Import errors that every interpreter which listed its variants reported (one that only
+// some reported was mended by another interpreter).
+std::vector<std::string> common_errors(const std::vector<listed_interpreter>& tried) {
+  std::optional<std::vector<std::string>> common;
+  for (const auto& t : tried) {
+    if (!t.error.empty()) continue;
+    auto errors = t.listing.value("errors", std::vector<std::string>{});
+    if (common)
+      std::erase_if(*common, [&](const std::string& e) { return std::find(errors.begin(), errors.end(), e) == errors.end(); });
+    else common = std::move(errors);
+  }
+  return common.value_or(std::vector<std::string>{});
+}
+
+// The file `command` starts: itself when it names a path, else the first match on the PATH.
+std::filesystem::path resolve_command(const std::string& command) {
+  if (command.find('/') != std::string::npos) return command;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::filesystem::path candidate =
+        std::filesystem::path(end > start ? dirs.substr(start, end - start) : ".") / command;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
+// The command's file with its folder resolved (/bin is /usr/bin on Debian) but not the file
+// itself: a venv's bin/python3 links to /usr/bin/python3 yet imports other packages.
+std::filesystem::path interpreter_file(const std::string& command) {
+  std::error_code ec;
+  const auto file = resolve_command(command);
+  if (file.empty()) return {};
+  const auto folder = std::filesystem::canonical(std::filesystem::absolute(file, ec).parent_path(), ec);
+  return ec ? file : folder / file.filename();
+}
+
+// Whether `command` starts the same file as an interpreter already tried (python3 on the PATH
+// may be /usr/bin/python3 itself). A wrapper script or a venv's link counts as its own.
+bool same_interpreter(const std::string& command, const std::vector<listed_interpreter>& tried) {
+  const auto file = interpreter_file(command);
+  for (const auto& t : tried)
+    if (t.command == command || (!file.empty() && interpreter_file(t.command) == file)) return true;
+  return false;
+}
+
+// python3 on the PATH first (an activated venv or conda env is what the user means), then
+// the system interpreters, until every variant has one that imports what it needs. A chosen
+// interpreter is the only one tried.
+std::vector<listed_interpreter> try_interpreters(const python_settings& settings, const std::filesystem::path& package_dir) {
+  std::vector<listed_interpreter> tried{list_with(settings, settings.interpreter, package_dir)};
+  if (!settings.chosen_by.empty()) return tried;
+  auto all_served = [&] {
+    const auto chosen = choose_variants(tried);
+    const bool listed = std::any_of(tried.begin(), tried.end(), [](const auto& t) { return t.error.empty(); });
+    return listed && common_errors(tried).empty() &&
+           std::all_of(chosen.begin(), chosen.end(), [](const auto& c) { return missing_of(c.second.variant).empty(); });
+  };
+  for (const auto& fallback : settings.fallbacks) {
+    if (all_served()) break;
+    if (!same_interpreter(fallback, tried)) tried.push_back(list_with(settings, fallback, package_dir));
+  }
+  return tried;
+}
+
+std::string joined_missing(const std::vector<std::string>& packages) {
+  return fmt::format("{}", fmt::join(packages, ", "));
+}
+
+void add_unique(std::vector<std::string>& into, const std::vector<std::string>& more) {
+  for (const auto& m : more)
+    if (std::find(into.begin(), into.end(), m) == into.end()) into.push_back(m);
+}
+
+// The run header's line: which interpreter the Python variants run with and why.
+std::string interpreter_line(const std::vector<listed_interpreter>& tried,
+                             const std::map<std::pair<std::string, std::string>, chosen_variant>& chosen,
+                             const python_settings& settings) {
+  if (chosen.empty()) return {};
+  const listed_interpreter& first = tried.front();
+  if (!settings.chosen_by.empty())
+    return fmt::format("python variants: run with {}, chosen with {}", shown_interpreter(first), settings.chosen_by);
+  std::vector<std::string> parts;
+  std::size_t on_first = 0;
+  std::vector<std::string> unmet; // what no interpreter tried has
+  std::size_t unserved = 0;
+  for (std::size_t j = 0; j < tried.size(); ++j) {
+    std::size_t count = 0;
+    std::vector<std::string> lacked; // what the first interpreter lacks of the variants moved here
+    for (const auto& [key, c] : chosen) {
+      if (c.from != j) continue;
+      ++count;
+      if (!missing_of(c.variant).empty()) {
+        ++unserved;
+        add_unique(unmet, missing_of(c.variant));
+      }
+      if (j == 0 || !first.error.empty()) continue;
+      const auto still = missing_of(c.variant); // what this interpreter lacks too
+      for (const auto& v : first.listing["variants"])
+        if (v.is_object() && v.value("workload", std::string{}) == key.first && v.value("name", std::string{}) == key.second)
+          for (const auto& m : missing_of(v))
+            if (std::find(still.begin(), still.end(), m) == still.end()) add_unique(lacked, {m});
+    }
+    if (j == 0) on_first = count;
+    if (j == 0 || count == 0) continue;
+    const std::string why = !first.error.empty() ? fmt::format("{} could not list the Python variants ({})",
+                                                               shown_interpreter(first), first.error)
+                            : lacked.empty()     ? fmt::format("{} cannot import their files", shown_interpreter(first))
+                                                 : fmt::format("{} lacks {}", shown_interpreter(first), joined_missing(lacked));
+    const std::string has = lacked.empty() ? "" : lacked.size() > 1 ? ", which has them" : ", which has it";
+    parts.push_back(fmt::format("{}; using {}{}, for {} of the {} Python variants", why, shown_interpreter(tried[j]), has,
+                                count, chosen.size()));
+  }
+  if (parts.empty())
+    parts.push_back(fmt::format("run with {}{}", shown_interpreter(first),
+                                unserved == 0 ? ", which imports what each needs" : ""));
+  else if (on_first > 0)
+    parts.push_back(fmt::format("the other {} run with {}", on_first, shown_interpreter(first)));
+  if (unserved > 0) {
+    std::vector<std::string> commands;
+    for (const auto& t : tried) commands.push_back(t.command);
+    parts.push_back(fmt::format("{} need {}, which no interpreter tried ({}) can import, and are skipped; choose one "
+                                "that has {} with --python",
+                                unserved, joined_missing(unmet), fmt::join(commands, ", "),
+                                unmet.size() > 1 ? "them" : "it"));
+  }
+  return fmt::format("python variants: {}", fmt::join(parts, "; "));
+}
+
 } // namespace
 
 std::filesystem::path python_package_dir() {
@@ -522,81 +706,88 @@ std::filesystem::path python_package_dir() {
   return {};
 }
 
-std::vector<std::string> add_python_variants(plugin_registry& registry, const python_settings& settings) {
-  std::vector<std::string> notes;
-  if (!settings.enabled) return notes;
-  const auto package_dir = python_package_dir();
-  if (package_dir.empty()) {
-    notes.push_back("python variants: the speedlab_variants package was not found (set SPEEDLAB_PYTHON_DIR)");
-    return notes;
-  }
-  std::string error;
-  const std::string out = run_list(settings, package_dir, error);
-  if (!error.empty()) {
-    notes.push_back("python variants left out: " + error);
-    return notes;
-  }
-  json listing;
-  try {
-    listing = json::parse(out);
-  } catch (const std::exception& e) {
-    notes.push_back(fmt::format("python variants left out: unreadable list from {}: {}", settings.interpreter, e.what()));
-    return notes;
-  }
-  const std::string interpreter = listing.value("interpreter", settings.interpreter);
-  for (const auto& e : listing.value("errors", json::array()))
-    notes.push_back("python variants: import failed: " + e.get<std::string>());
-  if (auto note = numpy_note(listing, settings)) notes.push_back(std::move(*note));
-  for (const auto& v : listing.value("variants", json::array())) {
-    auto def = std::make_shared<python_variant_def>();
-    def->workload = v.value("workload", "");
-    def->name = v.value("name", "");
-    def->kind = v.value("kind", "serial");
-    const std::string shown = "py-" + def->name;
-    const loaded_workload* w = registry.find(def->workload);
-    if (!w) {
-      // The shipped lessons name every lesson workload; only a user's variant deserves a note.
-      if (v.value("module", "").rfind("speedlab_variants.lessons.", 0) == 0) continue;
+namespace {
+
+// The variant `v` as a variant_spec run by `tried`'s interpreter, or why it is left out.
+std::optional<variant_spec> python_variant_spec(const plugin_registry& registry, const json& v,
+                                                const listed_interpreter& tried, const python_settings& settings,
+                                                const std::filesystem::path& package_dir, std::vector<std::string>& notes) {
+  auto def = std::make_shared<python_variant_def>();
+  def->workload = v.value("workload", "");
+  def->name = v.value("name", "");
+  def->kind = v.value("kind", "serial");
+  const std::string shown = "py-" + def->name;
+  const loaded_workload* w = registry.find(def->workload);
+  if (!w) {
+    // The shipped lessons name every lesson workload; only a user's variant deserves a note.
+    if (v.value("module", "").rfind("speedlab_variants.lessons.", 0) != 0)
       notes.push_back(fmt::format("python variant {} of workload '{}' left out: no such workload is loaded", shown,
                                   def->workload));
-      continue;
-    }
-    if (!w->info.data.available()) {
-      notes.push_back(fmt::format("python variant {} left out: workload '{}' does not describe its data "
-                                  "(workload_info::data) for variants outside C++",
-                                  shown, def->workload));
-      continue;
-    }
-    const auto kind = parse_kind(def->kind);
-    if (!kind) {
-      notes.push_back(fmt::format("python variant {} of '{}' left out: unknown kind '{}'", shown, def->workload, def->kind));
-      continue;
-    }
-    def->data = w->info.data;
-    def->parameters = w->info.parameters;
-    def->settings = settings;
-    def->package_dir = package_dir;
-
-    variant_spec spec;
-    spec.name = shown;
-    spec.language = "python";
-    spec.kind = *kind;
-    spec.description = fmt::format("Python: {} ({})", v.value("description", ""), v.value("module", ""));
-    spec.expected_invalid = v.value("expected_invalid", false);
-    std::vector<std::string> missing = v.value("missing", std::vector<std::string>{});
-    if (!missing.empty()) {
-      const std::string why = fmt::format("needs the Python package{} {}, which {} cannot import",
-                                          missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), interpreter);
-      spec.unavailable_reason = [why] { return why; };
-    }
-    spec.create = [def](const point& p, const run_context& c) -> std::unique_ptr<variant_run> {
-      return std::make_unique<python_run>(def, p, c);
-    };
-    if (!registry.add_variant(def->workload, std::move(spec)))
-      notes.push_back(fmt::format("python variant {} left out: workload '{}' already has a variant of that name", shown,
-                                  def->workload));
+    return std::nullopt;
   }
-  return notes;
+  if (!w->info.data.available()) {
+    notes.push_back(fmt::format("python variant {} left out: workload '{}' does not describe its data "
+                                "(workload_info::data) for variants outside C++",
+                                shown, def->workload));
+    return std::nullopt;
+  }
+  const auto kind = parse_kind(def->kind);
+  if (!kind) {
+    notes.push_back(fmt::format("python variant {} of '{}' left out: unknown kind '{}'", shown, def->workload, def->kind));
+    return std::nullopt;
+  }
+  def->data = w->info.data;
+  def->parameters = w->info.parameters;
+  def->settings = settings;
+  def->settings.interpreter = tried.command;
+  def->package_dir = package_dir;
+
+  variant_spec spec;
+  spec.name = shown;
+  spec.language = "python";
+  spec.kind = *kind;
+  spec.description = fmt::format("Python: {} ({})", v.value("description", ""), v.value("module", ""));
+  spec.expected_invalid = v.value("expected_invalid", false);
+  if (const auto missing = missing_of(v); !missing.empty()) {
+    const std::string why = fmt::format("needs the Python package{} {}, which {} cannot import", missing.size() > 1 ? "s" : "",
+                                        joined_missing(missing), tried.listing.value("interpreter", tried.command));
+    spec.unavailable_reason = [why] { return why; };
+  }
+  spec.create = [def](const point& p, const run_context& c) -> std::unique_ptr<variant_run> {
+    return std::make_unique<python_run>(def, p, c);
+  };
+  return spec;
+}
+
+} // namespace
+
+python_variants_added add_python_variants(plugin_registry& registry, const python_settings& settings) {
+  python_variants_added added;
+  if (!settings.enabled) return added;
+  const auto package_dir = python_package_dir();
+  if (package_dir.empty()) {
+    added.notes.push_back("python variants: the speedlab_variants package was not found (set SPEEDLAB_PYTHON_DIR)");
+    return added;
+  }
+  const std::vector<listed_interpreter> tried = try_interpreters(settings, package_dir);
+  if (std::none_of(tried.begin(), tried.end(), [](const auto& t) { return t.error.empty(); })) {
+    added.notes.push_back("python variants left out: " + tried.front().error);
+    return added;
+  }
+  const auto chosen = choose_variants(tried);
+  added.interpreter = interpreter_line(tried, chosen, settings);
+  for (const auto& e : common_errors(tried)) added.notes.push_back("python variants: import failed: " + e);
+  if (!settings.chosen_by.empty() || settings.fallbacks.empty())
+    if (auto note = numpy_note(tried.front().listing, settings)) added.notes.push_back(std::move(*note));
+  for (const auto& [key, c] : chosen) {
+    auto spec = python_variant_spec(registry, c.variant, tried[c.from], settings, package_dir, added.notes);
+    if (!spec) continue;
+    const std::string shown = spec->name;
+    if (!registry.add_variant(key.first, std::move(*spec)))
+      added.notes.push_back(fmt::format("python variant {} left out: workload '{}' already has a variant of that name",
+                                        shown, key.first));
+  }
+  return added;
 }
 
 } // namespace speedlab::app

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h> // YAML::DeepRecursion
 #include <yaml-cpp/yaml.h>
 
 #include "app/checked_number.hpp"
@@ -45,6 +46,9 @@ const char* type_name(const YAML::Node& n) {
 
 std::string scalar(const std::string& file, const YAML::Node& n, const std::string& what) {
   if (!n.IsScalar()) fail(file, n, fmt::format("{} must be a single value, found {}", what, type_name(n)));
+  // A quoted "\0" gives a NUL byte, which cuts a name or path short where the system reads it.
+  if (n.Scalar().find('\0') != std::string::npos)
+    fail(file, n, fmt::format("{} holds a NUL byte (\\0 in quotes), which no name or path can hold", what));
   return n.Scalar();
 }
 
@@ -98,7 +102,7 @@ bool boolean(const std::string& file, const YAML::Node& n, const std::string& wh
 
 std::vector<std::string> string_list(const std::string& file, const YAML::Node& n, const std::string& what) {
   std::vector<std::string> out;
-  if (n.IsScalar()) return {n.Scalar()};
+  if (n.IsScalar()) return {scalar(file, n, what)};
   if (!n.IsSequence()) fail(file, n, fmt::format("{} must be a list of names, found {}", what, type_name(n)));
   if (n.size() > 64) fail(file, n, fmt::format("{} has {} entries; at most 64 are allowed", what, n.size()));
   for (const auto& item : n) out.push_back(scalar(file, item, what + " entry"));
@@ -230,7 +234,7 @@ workload_request parse_workload(const std::string& file, const YAML::Node& w, co
   workload_request r;
   r.where = where(file, w);
   if (w.IsScalar()) {
-    r.name = w.Scalar();
+    r.name = scalar(file, w, "workload name");
     return r;
   }
   require_map(file, w, "a workload entry");
@@ -241,7 +245,7 @@ workload_request parse_workload(const std::string& file, const YAML::Node& w, co
   if (r.name.empty()) fail(file, w["name"], "the workload name is empty");
   if (const YAML::Node vs = w["variants"]) {
     if (vs.IsScalar()) {
-      r.variants.push_back(vs.Scalar());
+      r.variants.push_back(scalar(file, vs, "a variant name"));
       r.variant_where.push_back(where(file, vs));
     } else if (vs.IsSequence()) {
       // An empty list would mean "all" by accident: say so instead.
@@ -258,7 +262,7 @@ workload_request parse_workload(const std::string& file, const YAML::Node& w, co
   if (const YAML::Node ps = w["params"]) {
     require_map(file, ps, "'params'");
     for (const auto& kv : ps) {
-      const std::string name = kv.first.Scalar();
+      const std::string name = scalar(file, kv.first, "a parameter name");
       r.params[name] = expand(file, kv.second, name, budget);
       r.param_where[name] = where(file, kv.first);
     }
@@ -274,6 +278,71 @@ workload_request parse_workload(const std::string& file, const YAML::Node& w, co
 
 } // namespace
 
+namespace {
+
+// Where byte `at` of `text` is, as file:line:column.
+std::string text_position(const std::string& text, std::size_t at, const std::string& file) {
+  const auto line = std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n') + 1;
+  const auto start = text.rfind('\n', at == 0 ? 0 : at - 1);
+  const std::size_t column = start == std::string::npos || at == 0 ? at + 1 : at - start;
+  return fmt::format("{}:{}:{}", file, line, column);
+}
+
+// The length of the UTF-8 sequence at `at`, or 0 where it is not UTF-8.
+std::size_t utf8_length(const std::string& text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char c = byte(at);
+  const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 && c >= 0xc2 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || at + n > text.size()) return 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if ((byte(at + i) >> 6) != 0x2) return 0;
+  return n;
+}
+
+// Where `text` first has `limit` flow collections ([ or {) open, or npos: yaml-cpp reads a
+// flow collection to its end before it notices the depth, so its mark is past the place.
+std::size_t flow_too_deep_at(const std::string& text, int limit) {
+  int depth = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && quote == '"') ++i;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\n' || text[i - 1] == '\t')) {
+      i = std::min(text.find('\n', i), text.size());
+    } else if (c == '[' || c == '{') {
+      if (++depth >= limit) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+} // namespace
+
+// A suite is YAML text: UTF-8 without control characters. Anything else (a binary file,
+// three NUL bytes, UTF-16) would otherwise read as an empty document, i.e. every workload.
+void check_text(const std::string& text, const std::string& file) {
+  if (text.size() >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') || (text[0] == '\xfe' && text[1] == '\xff')))
+    throw config_error(fmt::format("{}: the suite file is UTF-16 text; save it as UTF-8 (YAML)", file));
+  for (std::size_t at = 0; at < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[at]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+      throw config_error(fmt::format("{}: the suite file is not text (byte 0x{:02x}{}); a suite is a YAML text file",
+                                     text_position(text, at, file), c, c == 0 ? ", a NUL byte" : ", a control character"));
+    const std::size_t n = utf8_length(text, at);
+    if (n == 0)
+      throw config_error(fmt::format("{}: the suite file is not UTF-8 text (byte 0x{:02x}); a suite is a YAML text "
+                                     "file in UTF-8",
+                                     text_position(text, at, file), c));
+    at += n;
+  }
+}
+
 std::string checked_metric_set(const std::string& set, const std::string& where, const std::string& option) {
   try {
     counters::metric_set(set);
@@ -284,9 +353,18 @@ std::string checked_metric_set(const std::string& set, const std::string& where,
 }
 
 suite_config parse_suite(const std::string& yaml_text, const std::string& file) {
+  check_text(yaml_text, file);
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message is "bad file".
+    const std::size_t flow = flow_too_deep_at(yaml_text, e.depth());
+    const std::string at = flow != std::string::npos ? text_position(yaml_text, flow, file)
+                                                     : fmt::format("{}:{}:{}", file, e.mark.line + 1, e.mark.column + 1);
+    throw config_error(fmt::format("{}: invalid YAML: lists or mappings nested more than {} deep (the most the "
+                                   "reader takes; a suite needs a few levels)",
+                                   at, e.depth() - 1));
   } catch (const YAML::Exception& e) {
     throw config_error(fmt::format("{}:{}:{}: invalid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
@@ -311,7 +389,12 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
   if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
-  if (root["python"]) s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
+  if (root["python"]) {
+    s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
+    if (s.python.empty())
+      fail(file, root["python"], "python is empty; name an interpreter, or leave it out to let speedlab pick one");
+    s.python_chosen_by = "the suite key python:";
+  }
   if (root["python_variants"]) {
     // Files of Python variants, relative to the suite file.
     const auto base = std::filesystem::path(file).parent_path();
@@ -322,6 +405,8 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["calibrate"]) s.calibrate = choice(file, root["calibrate"], "calibrate", {"off", "cached", "quick", "full"});
   if (const YAML::Node ws = root["workloads"]) {
     if (!ws.IsSequence()) fail(file, ws, fmt::format("'workloads' must be a list, found {}", type_name(ws)));
+    // An empty list would silently mean every workload: it selects none, so say so.
+    if (ws.size() == 0) fail(file, ws, "'workloads' is an empty list, which selects no workload; leave it out to run every workload");
     if (ws.size() > max_workload_entries)
       fail(file, ws, fmt::format("'workloads' has {} entries; at most {} are allowed", ws.size(), max_workload_entries));
     value_budget budget;

@@ -58,6 +58,7 @@ struct suite_config {
   bool self_timing = false;         // variants that can time their own work do (run_context)
   profiling::profiler_options profiler_options; // the `cupti:` and `counters:` sections
   std::string python = "python3";   // interpreter of the Python variants (`python:`, --python)
+  std::string python_chosen_by;     // "--python" or "the suite key python:"; empty: discovered
   std::vector<std::string> python_variants; // extra Python variant files (`python_variants:`)
   bool python_enabled = true;       // --no-python: C++ variants only
   std::vector<workload_request> workloads; // empty: every loaded workload at its defaults
@@ -69,6 +70,10 @@ inline constexpr std::size_t max_workload_entries = 1000;
 inline constexpr std::size_t max_suite_values = 1000000;             // parameter values in all
 inline constexpr std::size_t max_suite_value_bytes = std::size_t{256} << 20;
 inline constexpr std::size_t max_suite_file_bytes = std::size_t{16} << 20;
+
+// Throws config_error unless `text` is UTF-8 text without control characters (tabs and line
+// ends allowed), naming file:line:column of the first bad byte.
+void check_text(const std::string& text, const std::string& file);
 
 // Parses YAML text; `file` names it in messages. Throws config_error.
 suite_config parse_suite(const std::string& yaml_text, const std::string& file);

@@ -41,6 +41,8 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
     throw config_error(fmt::format("<command line>: --min-time ({} s) is larger than --max-time ({} s)", *cli.min_time_s,
                                    *cli.max_time_s));
   if (cli.output && cli.output->empty()) throw config_error("<command line>: --out is an empty path; name a folder");
+  if (cli.python && cli.python->empty())
+    throw config_error("<command line>: --python is empty; name an interpreter, or leave it out to let speedlab pick one");
 
   if (cli.output) s.output = *cli.output;
   if (cli.isolate) s.isolate = *cli.isolate;
@@ -50,7 +52,10 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;
   if (cli.self_timing) s.self_timing = *cli.self_timing;
-  if (cli.python) s.python = *cli.python;
+  if (cli.python) {
+    s.python = *cli.python;
+    s.python_chosen_by = "--python";
+  }
   for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
   if (cli.no_python) s.python_enabled = false;
   if (cli.metric_set) s.profiler_options.metric_set = checked_metric_set(*cli.metric_set, command_line.file, "--metrics");

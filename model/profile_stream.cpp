@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "model/json_support.hpp"
+#include "model/saved_records.hpp"
 #include "model/trace_fields.hpp"
 #include "model/trace_fold.hpp"
 #include "model/trace_text.hpp"
@@ -495,7 +496,7 @@ stream_read read_source(const byte_source& src, const std::string& name, const r
       apply(t, payload, st);
     } catch (const std::exception& e) {
       ++skipped_chunks;
-      out.messages.push_back(fmt::format("{}: chunk at offset {} unreadable ({}); skipped", name, at, e.what()));
+      out.messages.push_back(fmt::format("{}: chunk at offset {} unreadable ({}); skipped", name, at, json_problem(e)));
     }
   }
   payload = {};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -15,15 +16,25 @@ using json = nlohmann::json;
 // written as unsigned (18446744073709551611 "dropped records") lands above it.
 constexpr double absurd_limit = 9.2e18;
 
+// No record speedlab writes nests deeper than a few levels; a line nested a million deep
+// would otherwise exhaust the stack here.
+constexpr int max_record_depth = 64;
+
 // Every number in a saved record (times, sizes, counts, rates, ids, a CUDA call's return
 // value) is finite, not negative and not absurd.
-void check_numbers(const json& j, const std::string& path) {
+void check_numbers(const json& j, const std::string& path, int depth = 0) {
+  if ((j.is_object() || j.is_array()) && depth >= max_record_depth) {
+    const std::string field = path.substr(0, path.find_first_of(".[")); // "extra", not 64 levels of "[0]"
+    throw bad_record(fmt::format("{}: lists or objects nested more than {} deep; no speedlab record is",
+                                 field.empty() ? "the record" : field, max_record_depth));
+  }
   if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) check_numbers(it.value(), path.empty() ? it.key() : path + "." + it.key());
+    for (auto it = j.begin(); it != j.end(); ++it)
+      check_numbers(it.value(), path.empty() ? it.key() : path + "." + it.key(), depth + 1);
     return;
   }
   if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) check_numbers(j[i], fmt::format("{}[{}]", path, i));
+    for (std::size_t i = 0; i < j.size(); ++i) check_numbers(j[i], fmt::format("{}[{}]", path, i), depth + 1);
     return;
   }
   if (!j.is_number()) return;
@@ -51,7 +62,7 @@ T convert(const json& j, const char* what) {
   try {
     return j.get<T>();
   } catch (const json::exception& e) {
-    throw bad_record(fmt::format("{} has a field of the wrong type: {}", what, e.what()));
+    throw bad_record(fmt::format("{} has a field of the wrong type: {}", what, json_problem(e)));
   } catch (const std::invalid_argument& e) {
     throw bad_record(fmt::format("{}: {}", what, e.what()));
   }
@@ -64,7 +75,51 @@ void check_intervals(const Records& records, const char* what) {
       throw bad_record(fmt::format("{}[{}] ends ({}) before it starts ({})", what, i, records[i].end, records[i].start));
 }
 
+// The parser's words for what it met, as a user would say them (the parser's own text
+// quotes what it read, which may be anything).
+std::string parse_problem_words(const std::string& full) {
+  const std::string what = full.substr(0, full.find("; last read:")); // the rest quotes the input
+  struct known {
+    const char* says;
+    const char* words;
+  };
+  static constexpr known table[] = {
+      {"unexpected end of input", "truncated: it ends in the middle of a value"},
+      {"missing closing quote", "truncated: a string has no closing quote"},
+      {"control character", "a string holds a control character that must be escaped"},
+      {"UTF-8", "not UTF-8 text"},
+      {"surrogate", "a string holds a broken \\u escape"},
+      {"'\\u' must be followed", "a string holds a broken \\u escape"},
+      {"forbidden character after backslash", "a string holds an unknown escape after a backslash"},
+      {"invalid number", "a malformed number"},
+      {"invalid literal", "a bare word where a value should be (strings need quotes)"},
+      {"expected end of input", "more text after the value"},
+      {"while parsing object key", "an object key that is not a quoted string"},
+      {"while parsing object separator", "a missing ':' between a key and its value"},
+      {"while parsing object", "a missing ',' or '}' in an object"},
+      {"while parsing array", "a missing ',' or ']' in a list"},
+  };
+  for (const auto& k : table)
+    if (what.find(k.says) != std::string::npos) return k.words;
+  return "an unexpected character";
+}
+
 } // namespace
+
+std::string json_problem(const std::exception& e) {
+  const std::string what = e.what();
+  if (const auto* p = dynamic_cast<const json::parse_error*>(&e)) {
+    int line = 0, column = 0;
+    const auto at = what.find("at line ");
+    if (at == std::string::npos || std::sscanf(what.c_str() + at, "at line %d, column %d", &line, &column) != 2)
+      return fmt::format("not valid JSON at byte {}: {}", p->byte, parse_problem_words(what));
+    const std::string place = line > 1 ? fmt::format("line {}, column {}", line, column) : fmt::format("column {}", column);
+    return fmt::format("not valid JSON at {}: {}", place, parse_problem_words(what));
+  }
+  if (dynamic_cast<const json::exception*>(&e) && what.rfind("[json.exception.", 0) == 0)
+    if (const auto end = what.find("] "); end != std::string::npos) return what.substr(end + 2);
+  return what;
+}
 
 int check_schema_version(const json& record, int ours) {
   const auto it = record.find("schema_version");
@@ -130,7 +185,7 @@ trace::device_trace read_trace_record(const json& j) {
   try {
     t = j.get<trace::device_trace>();
   } catch (const json::exception& e) {
-    throw bad_record(fmt::format("device trace has a field of the wrong type: {}", e.what()));
+    throw bad_record(fmt::format("device trace has a field of the wrong type: {}", json_problem(e)));
   } catch (const std::runtime_error& e) { // a record of the wrong width, a bad string index
     throw bad_record(e.what());
   }

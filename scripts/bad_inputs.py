@@ -129,6 +129,7 @@ def cases(ctx):
     add(Case(cl, "unknown report format", run_base + quick("--reports") + ["--reports", "markdwon"], expect=r"did you mean 'markdown'"))
     add(Case(cl, "unknown calibrate mode", run_base + quick("--calibrate") + ["--calibrate", "sometimes"], expect=r"calibrate"))
     add(Case(cl, "--out ''", run_ok + ["--out", ""], expect=r"--out is an empty path"))
+    add(Case(cl, "--python ''", run_ok + ["--python", ""], expect=r"--python is empty; name an interpreter"))
     add(Case(cl, "--force and --resume together", run_ok + ["--force", "--resume"], expect=r"force|resume"))
     add(Case(cl, "suite file missing", ["run", "/nonexistent/suite.yaml"], expect=r"/nonexistent/suite.yaml: cannot open"))
     add(Case(cl, "suite file ''", ["run", ""], expect=r"suite file name is empty"))
@@ -202,7 +203,26 @@ def cases(ctx):
     suite("billion laughs under unknown keys", nested, r"unknown key 'a'")
     suite("1001 workload entries", "workloads:\n" + "  - faulty\n" * 1001, r"at most 1000")
     suite("deeply nested lists", "workloads: " + "[" * 5000 + "]" * 5000 + "\n", r"invalid YAML|must be|deep")
-    suite("binary garbage", "\x00\x01\x02\xff\xfe workloads", r"suite.yaml")
+    suite("binary garbage", "\x00\x01\x02\xff\xfe workloads", r"suite.yaml:1:1: the suite file is not text")
+    suite("three NUL bytes (read before as an empty suite: every workload)", b"\x00\x00\x00",
+          r"suite.yaml:1:1: the suite file is not text \(byte 0x00, a NUL byte\); a suite is a YAML text file")
+    suite("a control character inside a line", "timeout: 5\x07\nworkloads: [faulty]\n",
+          r"suite.yaml:1:11: the suite file is not text \(byte 0x07, a control character\)")
+    suite("Latin-1 text (not UTF-8)", b"output: caf\xe9\nworkloads: [faulty]\n",
+          r"suite.yaml:1:12: the suite file is not UTF-8 text \(byte 0xe9\)")
+    suite("UTF-16 suite file", "workloads: [faulty]\n".encode("utf-16"), r"suite.yaml: the suite file is UTF-16 text; save it as UTF-8")
+    suite("workloads: [] (read before as every workload)", "timeout: 5\nworkloads: []\n",
+          r"suite.yaml:2:12: 'workloads' is an empty list, which selects no workload")
+    suite("200,000-deep YAML", "workloads: " + "[" * 200000 + "]" * 200000 + "\n",
+          r"suite.yaml:1:\d+: invalid YAML: lists or mappings nested more than \d+ deep")
+    suite("3,000-deep block mappings", "".join(" " * i + "a:\n" for i in range(3000)),
+          r"suite.yaml:\d+:\d+: (invalid YAML: lists or mappings nested more than \d+ deep|unknown key 'a')")
+    suite("output path with a NUL byte", 'output: "out\\0put"\nworkloads: [faulty]\n',
+          r"suite.yaml:1:9: output \(a folder\) holds a NUL byte")
+    suite("workload name with a NUL byte", 'workloads: ["faulty\\0"]\n', r"suite.yaml:1:\d+: workload name holds a NUL byte")
+    suite("python: ''", "python: ''\nworkloads: [faulty]\n", r"suite.yaml:1:9: python is empty; name an interpreter")
+    suite("python interpreter with a NUL byte", 'python: "/usr/bin/python3\\0"\nworkloads: [faulty]\n',
+          r"suite.yaml:1:9: python .* holds a NUL byte")
     suite("10 MB key (yaml-cpp allows 1024 characters)", "k" * 10_000_000 + ": 1\n", r"suite.yaml:1:\d+: invalid YAML")
     suite("10 MB value echoed back", "calibrate: " + "x" * 10_000_000 + "\n",
           r"calibrate must be one of off, cached, quick, full; found 'x{80}\.\.\. \(10000000 bytes\)'")
@@ -263,7 +283,8 @@ def cases(ctx):
         add(Case(rf, title, [command, "{tmp}"], files=files, expect=expect, codes=codes))
     folder("empty folder", {}, r"results.jsonl")
     folder("results.jsonl empty", {"results.jsonl": "", "run.json": run_json}, r"no (valid|readable)|empty")
-    folder("all garbage", {"results.jsonl": "garbage\n{{{\n", "run.json": run_json}, r"line 1")
+    folder("all garbage", {"results.jsonl": "garbage\n{{{\n", "run.json": run_json},
+           r"results.jsonl:1: skipped: not valid JSON at column 1: a bare word")
     folder("another tool's JSONL", {"results.jsonl": '{"a": 1}\n{"b": 2}\n', "run.json": run_json}, r"status|missing")
     folder("a line without a status", {"results.jsonl": json.dumps({k: v for k, v in json.loads(good_line).items() if k != "status"}) + "\n",
                                         "run.json": run_json}, r"status")
@@ -278,11 +299,32 @@ def cases(ctx):
     folder("dropped records -5", {"results.jsonl": json.dumps(dropped) + "\n", "run.json": run_json}, r"dropped_records")
     folder("results.jsonl is a folder", {"results.jsonl/x": "", "run.json": run_json}, r"results.jsonl")
     folder("run.json garbage (results fine)", {"results.jsonl": good_lines, "run.json": "{not json"}, r"run.json", codes=(0, 1, 2))
-    folder("analyze: all garbage", {"results.jsonl": "garbage\n", "run.json": run_json}, r"line 1", command="analyze")
+    folder("analyze: all garbage", {"results.jsonl": "garbage\n", "run.json": run_json},
+           r"results.jsonl:1: skipped: not valid JSON at column 1", command="analyze")
     folder("analyze: empty results", {"results.jsonl": "", "run.json": run_json}, r"no (valid|readable)|empty",
            command="analyze")
-    folder("10 MB line", {"results.jsonl": "x" * 10_000_000 + "\n", "run.json": run_json}, r"line 1")
-    folder("binary results", {"results.jsonl": "\x00\xff\xfe\x01\n", "run.json": run_json}, r"line 1")
+    folder("10 MB line", {"results.jsonl": "x" * 10_000_000 + "\n", "run.json": run_json},
+           r"^(?![\s\S]*x{100})[\s\S]*results.jsonl:1: skipped: not valid JSON at column 1")
+    folder("binary results", {"results.jsonl": "\x00\xff\xfe\x01\n", "run.json": run_json},
+           r"results.jsonl:1: skipped: not text: a NUL byte at column 1")
+    deep = json.loads(good_line)
+    deep["extra"] = "@@"
+    folder("a line nested 1,000,000 deep", {"results.jsonl": json.dumps(deep).replace('"@@"', "[" * 1000000 + "]" * 1000000) + "\n",
+                                            "run.json": run_json}, r"results.jsonl:1: skipped: extra: lists or objects nested more than 64 deep")
+    folder("one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
+           r"point '[^']+' appears 4 times, on lines 1, 2, 3, 4; line 4 is used", codes=(0,))
+    folder("analyze: one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
+           r"appears 4 times, on lines 1, 2, 3, 4", codes=(0,), command="analyze")
+    no_internals = r"^(?![\s\S]*json\.exception)(?![\s\S]*last read)[\s\S]*"
+    folder("a torn line says what is wrong in words", {"results.jsonl": good_line + "\n" + good_line[:150] + "\n",
+                                                      "run.json": run_json},
+           no_internals + r"results.jsonl:2: skipped: not valid JSON at column \d+: truncated", codes=(0,))
+    folder("a line with a bare word", {"results.jsonl": good_line + "\n" + '{"id": nope}\n', "run.json": run_json},
+           no_internals + r"results.jsonl:2: skipped: not valid JSON at column 9: a bare word", codes=(0,))
+    folder("run.json torn", {"results.jsonl": good_lines, "run.json": run_json[:60]},
+           no_internals + r"run.json: unreadable, not used: not valid JSON at line \d+, column \d+: truncated", codes=(0,))
+    folder("a field of the wrong type", {"results.jsonl": json.dumps(dict(json.loads(good_line), threads="two")) + "\n",
+                                         "run.json": run_json}, no_internals + r"results.jsonl:1: skipped: .*'threads' must be")
 
     # --- output folders, concurrency, signals ------------------------------------------------
     of = "output folder and signals"

@@ -154,3 +154,42 @@ TEST_CASE("output folder: traces are written atomically and read back only from 
   p.trace_file.clear();
   CHECK(!load_point_trace(dir.path(), p));
 }
+
+TEST_CASE("output folder: one point id on several lines is a warning naming the lines; the last is used",
+          "[output_folder]") {
+  t::temp_dir dir;
+  {
+    std::ofstream out(dir.path() / "results.jsonl");
+    for (const char* n : {"1", "2"}) {
+      auto p = measured("7");
+      p.samples_ns = {std::stod(n) * 100, 110};
+      out << nlohmann::json(p).dump() << "\n";
+    }
+    out << nlohmann::json(measured("8")).dump() << "\n";
+    auto last = measured("7");
+    last.samples_ns = {300, 310};
+    out << nlohmann::json(last).dump() << "\n" << nlohmann::json(last).dump() << "\n";
+  }
+  const auto saved = load_run(dir.path());
+  REQUIRE(saved.points.size() == 2);
+  CHECK(saved.points[0].id == "faulty/ok/n=8");
+  CHECK(saved.points[1].id == "faulty/ok/n=7");
+  CHECK(saved.points[1].samples_ns.front() == 300);
+  const std::string all = fmt::format("{}", fmt::join(saved.warnings, "\n"));
+  CHECK_THAT(all, Contains("point 'faulty/ok/n=7' appears 4 times, on lines 1, 2, 4, 5; line 5 is used"));
+  CHECK_THAT(all, Contains("the file is not changed"));
+}
+
+TEST_CASE("output folder: a torn line is described in words, never the parser's exception", "[output_folder]") {
+  t::temp_dir dir;
+  const std::string line = nlohmann::json(measured("1")).dump();
+  std::ofstream(dir.path() / "results.jsonl") << line << "\n" << line.substr(0, 40) << "\n";
+  const auto saved = load_run(dir.path());
+  const std::string all = fmt::format("{}", fmt::join(saved.warnings, "\n"));
+  CHECK_THAT(all, Contains("results.jsonl:2: skipped: not valid JSON at column 41: truncated"));
+  CHECK_THAT(all, !Contains("json.exception") && !Contains("parse_error"));
+  // The parser would call a NUL byte the end of its input ("truncated").
+  std::ofstream(dir.path() / "results.jsonl", std::ios::app) << std::string("{\"id\"\0\xff", 7) << "\n";
+  const std::string again = fmt::format("{}", fmt::join(load_run(dir.path()).warnings, "\n"));
+  CHECK_THAT(again, Contains("results.jsonl:3: skipped: not text: a NUL byte at column 6"));
+}

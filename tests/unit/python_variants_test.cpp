@@ -28,7 +28,7 @@ struct fixture {
     python_settings settings;
     settings.interpreter = speedlab::testing::test_python();
     settings.files = {(speedlab::testing::fixture_dir() / "python" / "faulty_variants.py").string()};
-    notes = add_python_variants(registry, settings);
+    notes = add_python_variants(registry, settings).notes;
   }
 };
 
@@ -124,28 +124,94 @@ TEST_CASE("python variants: the lesson's convolution in Python validates with th
   CHECK_THAT(big.reason, Contains("size = 64"));
 }
 
-TEST_CASE("python variants: an interpreter without NumPy skips every variant, named with the module", "[python]") {
-  // Debian's python3 without its site packages: it runs the worker but cannot import numpy.
-  speedlab::testing::temp_dir dir;
-  const auto python = dir.path() / "python-without-numpy";
+namespace {
+
+// Debian's python3 without its site packages: it runs the worker but cannot import numpy.
+std::filesystem::path python_without_numpy(const std::filesystem::path& dir) {
+  const auto python = dir / "python-without-numpy";
   {
     std::ofstream f(python);
     f << "#!/bin/sh\nexec " << speedlab::testing::test_python() << " -S \"$@\"\n";
   }
   std::filesystem::permissions(python, std::filesystem::perms::owner_all);
+  return python;
+}
+
+std::string joined(const python_variants_added& added) {
+  std::string all = added.interpreter + "\n";
+  for (const auto& n : added.notes) all += n + "\n";
+  return all;
+}
+
+} // namespace
+
+TEST_CASE("python variants: a chosen interpreter without NumPy is kept; every variant is skipped, named with the "
+          "module",
+          "[python]") {
+  speedlab::testing::temp_dir dir;
+  const auto python = python_without_numpy(dir.path());
   plugin_registry registry;
   REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
   python_settings settings;
   settings.interpreter = python.string();
-  const auto notes = add_python_variants(registry, settings);
-  std::string joined;
-  for (const auto& n : notes) joined += n + "\n";
-  INFO(joined);
-  CHECK_THAT(joined, Contains(python.string()) && Contains("cannot import numpy") && Contains("--python"));
+  settings.chosen_by = "--python";
+  settings.fallbacks = {speedlab::testing::test_python()}; // has NumPy, but --python is never overridden
+  const auto added = add_python_variants(registry, settings);
+  INFO(joined(added));
+  CHECK_THAT(added.interpreter, Contains(python.string()) && Contains("chosen with --python"));
+  CHECK_THAT(joined(added), Contains("cannot import numpy") && Contains("--python"));
   const variant_spec* v = registry.find("vector")->find_variant("py-numpy");
   REQUIRE(v);
   REQUIRE(v->unavailable_reason);
   CHECK_THAT(v->unavailable_reason(), Contains("numpy") && Contains("cannot import"));
+}
+
+TEST_CASE("python variants: without a chosen interpreter, the first that imports what a variant needs runs it",
+          "[python]") {
+  speedlab::testing::temp_dir dir;
+  const auto python = python_without_numpy(dir.path());
+  plugin_registry registry;
+  REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
+  python_settings settings;
+  settings.interpreter = python.string(); // stands for python3 on the PATH without NumPy (a pyenv)
+  settings.fallbacks = {speedlab::testing::test_python()};
+  const auto added = add_python_variants(registry, settings);
+  INFO(joined(added));
+  const variant_spec* numpy = registry.find("vector")->find_variant("py-numpy");
+  REQUIRE(numpy);
+  CHECK_FALSE(numpy->unavailable_reason); // runs with the fallback, which has NumPy
+  CHECK_THAT(added.interpreter, Contains(python.string()) && Contains("lacks numpy") &&
+                                    Contains("using " + speedlab::testing::test_python()));
+  CHECK_THAT(joined(added), !Contains("choose it with --python"));
+  // And it measures: the point runs in the fallback interpreter and validates.
+  const auto* w = registry.find("vector");
+  planned_point pp{"vector", "py-numpy", {{"n", "1024"}, {"op", "mul"}}, {}};
+  pp.measure.min_samples = 2;
+  pp.measure.max_samples = 5;
+  pp.measure.min_time_s = 0;
+  run_request req{w, numpy, pp, 2, {"host"}, false, {}, {}, {}};
+  const auto r = run_isolated(req, 30).value();
+  CHECK(r.status == point_status::ok);
+}
+
+TEST_CASE("python variants: on this machine, python3 on the PATH then /usr/bin/python3", "[python]") {
+  // The issue's case where it exists here (pyenv's python3 first on the PATH, NumPy and Numba
+  // in Debian's): with no interpreter chosen, py-numpy and py-numba run wherever one of the
+  // two interpreters imports them.
+  if (!speedlab::testing::python_imports_numpy("/usr/bin/python3")) {
+    WARN("/usr/bin/python3 has no NumPy here: the discovery is not exercised on this machine");
+    return;
+  }
+  plugin_registry registry;
+  REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
+  const auto added = add_python_variants(registry, python_settings{});
+  INFO(joined(added));
+  const variant_spec* numpy = registry.find("vector")->find_variant("py-numpy");
+  REQUIRE(numpy);
+  CHECK_FALSE(numpy->unavailable_reason);
+  if (!speedlab::testing::python_imports_numpy("python3"))
+    CHECK_THAT(added.interpreter, Contains("python3 on the PATH") && Contains("lacks numpy") &&
+                                      Contains("using /usr/bin/python3"));
 }
 
 TEST_CASE("python variants: a crash, an exception, a hang and a wrong result are recorded", "[python]") {
@@ -184,7 +250,8 @@ TEST_CASE("python variants: an interpreter that cannot start leaves a note, not 
   REQUIRE(registry.load_file(speedlab::testing::build_plugin_dir() / "libspeedlab-vector.so"));
   python_settings settings;
   settings.interpreter = "/nonexistent/python3";
-  const auto notes = add_python_variants(registry, settings);
+  settings.chosen_by = "--python";
+  const auto notes = add_python_variants(registry, settings).notes;
   REQUIRE(notes.size() == 1);
   CHECK_THAT(notes[0], Contains("/nonexistent/python3"));
   CHECK(registry.find("vector")->find_variant("py-numpy") == nullptr);

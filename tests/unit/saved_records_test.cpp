@@ -132,3 +132,42 @@ TEST_CASE("saved records: run, device and trace records are checked too", "[save
   j["dropped_records"] = -4;
   CHECK_THROWS_WITH(read_trace_record(j), Contains("dropped_records: -4 is negative"));
 }
+
+TEST_CASE("saved records: JSON problems are said in words, without the parser's internals", "[saved_records]") {
+  const auto problem = [](const std::string& text) {
+    try {
+      (void)json::parse(text);
+    } catch (const std::exception& e) {
+      return json_problem(e);
+    }
+    return std::string("parsed");
+  };
+  CHECK(problem("{\"id\": \"a\", \"samples_ns\": [1, 2") ==
+        "not valid JSON at column 32: truncated: it ends in the middle of a value");
+  CHECK(problem("{\"id\": \"abc") == "not valid JSON at column 12: truncated: a string has no closing quote");
+  CHECK_THAT(problem("garbage"), Contains("column 1") && Contains("bare word"));
+  CHECK_THAT(problem("{\"a\": 1}\n{\"a\": 2}"), Contains("line 2, column 1") && Contains("more text after the value"));
+  CHECK_THAT(problem("{\"a\": 1,, }"), Contains("column 9") && Contains("object"));
+  CHECK_THAT(problem("[\"\xff\"]"), Contains("not UTF-8"));
+  for (const char* text : {"{\"id\": \"a\"", "garbage", "[1 2]", "{\"a\" 1}", "\"\\u12\""}) {
+    INFO(text);
+    CHECK_THAT(problem(text), !Contains("json.exception") && !Contains("parse_error") && !Contains("last read"));
+  }
+  // A type error loses its prefix; other exceptions keep their message.
+  try {
+    (void)json("text").get<int>();
+  } catch (const std::exception& e) {
+    CHECK(json_problem(e) == "type must be number, but is string");
+  }
+  CHECK(json_problem(std::runtime_error("plain")) == "plain");
+}
+
+TEST_CASE("saved records: a record nested a million deep is refused, not a stack overflow", "[saved_records]") {
+  json record = good_point();
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  record["extra"] = json::parse(deep);
+  CHECK_THROWS_WITH(read_point_record(record), Contains("extra: lists or objects nested more than 64 deep"));
+  json shallow = good_point();
+  shallow["extra"] = json::parse("[[[1]]]");
+  CHECK_NOTHROW(read_point_record(shallow));
+}

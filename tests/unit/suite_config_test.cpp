@@ -5,6 +5,7 @@
 #include "app/suite_plan.hpp"
 
 #include <chrono>
+#include <fstream>
 #include "test_support.hpp"
 
 using namespace speedlab::app;
@@ -195,6 +196,44 @@ TEST_CASE("config: duplicate keys are refused with both places", "[config]") {
 TEST_CASE("config: an empty variants list is an error, not every variant", "[config]") {
   CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    variants: []\n", "s.yaml"),
                     Contains("s.yaml:3:15") && Contains("empty list"));
+}
+
+TEST_CASE("config: an empty workloads list is an error naming its line, not every workload", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("timeout: 5\nworkloads: []\n", "s.yaml"),
+                    Contains("s.yaml:2:12") && Contains("'workloads' is an empty list") &&
+                        Contains("selects no workload"));
+  // Left out, it still means every workload.
+  CHECK(parse_suite("timeout: 5\n", "s.yaml").workloads.empty());
+}
+
+TEST_CASE("config: a suite file that is not UTF-8 text is refused, naming the file and the byte", "[config]") {
+  speedlab::testing::temp_dir dir;
+  const auto nul = dir.path() / "nul.yaml";
+  std::ofstream(nul, std::ios::binary) << std::string(3, '\0');
+  CHECK_THROWS_WITH(load_suite_file(nul.string()), Contains(nul.string() + ":1:1") && Contains("not text") &&
+                                                       Contains("NUL byte") && Contains("YAML"));
+  CHECK_THROWS_WITH(parse_suite("timeout: 5\nworkloads: [faulty]\x01\n", "s.yaml"),
+                    Contains("s.yaml:2:20") && Contains("byte 0x01") && Contains("control character"));
+  CHECK_THROWS_WITH(parse_suite("output: caf\xe9\n", "s.yaml"), Contains("s.yaml:1:12") && Contains("not UTF-8"));
+  CHECK_THROWS_WITH(parse_suite(std::string("\xff\xfet\0i\0", 6), "s.yaml"), Contains("UTF-16") && Contains("UTF-8"));
+  // UTF-8 text with tabs in comments, CRLF line ends and non-ASCII stays readable.
+  CHECK(parse_suite("# caf\xc3\xa9\t\r\noutput: r\xc3\xa9sultats\r\n", "s.yaml").output == "r\xc3\xa9sultats");
+}
+
+TEST_CASE("config: YAML nested past the reader's limit says so, with the line", "[config]") {
+  const std::string deep = "workloads:\n  - " + std::string(200000, '[') + std::string(200000, ']') + "\n";
+  CHECK_THROWS_WITH(parse_suite(deep, "s.yaml"),
+                    Contains("s.yaml:2:") && Contains("nested more than") && !Contains("bad file"));
+}
+
+TEST_CASE("config: a NUL byte in a name or path is refused, naming the key", "[config]") {
+  CHECK_THROWS_WITH(parse_suite("output: \"out\\0put\"\n", "s.yaml"),
+                    Contains("s.yaml:1:9") && Contains("output") && Contains("NUL byte"));
+  CHECK_THROWS_WITH(parse_suite("workloads: [\"faulty\\0\"]\n", "s.yaml"),
+                    Contains("workload name") && Contains("NUL"));
+  CHECK_THROWS_WITH(parse_suite("python: \"/usr/bin/python3\\0\"\n", "s.yaml"), Contains("python") && Contains("NUL"));
+  CHECK_THROWS_WITH(parse_suite("workloads:\n  - name: faulty\n    params: {\"n\\0\": 1}\n", "s.yaml"),
+                    Contains("s.yaml:3:14") && Contains("a key in 'params'") && Contains("NUL"));
 }
 
 TEST_CASE("config: the plan is bounded before anything is expanded", "[config][bounds]") {
