@@ -260,6 +260,7 @@ private:
       }
       m_w << "</td><td>"_html;
       if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
+      else if (const auto phases = phase_words(p); !phases.empty()) m_w.element("span", phases, {{"class", "phases"}});
       else m_w << "—";
       m_w << "</td><td class=\"num\">"_html
           << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_percent(*r.roof) : "—")
@@ -363,13 +364,15 @@ private:
   void workload(std::size_t index, const workload_view& w) {
     m_w.open("section", {{"id", "workload-" + std::to_string(index)}});
     m_w << "<h2>Workload "_html << code(w.name) << "</h2>"_html;
+    skipped_lines(w.points);
     const std::string baseline = m_index.baseline(w.name);
     for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
       const auto& s = w.sweeps[si];
       m_w.open("div", {{"id", sweep_anchor(index, si)}, {"class", "sweep"}});
       if (w.sweeps.size() > 1 || !s.params_key.empty()) m_w << "<h3>Parameters "_html << code(s.params_key) << "</h3>"_html;
       if (!large()) results_table(s, baseline);
-      m_w << "<figure>"_html;
+      // The two charts side by side: a sweep stays within about a third of a screen.
+      m_w << "<div class=\"charts\"><figure>"_html;
       if (html::time_chart(m_w, w, s, m_in.analysis))
         m_w << "<figcaption>Median time per repetition versus size (log-log), one line per variant, whiskers: 95% CI "
                "of the median; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
@@ -379,7 +382,7 @@ private:
         m_w << "<figcaption>Speedup over "_html << baseline
             << " (median ratio, whiskers: 95% CI; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
                "interval).</figcaption>"_html;
-      m_w << "</figure></div>"_html;
+      m_w << "</figure></div></div>"_html;
     }
     if (large())
       m_w << "<p class=\"note\">A large run: the per-point tables of this workload are in report-full.md and "
@@ -399,9 +402,19 @@ private:
     m_w << "</section>"_html;
   }
 
+  // Skipped points: one line per reason (the variants, how many points), not a row each.
+  void skipped_lines(const std::vector<const point_result*>& points) {
+    for (const auto& g : fold_skipped_points(points)) {
+      m_w << "<p class=\"skipped-line\">"_html << fmt::format("Skipped ({} point{}): ", g.points, g.points == 1 ? "" : "s");
+      for (std::size_t i = 0; i < g.variants.size(); ++i) m_w << (i ? ", "_html : ""_html) << code(g.variants[i]);
+      m_w << ": "_html << g.reason << "</p>"_html;
+    }
+  }
+
   void results_table(const sweep_view& s, const std::string& baseline) {
     std::vector<row> rows;
     for (const auto* p : s.points) {
+      if (p->status == point_status::skipped) continue; // one line per reason above
       const auto* roof = m_index.roofline(*p);
       const auto* sp = m_index.speedup(*p);
       const bool have = p->wall.count > 0;
@@ -418,9 +431,16 @@ private:
             p->expected_invalid ? "expected" : p->valid() ? "" : "bad"};
       rows.push_back(std::move(r));
     }
+    if (rows.empty()) return;
+    // Folded: the charts below carry the same medians; the table is one click away.
+    m_w << "<details class=\"points\"><summary>"_html
+        << fmt::format("Every point: median, IQR, 95% CI, noise, throughput, roof, speedup ({} point{})", rows.size(),
+                       rows.size() == 1 ? "" : "s")
+        << "</summary>"_html;
     table(m_w, {"variant", "size", "status", "median", "IQR", "95% CI", "noise", "throughput", "% of roof",
                 baseline.empty() ? "speedup" : "vs " + baseline},
           rows, {false, false, false, true, true, true, true, true, true, true});
+    m_w << "</details>"_html;
   }
 
   void split_table(const workload_view& w) {
@@ -657,13 +677,19 @@ private:
     m_w << "<h3>Failed and invalid points</h3>"_html;
     std::vector<row> bad;
     for (const auto& p : m_in.points) {
-      if (p.valid()) continue;
+      if (p.valid() || p.status == point_status::skipped) continue;
       const std::string validation = !p.last_validation.message.empty() ? p.last_validation.message : p.first_validation.message;
       bad.push_back({{code_cell(p.id), text_cell(status_label(p)),
                       text_cell(p.expected_invalid ? "deliberately wrong variant: invalid as intended" : p.reason),
                       text_cell(validation)},
                      p.expected_invalid ? "expected" : "bad"});
     }
+    // Skipped points: one row per workload and reason, muted (not a problem of the run).
+    for (const auto& g : fold_skipped_points(m_in.points))
+      bad.push_back({{{markup{code(g.workload).s + html_escape(" (" + skipped_points_label(g) + ")")}, false},
+                      text_cell("skipped"),
+                      text_cell(g.reason), text_cell("")},
+                     "expected"});
     if (bad.empty()) m_w << "<p>None: every point ran and validated.</p>"_html;
     else table(m_w, {"point", "status", "reason", "validation"}, bad);
     m_w << "</section>"_html;

@@ -47,6 +47,11 @@ details .body { padding-bottom: 10px; }
 .where { color: var(--muted); font-weight: normal; font-size: 13px; }
 .note { color: var(--muted); font-size: 13.5px; }
 figure { margin: 12px 0 18px; }
+.charts { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; align-items: start; }
+.charts figure { margin: 6px 0 10px; min-width: 0; }
+.charts figure:empty { display: none; }
+details.points > summary { font-weight: normal; font-size: 13.5px; padding: 4px 0; }
+@media (max-width: 900px) { .charts { grid-template-columns: 1fr; } }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 2px; }
 svg.chart { max-width: 100%; height: auto; display: block; font: 12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
 svg .grid { stroke: #e7ebef; stroke-width: 1; }
@@ -75,6 +80,8 @@ table.overview tr:has(.win) td { background: #f1f8f1; }
 table.overview td.top { min-width: 200px; max-width: 330px; font-size: 13px; }
 table.overview td.at { max-width: 200px; overflow-wrap: break-word; font-size: 13px; }
 table.overview td.skipped { font-size: 13px; color: var(--muted); }
+table.overview .phases { font-size: 13px; color: var(--muted); }
+p.skipped-line { font-size: 13.5px; color: var(--muted); margin: 4px 0; }
 .dot::before { content: ""; display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 5px; }
 .dot.sev-critical::before { background: var(--critical); }
 .dot.sev-warning::before { background: var(--warning); }
