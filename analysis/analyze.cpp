@@ -122,7 +122,7 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
 
     const baselines b = index.at(p);
     rule_context ctx{p, device, options, ts, b.serial == &p ? nullptr : b.serial,
-                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}};
+                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}, {}, {}};
     ctx.vs_serial = find_speedup(p, ctx.serial);
     ctx.vs_threads = find_speedup(p, ctx.threads);
     for (const auto& row : rows) ctx.roofline.push_back(&row);

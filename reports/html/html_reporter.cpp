@@ -76,6 +76,7 @@ private:
   // tables stay in report-full.md and results.csv, split charts show up to 8 sizes per
   // variant, the roofline the largest size of each sweep.
   static constexpr std::size_t large_run = 1000;
+  static constexpr std::size_t shown_groups = 8; // finding groups before "N more groups"
   std::size_t group_rows() const { return large() ? 10 : 50; }
   std::size_t group_evidence() const { return large() ? 3 : 10; }
   bool large() const { return m_in.points.size() > large_run; }
@@ -306,6 +307,10 @@ private:
                                  m_in.analysis.findings.size(), m_groups.size()),
                 {{"class", "note"}});
     for (std::size_t gi = 0; gi < m_groups.size(); ++gi) {
+      // The long tail one click away: a CPU-only run has a group per rule and workload.
+      if (gi == shown_groups && m_groups.size() > shown_groups + 1)
+        m_w << "<details class=\"more\"><summary>"_html
+            << fmt::format("{} more groups, smaller savings", m_groups.size() - shown_groups) << "</summary>"_html;
       const auto& g = m_groups[gi];
       const auto& top = m_in.analysis.findings[g.findings.front()];
       const std::string sev = g.severity == "critical" || g.severity == "warning" ? g.severity : "info";
@@ -358,12 +363,15 @@ private:
       }
       m_w << "</div></details>"_html;
     }
+    if (m_groups.size() > shown_groups + 1) m_w << "</details>"_html;
     m_w << "</section>"_html;
   }
 
   void workload(std::size_t index, const workload_view& w) {
     m_w.open("section", {{"id", "workload-" + std::to_string(index)}});
-    m_w << "<h2>Workload "_html << code(w.name) << "</h2>"_html;
+    // Folded: the overview is the page's answer; a sweep link opens its workload (script).
+    m_w << "<details class=\"workload\"><summary><h2>Workload "_html << code(w.name) << "</h2>"_html;
+    m_w << " "_html << "<span class=\"where\">"_html << workload_facts(w) << "</span></summary>"_html;
     skipped_lines(w.points);
     const std::string baseline = m_index.baseline(w.name);
     for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
@@ -399,7 +407,19 @@ private:
     }
     crossovers(w);
     fits(w);
-    m_w << "</section>"_html;
+    m_w << "</details></section>"_html;
+  }
+
+  // "2 variants, 5 sizes, 3 skipped: charts, per-point table, crossovers": a folded workload's summary.
+  static std::string workload_facts(const workload_view& w) {
+    std::set<std::string> measured, skipped;
+    for (const auto* p : w.points) (p->status == point_status::skipped ? skipped : measured).insert(p->variant);
+    std::size_t sizes = 0;
+    for (const auto& s : w.sweeps) sizes = std::max(sizes, s.sizes.size());
+    std::string out = fmt::format("{} variant{} measured", measured.size(), measured.size() == 1 ? "" : "s");
+    if (sizes > 1) out += fmt::format(" at {} sizes", sizes);
+    if (!skipped.empty()) out += fmt::format(", {} skipped", skipped.size());
+    return out + ": charts and every point";
   }
 
   // Skipped points: one line per reason (the variants, how many points), not a row each.
@@ -596,6 +616,7 @@ private:
     const auto& d = m_in.analysis.device;
     m_w << "<h3>Device</h3>"_html;
     m_w.element("p", d.gpu_name.empty() ? "No GPU model: CPU-only results." : "GPU: " + d.gpu_name);
+    m_w << "<details><summary>Device properties and ceilings</summary>"_html;
     if (!d.properties.empty()) {
       std::vector<row> rows;
       for (const auto& [k, v] : d.properties) rows.push_back({{code_cell(k), text_cell(v)}});
@@ -608,6 +629,7 @@ private:
                              num_cell(fmt_sig(c.value) + (c.unit.empty() ? "" : " " + c.unit)),
                              text_cell(c.measured ? "measured" : "estimate"), text_cell(c.source)}});
     if (!ceilings.empty()) table(m_w, {"on", "ceiling", "value", "kind", "source"}, ceilings, {false, false, true, false, false});
+    m_w << "</details>"_html;
 
     m_w << "<h3>Profilers</h3>"_html;
     std::map<std::string, std::vector<std::string>> messages;
@@ -654,6 +676,12 @@ private:
       table(m_w, {"point", "dropped records"}, dropped, {false, true});
     }
 
+    noise();
+    failed_points();
+    m_w << "</section>"_html;
+  }
+
+  void noise() {
     m_w << "<h3>Noise</h3><p class=\"note\">Noise is the half-width of the 95% confidence interval of the median, "
            "relative to the median.</p>"_html;
     std::vector<row> noisy;
@@ -671,9 +699,15 @@ private:
       m_w.element("p", fmt::format("Median noise over {} measured points: {}; worst: {}; {} above 5%.", noise.size(),
                                    fmt_percent(100 * noise[noise.size() / 2]), fmt_percent(100 * noise.back()), noisy.size()));
       if (noisy.size() > group_rows()) noisy.erase(noisy.begin() + static_cast<std::ptrdiff_t>(group_rows()), noisy.end());
-      if (!noisy.empty()) table(m_w, {"noisy point", "noise", "samples", "stopped by"}, noisy, {false, true, true, false});
+      if (!noisy.empty()) {
+        m_w << "<details><summary>"_html << fmt::format("Noisy points ({})", noisy.size()) << "</summary>"_html;
+        table(m_w, {"noisy point", "noise", "samples", "stopped by"}, noisy, {false, true, true, false});
+        m_w << "</details>"_html;
+      }
     }
+  }
 
+  void failed_points() {
     m_w << "<h3>Failed and invalid points</h3>"_html;
     std::vector<row> bad;
     for (const auto& p : m_in.points) {
@@ -692,7 +726,6 @@ private:
                      "expected"});
     if (bad.empty()) m_w << "<p>None: every point ran and validated.</p>"_html;
     else table(m_w, {"point", "status", "reason", "validation"}, bad);
-    m_w << "</section>"_html;
   }
 };
 

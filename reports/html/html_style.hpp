@@ -51,6 +51,11 @@ figure { margin: 12px 0 18px; }
 .charts figure { margin: 6px 0 10px; min-width: 0; }
 .charts figure:empty { display: none; }
 details.points > summary { font-weight: normal; font-size: 13.5px; padding: 4px 0; }
+details.workload { border: none; padding: 0; margin: 0; }
+details.workload > summary { padding: 0; }
+details.workload > summary h2 { display: inline-block; margin: 10px 0 4px; border: none; }
+details.workload[open] > summary { border-bottom: 1px solid var(--line); }
+details.more > summary { font-weight: normal; }
 @media (max-width: 900px) { .charts { grid-template-columns: 1fr; } }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 2px; }
 svg.chart { max-width: 100%; height: auto; display: block; font: 12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
@@ -132,6 +137,15 @@ inline constexpr const char* script = R"JS(
     document.getElementById('collapse-all').onclick = function () { set(false); };
   }
   window.addEventListener('beforeprint', function () { set(true); });
+  // A link into a folded part (the overview's sweep links) opens it.
+  function reveal() {
+    var id = location.hash ? decodeURIComponent(location.hash.slice(1)) : '';
+    var target = id ? document.getElementById(id) : null;
+    for (var e = target; e; e = e.parentElement) if (e.tagName === 'DETAILS') e.open = true;
+    if (target) target.scrollIntoView();
+  }
+  window.addEventListener('hashchange', reveal);
+  reveal();
 })();
 )JS";
 
