@@ -1,6 +1,6 @@
 // Rules that compare variants or judge the measurement: poor-scaling, parallel-efficiency,
 // threads-crossover, cpu-roof (the answers a CPU-only run gets), problem-too-small,
-// noisy-measurement, dropped-records.
+// noisy-measurement, too-few-repetitions, dropped-records.
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -233,6 +233,33 @@ public:
                     "(verdict \"unclear\" rather than a wrong \"faster\").";
     f.next_experiment = "Rerun with more repetitions or a longer minimum time, with other programs closed; check "
                         "whether the first repetitions are slower (warm-up).";
+    return {f};
+  }
+};
+
+class too_few_repetitions final : public rule {
+public:
+  std::string name() const override { return "too-few-repetitions"; }
+  std::string threshold() const override {
+    return "a valid point measured fewer than 3 times: its median has no 95% interval, so no rule judges its speedup, "
+           "efficiency or roof";
+  }
+  std::string summary() const override { return "too few repetitions for any verdict"; }
+
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    const point_result& p = ctx.point;
+    if (p.wall.count == 0 || p.wall.count >= 3 || !(p.wall.median > 0)) return {};
+    finding f = start(ctx, fmt::format("{} repetition{}: no interval, no verdict", p.wall.count,
+                                       p.wall.count == 1 ? "" : "s"),
+                      1);
+    add(f, "repetitions", std::to_string(p.wall.count));
+    add(f, "median", text::time(p.wall.median));
+    if (!p.stop_reason.empty()) add(f, "stop reason", p.stop_reason);
+    f.explanation = fmt::format("One repetition takes {}, so the time limit ended the measurement after {}: without "
+                                "an interval no speedup, efficiency or roof of this point can be judged.",
+                                text::time(p.wall.median), p.wall.count);
+    f.next_experiment = fmt::format("Rerun with --max-time of at least {:.2g} s (5 repetitions) or a smaller size.",
+                                    5.5 * p.wall.median / 1e9);
     return {f};
   }
 };
@@ -520,6 +547,7 @@ void add_host_rules(rule_map& m) {
   detail::put<parallel_efficiency>(m);
   detail::put<threads_crossover>(m);
   detail::put<cpu_roof>(m);
+  detail::put<too_few_repetitions>(m);
 }
 
 } // namespace speedlab::analysis

@@ -1,6 +1,6 @@
 // The overview shared by report.md and report.html (reports/common/overview.hpp): skipped
-// variants fold into one row per workload that names them with their reasons, while the
-// full report keeps every skipped point with its reason.
+// variants fold into one row per workload that names them with their reasons; the full
+// report folds them by workload and reason too, and results.json keeps every skipped point.
 #include <algorithm>
 #include <sstream>
 
@@ -104,12 +104,22 @@ TEST_CASE("overview: report.md shows one line for a workload's skipped variants,
     for (const char* v : {"cuda_tiled", "cuda_graph", "py-numpy"})
       CHECK(lines_with(overview, std::string("| `") + v + "` |").empty());
   }
-  // Nothing lost: the full report lists each skipped point with its full reason.
+  // Folded in the full report too (issue 28): "Failed and invalid points" has one row per
+  // workload and reason, the workload's section one line per reason, no row per point.
   const std::string full = test_golden::render("markdown", f.input(), "report-full.md");
+  const auto folded = lines_with(full, " points: `");
+  REQUIRE(folded.size() == 2);
+  CHECK_THAT(folded[0], Catch::Contains("| `vector_add` (6 points: `cuda_tiled`, `cuda_graph`) | skipped | " + no_gpu));
+  CHECK_THAT(folded[1], Catch::Contains("| `vector_add` (3 points: `py-numpy`) | skipped |"));
+  const std::string section = full.substr(full.find("## Workload `vector_add`"));
+  CHECK_THAT(section, Catch::Contains("Skipped (6 points): `cuda_tiled`, `cuda_graph`: " + no_gpu));
+  // Nothing lost: results.json keeps every skipped point with its reason.
+  const std::string json = test_golden::render("json", f.input(), "results.json");
   for (const auto& p : f.points)
     if (p.status == point_status::skipped) {
       INFO(p.id);
-      CHECK(lines_with(full, "| `" + p.id + "` | skipped |").size() == 1);
+      CHECK(lines_with(full, "`" + p.id + "`").empty());
+      CHECK(json.find("\"" + p.id + "\"") != std::string::npos);
     }
 }
 
@@ -128,6 +138,10 @@ TEST_CASE("overview: report.html folds skipped variants into one escaped row", "
   CHECK_THAT(overview, Catch::Contains("&lt;script&gt;x&lt;/script&gt;"));
   CHECK_THAT(overview, !Catch::Contains("<script>x"));
   CHECK_THAT(overview, !Catch::Contains("<td><code>cuda_tiled</code></td>"));
+  // The failed-points table: one muted row per workload and reason, not a pink row per point.
+  const std::string failed = html.substr(html.find("<h3>Failed and invalid points</h3>"));
+  CHECK_THAT(failed, Catch::Contains("<code>vector_add</code> (cuda_tiled, cuda_graph (6 points))"));
+  CHECK_THAT(failed, !Catch::Contains("vector_add/cuda_tiled/"));
 }
 
 TEST_CASE("overview: a speedup without an interval says so instead of a collapsed one", "[report][overview]") {

@@ -250,6 +250,17 @@ TEST_CASE("noisy-measurement fires for wide intervals only", "[rules][host]") {
   CHECK(findings_of(run({q}, h100()), "noisy-measurement").empty());
 }
 
+TEST_CASE("too-few-repetitions: under 3 repetitions, no verdict and how long to measure", "[rules][host][cpu-answers]") {
+  const auto p = make_point("mc", "serial", "serial", {{"M", "5120000"}}, spread(300e6, 0.01, 2));
+  const auto f = findings_of(run({p}, h100()), "too-few-repetitions");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].title == "2 repetitions: no interval, no verdict");
+  CHECK(f[0].estimated_gain == 1.0);
+  CHECK(f[0].next_experiment.find("--max-time of at least 1.") != std::string::npos);
+  const auto q = make_point("mc", "serial", "serial", {{"M", "5120000"}}, spread(300e6, 0.01, 3));
+  CHECK(findings_of(run({q}, h100()), "too-few-repetitions").empty());
+}
+
 TEST_CASE("dropped-records fires when the profiler lost records", "[rules][host]") {
   auto p = cuda_point("vector", "cuda", {{"n", "1024"}}, make_split(1e6, 0, 0));
   p.dropped_records = 12;
@@ -267,7 +278,7 @@ TEST_CASE("the rule registry holds every documented rule with a threshold", "[ru
       "poor-scaling",          "problem-too-small",     "synchronization-heavy", "too-few-blocks",
       "transfer-bound",
       // The answers a CPU-only run gets (analysis/rules_host.cpp).
-      "cpu-roof", "parallel-efficiency", "threads-crossover",
+      "cpu-roof", "parallel-efficiency", "threads-crossover", "too-few-repetitions",
       // Hardware-counter rules (analysis/rules_counters.cpp).
       "achieved-occupancy", "excess-traffic", "l2-thrashing", "latency-bound", "saturated-pipe", "uncoalesced-access"};
   for (const auto& name : expected) {
