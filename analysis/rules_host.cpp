@@ -448,7 +448,7 @@ public:
     finding f = start(ctx, "", 1);
     add_evidence(f, *r, low, high, in_cache ? &*llc : nullptr, bytes);
     const std::string roof = memory ? "memory roof" : "compute peak";
-    const std::string figure = fmt::format("{:.1f}%", pct);
+    const std::string figure = text::percent(pct / 100);
     if (memory && (in_cache || r->above_roof == "cache")) {
       f.title = fmt::format("{} of the memory roof, from cache", figure);
       f.explanation = fmt::format(

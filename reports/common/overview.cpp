@@ -178,6 +178,30 @@ std::string skipped_points_label(const skipped_points& s) {
   return names + (s.points == 1 ? " (1 point)" : " (" + std::to_string(s.points) + " points)");
 }
 
+std::vector<std::string> skipped_reasons(const std::vector<overview_row>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows)
+    for (const auto& g : r.skipped)
+      if (std::find(out.begin(), out.end(), g.reason) == out.end()) out.push_back(g.reason);
+  return out;
+}
+
+std::string reason_mark(const std::vector<std::string>& reasons, const std::string& reason) {
+  const auto it = std::find(reasons.begin(), reasons.end(), reason);
+  return "[" + std::to_string(it - reasons.begin() + 1) + "]";
+}
+
+std::vector<skipped_reason> skipped_by_reason(const std::vector<point_result>& points) {
+  std::vector<skipped_reason> out;
+  for (auto& g : fold_skipped_points(points)) {
+    auto r = std::find_if(out.begin(), out.end(), [&](const skipped_reason& x) { return x.reason == g.reason; });
+    if (r == out.end()) r = out.insert(out.end(), {g.reason, 0, {}});
+    r->points += g.points;
+    r->workloads.push_back(std::move(g));
+  }
+  return out;
+}
+
 std::string figure_range(const analysis::finding_group& g) {
   if (g.figure_unit.empty()) return "";
   const std::string lo = fmt_sig(g.figure_min) + g.figure_unit, hi = fmt_sig(g.figure_max) + g.figure_unit;

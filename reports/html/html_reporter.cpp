@@ -76,7 +76,8 @@ private:
   // tables stay in report-full.md and results.csv, split charts show up to 8 sizes per
   // variant, the roofline the largest size of each sweep.
   static constexpr std::size_t large_run = 1000;
-  static constexpr std::size_t shown_groups = 8; // finding groups before "N more groups"
+  static constexpr std::size_t shown_groups = 6; // finding groups before "N more groups"
+  static constexpr std::size_t open_groups = 1;  // open as the page loads: the largest saving
   std::size_t group_rows() const { return large() ? 10 : 50; }
   std::size_t group_evidence() const { return large() ? 3 : 10; }
   bool large() const { return m_in.points.size() > large_run; }
@@ -218,12 +219,13 @@ private:
     m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
            "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner"_html;
     if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
-      m_w << " · skipped variants: one row per workload with the reasons"_html;
+      m_w << " · skipped variants: one row per workload, reasons under the table"_html;
     m_w << "</span></p>"_html;
     m_w << "<div class=\"scroll\"><table class=\"overview\"><thead><tr><th>workload</th><th>variant</th><th>at</th>"
            "<th class=\"num\">median</th><th class=\"num\">vs serial [95% CI]</th><th>time split</th>"
            "<th class=\"num\">% of roof</th><th>top finding</th></tr></thead><tbody>"_html;
     std::size_t last_workload = rows.front().workload_index + 1;
+    const auto reasons = skipped_reasons(rows);
     for (const auto& r : rows) {
       const auto& p = *r.point;
       const bool quiet = p.expected_invalid || p.status == point_status::skipped; // not a problem of the run
@@ -233,7 +235,7 @@ private:
       if (r.workload_index != last_workload) m_w << code(p.workload);
       last_workload = r.workload_index;
       if (r.folded()) {
-        folded_skipped(r);
+        folded_skipped(r, reasons);
         continue;
       }
       m_w << "</td><td>"_html << code(p.variant) << "</td><td class=\"at\">"_html;
@@ -276,11 +278,18 @@ private:
       }
       m_w << "</td></tr>"_html;
     }
-    m_w << "</tbody></table></div></section>"_html;
+    m_w << "</tbody></table></div>"_html;
+    if (!reasons.empty()) {
+      m_w << "<p class=\"skipped-line\">Skipped because: "_html;
+      for (std::size_t i = 0; i < reasons.size(); ++i)
+        m_w << (i ? "<br>"_html : ""_html) << fmt::format("[{}] ", i + 1) << reasons[i];
+      m_w << "</p>"_html;
+    }
+    m_w << "</section>"_html;
   }
 
   // The rest of a folded row (after its workload cell): the skipped variants with their reasons.
-  void folded_skipped(const overview_row& r) {
+  void folded_skipped(const overview_row& r, const std::vector<std::string>& reasons) {
     m_w << "</td><td>"_html << skipped_label(r) << "</td><td class=\"at\">—</td><td class=\"num\">skipped</td>"_html;
     m_w.open("td", {{"colspan", "4"}, {"class", "skipped"}});
     for (std::size_t gi = 0; gi < r.skipped.size(); ++gi) {
@@ -290,7 +299,7 @@ private:
         if (vi) m_w << ", "_html;
         m_w << code(g.variants[vi]);
       }
-      m_w << ": "_html << g.reason;
+      m_w << " "_html << reason_mark(reasons, g.reason);
     }
     m_w.close("td");
     m_w << "</tr>"_html;
@@ -314,7 +323,7 @@ private:
       const auto& g = m_groups[gi];
       const auto& top = m_in.analysis.findings[g.findings.front()];
       const std::string sev = g.severity == "critical" || g.severity == "warning" ? g.severity : "info";
-      if (gi < 3) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
+      if (gi < open_groups) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
       else m_w.open("details", {{"class", "finding sev-" + sev}});
       m_w << "<summary>"_html;
       m_w.element("span", g.severity, {{"class", "sev"}});
@@ -718,12 +727,17 @@ private:
                       text_cell(validation)},
                      p.expected_invalid ? "expected" : "bad"});
     }
-    // Skipped points: one row per workload and reason, muted (not a problem of the run).
-    for (const auto& g : fold_skipped_points(m_in.points))
-      bad.push_back({{{markup{code(g.workload).s + html_escape(" (" + skipped_points_label(g) + ")")}, false},
-                      text_cell("skipped"),
-                      text_cell(g.reason), text_cell("")},
-                     "expected"});
+    // Skipped points: one muted row per reason (not a problem of the run), naming each
+    // workload's variants.
+    for (const auto& r : skipped_by_reason(m_in.points)) {
+      std::string where = html_escape(fmt::format("{} point{}: ", r.points, r.points == 1 ? "" : "s"));
+      for (std::size_t i = 0; i < r.workloads.size(); ++i) {
+        std::string names;
+        for (const auto& v : r.workloads[i].variants) names += (names.empty() ? "" : ", ") + v;
+        where += (i ? "; " : "") + code(r.workloads[i].workload).s + html_escape(" (" + names + ")");
+      }
+      bad.push_back({{{markup{where}, false}, text_cell("skipped"), text_cell(r.reason), text_cell("")}, "expected"});
+    }
     if (bad.empty()) m_w << "<p>None: every point ran and validated.</p>"_html;
     else table(m_w, {"point", "status", "reason", "validation"}, bad);
   }

@@ -124,19 +124,17 @@ private:
     m_out += "Largest size of each sweep (**fastest** marks its winner); speedup over the serial variant with its 95% interval; where the time "
              "goes (share of the median repetition; for CPU variants without device data, their phases); % of the roof that bounds it; its largest finding.";
     if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
-      m_out += " Skipped variants: one row per workload with the reasons (each skipped point is under "
-               "\"Failed and invalid points\" in `report-full.md`).";
+      m_out += " Skipped variants: one row per workload, each reason written once under the table (every skipped "
+               "point is in results.json).";
     m_out += "\n\n";
     table_rows out;
+    const auto reasons = skipped_reasons(rows);
     for (const auto& r : rows) {
       const auto& p = *r.point;
       if (r.folded()) {
         std::string why;
-        for (const auto& g : r.skipped) {
-          std::string names;
-          for (const auto& v : g.variants) names += (names.empty() ? "" : ", ") + md_code(v);
-          why += (why.empty() ? "" : "; ") + names + ": " + md_text(g.reason);
-        }
+        for (const auto& g : r.skipped)
+          why += (why.empty() ? "" : "; ") + md_code_list(g.variants) + " " + reason_mark(reasons, g.reason);
         out.push_back({md_code(p.workload), md_text(skipped_label(r)), "—", "skipped", "—", "—", "—", why});
         continue;
       }
@@ -154,6 +152,9 @@ private:
     }
     table(m_out, {"workload", "variant", "at", "median", "vs serial [95% CI]", "time split", "% of roof", "top finding"},
           out, {false, false, false, true, true, false, true, false});
+    for (std::size_t i = 0; i < reasons.size(); ++i)
+      m_out += (i ? "\\\n" : "Skipped because: ") + fmt::format("[{}] ", i + 1) + md_text(reasons[i]) +
+               (i + 1 == reasons.size() ? "\n\n" : "");
   }
 
   // Findings grouped by rule and workload, ranked by what fixing them would save.
@@ -586,11 +587,15 @@ private:
                       p.expected_invalid ? "deliberately wrong variant: invalid as intended" : md_text(p.reason),
                       md_text(validation)});
     }
-    // Skipped points: one row per workload and reason (results.json keeps each point).
-    for (const auto& g : fold_skipped_points(m_in.points))
-      rows.push_back({md_code(g.workload) + fmt::format(" ({} point{}: ", g.points, g.points == 1 ? "" : "s") +
-                          md_code_list(g.variants) + ")",
-                      "skipped", md_text(g.reason), ""});
+    // Skipped points: one row per reason, naming each workload's variants (results.json
+    // keeps every point).
+    for (const auto& r : skipped_by_reason(m_in.points)) {
+      std::string where;
+      for (const auto& g : r.workloads)
+        where += (where.empty() ? "" : "; ") + md_code(g.workload) + " (" + md_code_list(g.variants) + ")";
+      rows.push_back({fmt::format("{} point{}: ", r.points, r.points == 1 ? "" : "s") + where, "skipped",
+                      md_text(r.reason), ""});
+    }
     if (rows.empty()) {
       m_out += "None: every point ran and validated.\n\n";
       return;

@@ -98,9 +98,10 @@ TEST_CASE("overview: report.md shows one line for a workload's skipped variants,
     CHECK(lines.size() == 2);
     const std::string& row = rows.front();
     CHECK(row.rfind("| `vector_add` | 3 variants skipped |", 0) == 0);
-    CHECK_THAT(row, Catch::Contains("`cuda_tiled`, `cuda_graph`: " + no_gpu));
-    CHECK_THAT(row, Catch::Contains("`py-numpy`: needs the Python package numpy, which python3 cannot import "
-                                    "&lt;script&gt;x&lt;/script&gt;"));
+    CHECK_THAT(row, Catch::Contains("`cuda_tiled`, `cuda_graph` [1]; `py-numpy` [2]"));
+    // Each reason once, under the table.
+    CHECK_THAT(overview, Catch::Contains("Skipped because: [1] " + no_gpu + "\\\n[2] needs the Python package numpy, "
+                                         "which python3 cannot import &lt;script&gt;x&lt;/script&gt;"));
     for (const char* v : {"cuda_tiled", "cuda_graph", "py-numpy"})
       CHECK(lines_with(overview, std::string("| `") + v + "` |").empty());
   }
@@ -109,8 +110,8 @@ TEST_CASE("overview: report.md shows one line for a workload's skipped variants,
   const std::string full = test_golden::render("markdown", f.input(), "report-full.md");
   const auto folded = lines_with(full, " points: `");
   REQUIRE(folded.size() == 2);
-  CHECK_THAT(folded[0], Catch::Contains("| `vector_add` (6 points: `cuda_tiled`, `cuda_graph`) | skipped | " + no_gpu));
-  CHECK_THAT(folded[1], Catch::Contains("| `vector_add` (3 points: `py-numpy`) | skipped |"));
+  CHECK_THAT(folded[0], Catch::Contains("| 6 points: `vector_add` (`cuda_tiled`, `cuda_graph`) | skipped | " + no_gpu));
+  CHECK_THAT(folded[1], Catch::Contains("| 3 points: `vector_add` (`py-numpy`) | skipped |"));
   const std::string section = full.substr(full.find("## Workload `vector_add`"));
   CHECK_THAT(section, Catch::Contains("Skipped (6 points): `cuda_tiled`, `cuda_graph`: " + no_gpu));
   // Nothing lost: results.json keeps every skipped point with its reason.
@@ -134,13 +135,14 @@ TEST_CASE("overview: report.html folds skipped variants into one escaped row", "
        at = overview.find("3 variants skipped", at + 1))
     ++rows;
   CHECK(rows == 1);
-  CHECK_THAT(overview, Catch::Contains("<code>cuda_tiled</code>, <code>cuda_graph</code>: " + no_gpu));
+  CHECK_THAT(overview, Catch::Contains("<code>cuda_tiled</code>, <code>cuda_graph</code> [1]"));
+  CHECK_THAT(overview, Catch::Contains("Skipped because: [1] " + no_gpu + "<br>[2] "));
   CHECK_THAT(overview, Catch::Contains("&lt;script&gt;x&lt;/script&gt;"));
   CHECK_THAT(overview, !Catch::Contains("<script>x"));
   CHECK_THAT(overview, !Catch::Contains("<td><code>cuda_tiled</code></td>"));
   // The failed-points table: one muted row per workload and reason, not a pink row per point.
   const std::string failed = html.substr(html.find("<h3>Failed and invalid points</h3>"));
-  CHECK_THAT(failed, Catch::Contains("<code>vector_add</code> (cuda_tiled, cuda_graph (6 points))"));
+  CHECK_THAT(failed, Catch::Contains("6 points: <code>vector_add</code> (cuda_tiled, cuda_graph)"));
   CHECK_THAT(failed, !Catch::Contains("vector_add/cuda_tiled/"));
 }
 
