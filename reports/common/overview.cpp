@@ -129,7 +129,8 @@ std::string split_words(const time_split& s) {
 }
 
 std::string phase_words(const point_result& p) {
-  if (!(p.wall.median > 0)) return "";
+  // Only a CPU variant's phases are all host time; a GPU variant's need its device split.
+  if ((p.kind != "serial" && p.kind != "threads") || !(p.wall.median > 0)) return "";
   std::vector<std::pair<double, std::string>> shares;
   for (const char* phase : {"transfer_in", "compute", "transfer_out"}) {
     auto it = p.phase_median_ns.find(phase);
@@ -138,7 +139,7 @@ std::string phase_words(const point_result& p) {
   }
   if (shares.empty()) return "";
   std::stable_sort(shares.begin(), shares.end(), [](auto& a, auto& b) { return a.first > b.first; });
-  std::string out = "CPU only: ";
+  std::string out = "CPU: ";
   for (std::size_t i = 0; i < shares.size(); ++i)
     out += (i ? " · " : "") + shares[i].second + " " + fmt_sig(100 * shares[i].first, 2) + "%";
   return out;

@@ -54,8 +54,8 @@ const std::vector<split_part_view>& split_parts();
 // "H2D 72% · D2H 22% · kernel 3%": the parts of at least 2% of the wall time, largest first.
 std::string split_words(const time_split& s);
 
-// A CPU point (no device time split): its runner phases as shares of the median repetition,
-// "CPU only: compute 99%" (parts of at least 2%, largest first); "" without phase timings.
+// A CPU point (serial or threads kind, no device time split): its runner phases as shares of the median repetition,
+// "CPU: compute 99%" (parts of at least 2%, largest first); "" without phase timings.
 std::string phase_words(const point_result& p);
 
 // A workload's skipped points folded by reason, for the workload sections and the table

@@ -76,7 +76,7 @@ private:
   // tables stay in report-full.md and results.csv, split charts show up to 8 sizes per
   // variant, the roofline the largest size of each sweep.
   static constexpr std::size_t large_run = 1000;
-  static constexpr std::size_t shown_groups = 6; // finding groups before "N more groups"
+  static constexpr std::size_t shown_groups = 4; // finding groups before "N more groups"
   static constexpr std::size_t open_groups = 1;  // open as the page loads: the largest saving
   std::size_t group_rows() const { return large() ? 10 : 50; }
   std::size_t group_evidence() const { return large() ? 3 : 10; }
@@ -154,6 +154,8 @@ private:
     m_w << "</div>"_html;
     std::string profilers;
     for (const auto& p : r.profilers) profilers += (profilers.empty() ? "" : ", ") + p;
+    // Folded: the page's header names suite, start and host; the rest is one click away.
+    m_w << "<details><summary>Suite, host, CPU, command, wall time, profilers</summary>"_html;
     table(m_w, {"run", ""},
           {{{text_cell("suite"), code_cell(r.suite)}},
            {{text_cell("started (UTC)"), text_cell(r.started_at)}},
@@ -164,6 +166,7 @@ private:
            {{text_cell("command"), code_cell(r.command_line)}},
            {{text_cell("wall time"), text_cell(fmt_duration(r.wall_s * 1e9))}},
            {{text_cell("profilers"), text_cell(profilers.empty() ? "none" : profilers)}}});
+    m_w << "</details>"_html;
     if (!r.notes.empty() || !m_in.analysis.notes.empty()) {
       m_w << "<ul class=\"notes\">"_html;
       for (const auto& n : r.notes) m_w.element("li", n);
@@ -252,7 +255,7 @@ private:
       if (r.sizes > 1) m_w << " "_html << "<span class=\"where\">"_html << fmt::format("largest of {}", r.sizes) << "</span>"_html;
       m_w << "</td><td class=\"num\">"_html;
       if (r.fastest) m_w << "<span class=\"win\" title=\"fastest of its sweep at this size\">fastest</span> "_html;
-      m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num\">"_html;
+      m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num wrap\">"_html;
       if (r.speedup) {
         m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
         m_w << fmt_ratio(r.speedup->ratio);
@@ -265,7 +268,7 @@ private:
       if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
       else if (const auto phases = phase_words(p); !phases.empty()) m_w.element("span", phases, {{"class", "phases"}});
       else m_w << "—";
-      m_w << "</td><td class=\"num\">"_html
+      m_w << "</td><td class=\"num wrap\">"_html
           << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_percent(*r.roof) : "—")
           << "</td><td class=\"top\">"_html;
       if (r.top) {
@@ -290,7 +293,7 @@ private:
 
   // The rest of a folded row (after its workload cell): the skipped variants with their reasons.
   void folded_skipped(const overview_row& r, const std::vector<std::string>& reasons) {
-    m_w << "</td><td>"_html << skipped_label(r) << "</td><td class=\"at\">—</td><td class=\"num\">skipped</td>"_html;
+    m_w << "</td><td class=\"folded\">"_html << skipped_label(r) << "</td><td class=\"at\">—</td><td class=\"num\">skipped</td>"_html;
     m_w.open("td", {{"colspan", "4"}, {"class", "skipped"}});
     for (std::size_t gi = 0; gi < r.skipped.size(); ++gi) {
       const auto& g = r.skipped[gi];
@@ -525,7 +528,14 @@ private:
 
   void roofline() {
     if (m_in.analysis.roofline.empty()) return;
-    m_w << "<section id=\"roofline\"><h2>Roofline</h2><figure>"_html;
+    // Without GPU placements the CPU points' roofs are in the overview and the cpu-roof
+    // findings: the chart folds, as the workloads do.
+    const bool gpu = std::any_of(m_in.analysis.roofline.begin(), m_in.analysis.roofline.end(),
+                                 [](const analysis::roofline_point& r) { return r.processor == "gpu"; });
+    m_w << "<section id=\"roofline\">"_html;
+    if (gpu) m_w << "<h2>Roofline</h2>"_html;
+    else m_w << "<details class=\"workload\"><summary><h2>Roofline</h2> <span class=\"where\">CPU placements</span></summary>"_html;
+    m_w << "<figure>"_html;
     html::roofline_chart(m_w, large() ? largest_sizes_only(m_in.analysis) : m_in.analysis);
     m_w << "<figcaption>Every placement of the analysis: whole compute phases (circle: GPU, square: CPU) and "
            "single kernels (diamond). Hover a marker for its numbers. Roofs from the device model.</figcaption></figure>"_html;
@@ -539,13 +549,14 @@ private:
                        text_cell(r.bound), num_cell(roof_percent(r))}});
     if (large()) {
       m_w << "<p class=\"note\">A large run: the chart shows the largest size of each sweep; every placement is in "
-             "report-full.md.</p></section>"_html;
-      return;
+             "report-full.md.</p>"_html;
+    } else {
+      m_w << "<details><summary>Placements table</summary>"_html;
+      table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
+            {false, false, false, true, true, true, false, false, true});
+      m_w << "</details>"_html;
     }
-    m_w << "<details><summary>Placements table</summary>"_html;
-    table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
-          {false, false, false, true, true, true, false, false, true});
-    m_w << "</details></section>"_html;
+    m_w << (gpu ? "</section>"_html : "</details></section>"_html);
   }
 
   void timeline() {
@@ -738,8 +749,18 @@ private:
       }
       bad.push_back({{{markup{where}, false}, text_cell("skipped"), text_cell(r.reason), text_cell("")}, "expected"});
     }
-    if (bad.empty()) m_w << "<p>None: every point ran and validated.</p>"_html;
-    else table(m_w, {"point", "status", "reason", "validation"}, bad);
+    if (bad.empty()) {
+      m_w << "<p>None: every point ran and validated.</p>"_html;
+      return;
+    }
+    // Open when something went wrong; skipped and deliberately wrong points alone stay folded.
+    const bool problems = std::any_of(bad.begin(), bad.end(), [](const row& r) { return r.cls == "bad"; });
+    if (problems) m_w.open("details", {{"open", "open"}});
+    else m_w.open("details");
+    m_w << "<summary>"_html << fmt::format("{} row{}", bad.size(), bad.size() == 1 ? "" : "s")
+        << (problems ? "" : ": skipped or invalid as intended") << "</summary>"_html;
+    table(m_w, {"point", "status", "reason", "validation"}, bad);
+    m_w.close("details");
   }
 };
 

@@ -83,9 +83,11 @@ table.overview tr:has(.win) td { background: #f1f8f1; }
 .win { display: inline-block; font-size: 11px; font-weight: 600; color: #fff; background: var(--ok); border-radius: 8px;
        padding: 0 6px; }
 table.overview td.top { min-width: 200px; max-width: 330px; font-size: 13px; }
-table.overview td.at { max-width: 200px; overflow-wrap: break-word; font-size: 13px; }
+table.overview td.at { min-width: 160px; max-width: 220px; overflow-wrap: break-word; font-size: 13px; }
+table.overview td.wrap { white-space: normal; min-width: 90px; }
 table.overview td.skipped { font-size: 13px; color: var(--muted); }
-table.overview .phases { font-size: 13px; color: var(--muted); }
+table.overview .phases { font-size: 13px; color: var(--muted); white-space: nowrap; }
+table.overview td.folded { white-space: nowrap; }
 p.skipped-line { font-size: 13.5px; color: var(--muted); margin: 4px 0; }
 .dot::before { content: ""; display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 5px; }
 .dot.sev-critical::before { background: var(--critical); }

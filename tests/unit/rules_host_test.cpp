@@ -217,7 +217,7 @@ TEST_CASE("cpu-roof: a compute-bound loop against the estimated peak claims no g
   p.work.flops = 1e9; // 10 GFLOP/s of one core's 125: 8%
   const auto f = findings_of(run({p}, host_with_cache()), "cpu-roof");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].title == "8.0% of the compute peak: far below it");
+  CHECK(f[0].title == "8.00% of the compute peak: far below it");
   CHECK(f[0].estimated_gain == 1.0);
   CHECK(f[0].explanation.find("SIMD") != std::string::npos);
 }
