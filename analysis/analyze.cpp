@@ -1,5 +1,6 @@
 #include "analysis/analyze.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "analysis/comparisons.hpp"
@@ -34,6 +35,35 @@ void device_notes(const std::vector<point_result>& points, const device_model& d
     notes.push_back("host memory bandwidth unknown (no calibration): CPU points have no memory roof");
 }
 
+// The axes a crossover or fit names: "n", or "rows*cols" for the product of two.
+std::vector<std::string> axes_of(const std::string& size_param) {
+  std::vector<std::string> axes;
+  for (std::size_t pos = 0, star; pos <= size_param.size(); pos = star + 1) {
+    star = std::min(size_param.find('*', pos), size_param.size());
+    axes.push_back(size_param.substr(pos, star - pos));
+  }
+  return axes;
+}
+
+// Whether a crossover or fit is about p's own series: same workload and variant, the same
+// parameters off its size axis.
+template <class Sweep>
+bool in_series(const point_result& p, const Sweep& s) {
+  if (s.workload != p.workload || s.variant != p.variant) return false;
+  const auto axes = axes_of(s.size_param);
+  for (const auto& a : axes)
+    if (!p.params.count(a)) return false;
+  return p.params_key_without(axes) == s.params_key;
+}
+
+template <class Sweep>
+std::vector<const Sweep*> of_series(const point_result& p, const std::vector<Sweep>& all) {
+  std::vector<const Sweep*> out;
+  for (const auto& s : all)
+    if (in_series(p, s)) out.push_back(&s);
+  return out;
+}
+
 } // namespace
 
 analysis_result analyze(const std::vector<point_result>& points, const device_model& device,
@@ -58,6 +88,13 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
     auto it = speedup_at.find(p.id + '\x1f' + base->id);
     return it == speedup_at.end() ? nullptr : &r.speedups[it->second];
   };
+
+  // Sweeps before rules: a rule reads the crossovers of its point's sweep.
+  if (options.fits || options.crossovers) {
+    sweep_analysis s = analyze_sweeps(points);
+    if (options.fits) r.fits = std::move(s.fits);
+    if (options.crossovers) r.crossovers = std::move(s.crossovers);
+  }
 
   std::vector<const rule*> rules;
   for (const auto& [name, rule] : rule_registry())
@@ -85,10 +122,12 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
 
     const baselines b = index.at(p);
     rule_context ctx{p, device, options, ts, b.serial == &p ? nullptr : b.serial,
-                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}};
+                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}, {}, {}};
     ctx.vs_serial = find_speedup(p, ctx.serial);
     ctx.vs_threads = find_speedup(p, ctx.threads);
     for (const auto& row : rows) ctx.roofline.push_back(&row);
+    ctx.crossovers = of_series(p, r.crossovers);
+    ctx.fits = of_series(p, r.fits);
     for (const rule* rule : rules) {
       try {
         for (auto& f : rule->evaluate(ctx)) r.findings.push_back(std::move(f));
@@ -99,11 +138,6 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
     for (auto& row : rows) r.roofline.push_back(std::move(row));
   }
 
-  if (options.fits || options.crossovers) {
-    sweep_analysis s = analyze_sweeps(points);
-    if (options.fits) r.fits = std::move(s.fits);
-    if (options.crossovers) r.crossovers = std::move(s.crossovers);
-  }
   r.timing_checks = timing_checks(points);
   return r;
 }

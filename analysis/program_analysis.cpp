@@ -129,7 +129,7 @@ void evaluate_rules(const process_summary& p, const point_result& point, const d
   analysis_options point_options;
   point_options.disabled_rules = options.disabled_rules;
   for (const auto& r : point_rules_replaced_for_programs()) point_options.disabled_rules.insert(r);
-  rule_context ctx{point, device, point_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}};
+  rule_context ctx{point, device, point_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}, {}, {}};
   // A program declares no work: its roofline comes from the counters alone (--metrics).
   std::vector<roofline_point> rows = counter_roofline_for_point(point, device);
   for (const auto& row : rows) ctx.roofline.push_back(&row);

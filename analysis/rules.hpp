@@ -30,6 +30,10 @@ struct rule_context {
   const speedup* vs_serial = nullptr;          // this point over the serial baseline
   const speedup* vs_threads = nullptr;
   std::vector<const roofline_point*> roofline; // this point's placements: phase first, then kernels
+  // Crossovers of this point's sweep (its workload, variant and other parameters) against
+  // a baseline: where the variant starts (or stops) beating serial along a size axis.
+  std::vector<const crossover*> crossovers;
+  std::vector<const cost_fit*> fits; // the cost fits of the same series (their swept range)
 
   // Per-repetition wall time: the split's when present, else the wall median.
   double wall_ns() const;

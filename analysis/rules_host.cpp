@@ -1,6 +1,9 @@
-// Rules that compare variants or judge the measurement: poor-scaling, problem-too-small,
-// noisy-measurement, dropped-records.
+// Rules that compare variants or judge the measurement: poor-scaling, parallel-efficiency,
+// threads-crossover, cpu-roof (the answers a CPU-only run gets), problem-too-small,
+// noisy-measurement, too-few-repetitions, dropped-records.
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "analysis/rule_support.hpp"
 #include "analysis/rules.hpp"
@@ -11,16 +14,99 @@ namespace {
 
 using detail::add;
 
+// Threads moving at least this share of the host's memory bandwidth are memory-bound.
+constexpr double memory_bound_share = 0.7;
+
 std::string speedup_text(const speedup& s) {
   return fmt::format("{} [{}, {}] ({}, {})", text::factor(s.ratio), text::factor(s.ci_low), text::factor(s.ci_high),
                      s.verdict, s.method);
+}
+
+// What limits a threads variant that scales below its thread count: evidence added to f.
+struct scaling_limit {
+  double karp_flatt = 0;  // the serial fraction that would explain the speedup (Amdahl)
+  double achieved = 0;    // bytes per ns (GB/s) of the compute phase
+  const ceiling* bw = nullptr;
+  const ceiling* cores = nullptr;
+  bool memory_bound = false, oversubscribed = false;
+};
+
+scaling_limit diagnose_scaling(const rule_context& ctx, finding& f, double speedup) {
+  const point_result& p = ctx.point;
+  const double n = p.threads, T = p.wall.median;
+  scaling_limit lim;
+  // Karp-Flatt: the serial fraction that would explain this speedup on n threads.
+  lim.karp_flatt = (1 / speedup - 1 / n) / (1 - 1 / n);
+  add(f, "Karp-Flatt serial fraction", fmt::format("{:.3f}", lim.karp_flatt));
+  lim.bw = find_ceiling(ctx.device.host, keys::memory_bw);
+  lim.cores = find_ceiling(ctx.device.host, keys::cores);
+  double compute_ns = detail::phase_ns(p, "compute");
+  if (!(compute_ns > 0)) compute_ns = T;
+  const double bytes = p.work.bytes();
+  lim.achieved = bytes > 0 ? bytes / compute_ns : 0;
+  // Data that fits in the last-level cache is not limited by DRAM bandwidth.
+  const auto llc = property_number(ctx.device, keys::prop_llc_bytes);
+  const bool in_cache = llc && bytes < 2 * *llc;
+  lim.memory_bound = lim.bw && !in_cache && lim.achieved >= memory_bound_share * lim.bw->value;
+  lim.oversubscribed = lim.cores && n > lim.cores->value;
+  if (lim.achieved > 0)
+    add(f, "achieved memory bandwidth", text::gbps(lim.achieved) + (lim.bw ? " of " + detail::ceiling_text(*lim.bw) : ""));
+  if (in_cache) add(f, "working set", text::bytes(bytes) + " (fits in the " + text::bytes(*llc) + " last-level cache)");
+  return lim;
+}
+
+// The explanation and next experiment for a threads variant below its thread count.
+void explain_scaling(finding& f, const scaling_limit& lim, const point_result& p, double n) {
+  if (lim.memory_bound) {
+    f.explanation = fmt::format(
+        "The threads already move {} of data per second, {} of the host's memory bandwidth: memory, not cores, "
+        "limits this loop, so more threads cannot make it faster.",
+        text::gbps(lim.achieved), text::percent(lim.achieved / lim.bw->value));
+    f.next_experiment = "Raise arithmetic intensity (fuse passes over the data, use smaller types) rather than "
+                        "threads; compare with the GPU variant, whose memory is several times faster.";
+  } else if (lim.oversubscribed) {
+    f.explanation = fmt::format("{:.0f} threads share {:.0f} cores: they take turns instead of running in parallel.",
+                                n, lim.cores->value);
+    f.next_experiment = "Run with threads <= cores and sweep 1, 2, 4, ... to find where scaling stops.";
+  } else if (p.cpu_utilization > 0 && p.cpu_utilization < 0.5 * n) {
+    f.explanation = fmt::format(
+        "Only {:.1f} of {:.0f} threads are busy on average: workers wait for each other (uneven chunks, a serial "
+        "section, or thread start-up costs comparable to the work at this size). A serial fraction of {:.2f} "
+        "explains this speedup (Amdahl).",
+        p.cpu_utilization, n, lim.karp_flatt);
+    f.next_experiment = "Sweep the size: if efficiency rises with size, start-up costs dominate; for uneven work "
+                        "use dynamic scheduling (smaller chunks handed out on demand).";
+  } else {
+    f.explanation = fmt::format(
+        "The threads are busy but gain little: a serial fraction of {:.2f} (Karp-Flatt) or contention "
+        "(false sharing, atomics, a shared lock) would explain this speedup.",
+        lim.karp_flatt);
+    f.next_experiment = "Give each thread private partial results merged at the end, pad per-thread data to "
+                        "cache lines, and sweep the thread count to see where scaling stops.";
+  }
+}
+
+// Where this threads point's series starts to beat serial inside its swept sizes (the
+// total time's crossover), or nullptr.
+const crossover* serial_crossover(const rule_context& ctx) {
+  if (!ctx.serial) return nullptr;
+  for (const auto* c : ctx.crossovers)
+    if (c->baseline == ctx.serial->variant && c->with_transfers && c->size && c->in_range) return c;
+  return nullptr;
+}
+
+// "n ≈ 3.1e+04 (95% interval 2.2e+04–4.5e+04)": a crossover's size in words.
+std::string crossover_text(const crossover& c) {
+  std::string s = c.size_param + " ≈ " + text::number(*c.size);
+  if (c.size_high > c.size_low && c.size_low > 0)
+    s += " (interval " + text::number(c.size_low) + "–" + text::number(c.size_high) + ")";
+  return s;
 }
 
 class poor_scaling final : public rule {
 public:
   static constexpr double min_efficiency = 0.5;
   static constexpr double target_efficiency = 0.8;
-  static constexpr double memory_bound_share = 0.7;
   static constexpr double startup_scale_ns = 100e3; // below this much serial work, thread start-up can explain a loss
   std::string name() const override { return "poor-scaling"; }
   std::string threshold() const override {
@@ -66,56 +152,23 @@ public:
             text::time(S),
             p.cpu_utilization > 0 ? fmt::format(" (on average {:.2f} of {:.0f} were busy)", p.cpu_utilization, n)
                                   : std::string());
-      f.next_experiment = "Sweep the size to find where threads start to pay off (the crossover threads vs serial in "
-                          "the report) and run smaller inputs serially.";
+      if (const crossover* c = serial_crossover(ctx)) {
+        add(f, "crossover threads vs serial", crossover_text(*c));
+        f.next_experiment = fmt::format("Run serially below {} and with threads above it (the crossover threads vs "
+                                        "serial this sweep shows).",
+                                        crossover_text(*c));
+      } else {
+        f.next_experiment = "Sweep the size to find where threads start to pay off (the crossover threads vs serial "
+                            "in the report) and run smaller inputs serially.";
+      }
       return {f};
     }
 
-    // Karp-Flatt: the serial fraction that would explain this speedup on n threads.
-    const double karp_flatt = (1 / speedup - 1 / n) / (1 - 1 / n);
-    add(f, "Karp-Flatt serial fraction", fmt::format("{:.3f}", karp_flatt));
-    const ceiling* bw = find_ceiling(ctx.device.host, keys::memory_bw);
-    double compute_ns = detail::phase_ns(p, "compute");
-    if (!(compute_ns > 0)) compute_ns = T;
-    const double bytes = p.work.bytes();
-    const double achieved = bytes > 0 ? bytes / compute_ns : 0;
-    // Data that fits in the last-level cache is not limited by DRAM bandwidth.
-    const auto llc = property_number(ctx.device, keys::prop_llc_bytes);
-    const bool in_cache = llc && bytes < 2 * *llc;
-    const bool memory_bound = bw && !in_cache && achieved >= memory_bound_share * bw->value;
-    const bool oversubscribed = cores && n > cores->value;
-    if (achieved > 0) add(f, "achieved memory bandwidth", text::gbps(achieved) + (bw ? " of " + detail::ceiling_text(*bw) : ""));
-    if (in_cache) add(f, "working set", text::bytes(bytes) + " (fits in the " + text::bytes(*llc) + " last-level cache)");
-    f.estimated_gain = memory_bound ? 1.0 : text::finite(target_efficiency / eff);
+    const scaling_limit lim = diagnose_scaling(ctx, f, speedup);
+    f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target_efficiency / eff);
     f.severity = severity_for_gain(f.estimated_gain);
     f.title = fmt::format("{:.0f} threads give {} ({} efficiency)", n, text::factor(speedup), text::percent(eff));
-    if (memory_bound) {
-      f.explanation = fmt::format(
-          "The threads already move {} of data per second, {} of the host's memory bandwidth: memory, not cores, "
-          "limits this loop, so more threads cannot make it faster.",
-          text::gbps(achieved), text::percent(achieved / bw->value));
-      f.next_experiment = "Raise arithmetic intensity (fuse passes over the data, use smaller types) rather than "
-                          "threads; compare with the GPU variant, whose memory is several times faster.";
-    } else if (oversubscribed) {
-      f.explanation = fmt::format("{:.0f} threads share {:.0f} cores: they take turns instead of running in parallel.",
-                                  n, cores->value);
-      f.next_experiment = "Run with threads <= cores and sweep 1, 2, 4, ... to find where scaling stops.";
-    } else if (p.cpu_utilization > 0 && p.cpu_utilization < 0.5 * n) {
-      f.explanation = fmt::format(
-          "Only {:.1f} of {:.0f} threads are busy on average: workers wait for each other (uneven chunks, a serial "
-          "section, or thread start-up costs comparable to the work at this size). A serial fraction of {:.2f} "
-          "explains this speedup (Amdahl).",
-          p.cpu_utilization, n, karp_flatt);
-      f.next_experiment = "Sweep the size: if efficiency rises with size, start-up costs dominate; for uneven work "
-                          "use dynamic scheduling (smaller chunks handed out on demand).";
-    } else {
-      f.explanation = fmt::format(
-          "The threads are busy but gain little: a serial fraction of {:.2f} (Karp-Flatt) or contention "
-          "(false sharing, atomics, a shared lock) would explain this speedup.",
-          karp_flatt);
-      f.next_experiment = "Give each thread private partial results merged at the end, pad per-thread data to "
-                          "cache lines, and sweep the thread count to see where scaling stops.";
-    }
+    explain_scaling(f, lim, ctx.point, n);
     return {f};
   }
 };
@@ -184,6 +237,33 @@ public:
   }
 };
 
+class too_few_repetitions final : public rule {
+public:
+  std::string name() const override { return "too-few-repetitions"; }
+  std::string threshold() const override {
+    return "a valid point measured fewer than 3 times: its median has no 95% interval, so no rule judges its speedup, "
+           "efficiency or roof";
+  }
+  std::string summary() const override { return "too few repetitions for any verdict"; }
+
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    const point_result& p = ctx.point;
+    if (p.wall.count == 0 || p.wall.count >= 3 || !(p.wall.median > 0)) return {};
+    finding f = start(ctx, fmt::format("{} repetition{}: no interval, no verdict", p.wall.count,
+                                       p.wall.count == 1 ? "" : "s"),
+                      1);
+    add(f, "repetitions", std::to_string(p.wall.count));
+    add(f, "median", text::time(p.wall.median));
+    if (!p.stop_reason.empty()) add(f, "stop reason", p.stop_reason);
+    f.explanation = fmt::format("One repetition takes {}, so the time limit ended the measurement after {}: without "
+                                "an interval no speedup, efficiency or roof of this point can be judged.",
+                                text::time(p.wall.median), p.wall.count);
+    f.next_experiment = fmt::format("Rerun with --max-time of at least {:.2g} s (5 repetitions) or a smaller size.",
+                                    5.5 * p.wall.median / 1e9);
+    return {f};
+  }
+};
+
 class dropped_records final : public rule {
 public:
   std::string name() const override { return "dropped-records"; }
@@ -205,6 +285,258 @@ public:
   }
 };
 
+// The efficiency interval of a threads point: its speedup interval over serial / threads.
+struct efficiency {
+  double median = 0, low = 0, high = 0;
+};
+
+efficiency efficiency_of(const speedup& s, double threads) {
+  return {s.ratio / threads, s.ci_low / threads, s.ci_high / threads};
+}
+
+std::string efficiency_text(const efficiency& e) {
+  return fmt::format("{} [{}, {}]", text::percent(e.median), text::percent(e.low), text::percent(e.high));
+}
+
+// How well a threads variant uses its threads, for every threads point poor-scaling leaves
+// alone: so each one gets an answer, judged on the interval (never on one sample).
+class parallel_efficiency final : public rule {
+public:
+  static constexpr double poor = 0.5;   // below: poor-scaling's
+  static constexpr double target = 0.8; // near-linear from here
+  std::string name() const override { return "parallel-efficiency"; }
+  std::string threshold() const override {
+    return "a threads variant poor-scaling leaves alone (the interval of its efficiency = speedup over serial / "
+           "threads reaches 50%), with a speedup interval (3 or more repetitions on both sides): no measurable gain "
+           "when that interval holds 1, near-linear when its low end is >= 80%, below 80% when its high end is "
+           "(gain projected to 80% from the high end), else undecided";
+  }
+  std::string summary() const override { return "how much of its thread count a multithreaded variant turns into speed"; }
+
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    const point_result& p = ctx.point;
+    if (p.kind != "threads" || p.threads < 2 || !ctx.serial || !ctx.vs_serial) return {};
+    const speedup& s = *ctx.vs_serial;
+    const double n = p.threads;
+    if (s.method == "none" || !(s.ratio > 0)) return {};
+    const efficiency e = efficiency_of(s, n);
+    if (e.high < poor) return {};
+    finding f = start(ctx, "", 1);
+    add(f, "serial median", text::time(ctx.serial->wall.median));
+    add(f, "threads median", text::time(p.wall.median));
+    add(f, "speedup over serial", speedup_text(s));
+    add(f, "parallel efficiency (speedup / threads)", efficiency_text(e));
+    if (p.cpu_utilization > 0) add(f, "CPU utilization (busy cores)", fmt::format("{:.2f} of {:.0f} threads", p.cpu_utilization, n));
+    const ceiling* cores = find_ceiling(ctx.device.host, keys::cores);
+    if (cores) add(f, "host cores", detail::ceiling_text(*cores));
+    const crossover* c = serial_crossover(ctx);
+    if (c) add(f, "crossover threads vs serial", crossover_text(*c));
+    if (s.verdict != "faster") {
+      f.title = fmt::format("{:.0f} threads: {} over serial, no clear gain", n, text::factor(s.ratio));
+      f.explanation = fmt::format(
+          "The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
+          "measurably against the plain loop; their start-up and joining eat what they share.",
+          speedup_text(s), n);
+      f.next_experiment = c ? fmt::format("Run serially below {} and with threads above it.", crossover_text(*c))
+                            : std::string("Sweep the size upward to where threads pay off (the crossover threads vs "
+                                          "serial), or rerun with more repetitions to narrow the interval.");
+      return {f};
+    }
+    f.title = fmt::format("{:.0f} threads give {} ({} efficiency)", n, text::factor(s.ratio), text::percent(e.median));
+    if (e.low >= target) {
+      f.explanation = fmt::format("Each thread adds nearly a full core: efficiency is at least {} within the "
+                                  "interval, so neither a serial part nor memory limits this loop on {:.0f} threads.",
+                                  text::percent(e.low), n);
+      f.next_experiment = "Keep the threads; to go further run on more cores (sweep threads up to the core count) or "
+                          "compare with the GPU variant, and watch the memory roof as threads grow.";
+    } else if (e.high < target) {
+      const scaling_limit lim = diagnose_scaling(ctx, f, s.ratio);
+      f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target / e.high);
+      f.severity = severity_for_gain(f.estimated_gain);
+      explain_scaling(f, lim, p, n);
+    } else {
+      f.explanation = fmt::format("The interval of the efficiency, {}–{}, straddles the 80% of a near-linear loop: "
+                                  "the data cannot tell whether something limits these {:.0f} threads.",
+                                  text::percent(e.low), text::percent(e.high), n);
+      f.next_experiment = "Rerun with more repetitions (a longer --max-time) on a quieter machine to narrow the "
+                          "interval.";
+    }
+    return {f};
+  }
+};
+
+// Where the threads start to beat serial along a sweep: one finding per sweep, on its
+// largest size (the point the overview shows).
+class threads_crossover final : public rule {
+public:
+  std::string name() const override { return "threads-crossover"; }
+  std::string threshold() const override {
+    return "a threads variant's sweep crosses serial inside its swept sizes (the crossover of the total time, with "
+           "its interval from the cost fits); reported on the sweep's largest size";
+  }
+  std::string summary() const override { return "the size above which the multithreaded variant beats serial"; }
+
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    const point_result& p = ctx.point;
+    if (p.kind != "threads") return {};
+    const crossover* c = serial_crossover(ctx);
+    if (!c || !largest_of_sweep(ctx, *c)) return {};
+    const std::string where = crossover_text(*c);
+    finding f = start(ctx, fmt::format("threads beat serial {} {} ≈ {}", c->faster_above ? "above" : "below",
+                                       c->size_param, text::number(*c->size)),
+                      1);
+    add(f, "crossover", where);
+    add(f, "beats", c->baseline);
+    if (!c->method.empty()) add(f, "method", c->method);
+    if (!c->note.empty()) add(f, "note", c->note);
+    f.explanation = c->faster_above
+                        ? fmt::format("Below {} ≈ {} the plain loop ({}) is faster: the work is too small to pay "
+                                      "for starting, waking and joining the threads; above it the threads win.",
+                                      c->size_param, text::number(*c->size), c->baseline)
+                        : fmt::format("The threads win only below {} ≈ {}; above it {} is faster.", c->size_param,
+                                      text::number(*c->size), c->baseline);
+    f.next_experiment = fmt::format("Choose by size: {} on one side of {}, threads on the other; a persistent "
+                                    "worker pool (no start-up per call) moves the crossover down.",
+                                    c->baseline, where);
+    return {f};
+  }
+
+private:
+  // The point is at the largest size its series swept (from the series' cost fit).
+  static bool largest_of_sweep(const rule_context& ctx, const crossover& c) {
+    for (const auto* fit : ctx.fits) {
+      if (fit->size_param != c.size_param || fit->basis != "total") continue;
+      const double size = c.size_param.find('*') != std::string::npos
+                              ? ctx.point.size_product()
+                              : std::strtod(ctx.point.params.at(c.size_param).c_str(), nullptr);
+      return size >= fit->size_max * (1 - 1e-9);
+    }
+    return false;
+  }
+};
+
+// A CPU variant's compute phase against the host roof that bounds it: the memory roof
+// (measured by calibration: one thread's for serial, all cores' for threads) or the
+// cores' share of the FP32/FP64 peak (an estimate from cpuinfo).
+class cpu_roof final : public rule {
+public:
+  static constexpr double target = 60; // % of the roof a tuned loop reaches
+  std::string name() const override { return "cpu-roof"; }
+  std::string threshold() const override {
+    return "a serial or threads variant with declared work placed on the host roofline, judged on the interval of "
+           "its median (3 or more repetitions): at the roof when the low end reaches 60% of it, below when the high "
+           "end stays under 60% (gain projected to 60% only against a measured memory roof with the working set "
+           "past twice the last-level cache), from cache when the working set fits in it, else undecided";
+  }
+  std::string summary() const override { return "how close a CPU variant runs to the host's memory or compute roof"; }
+
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    const point_result& p = ctx.point;
+    if (p.kind != "serial" && p.kind != "threads") return {};
+    const roofline_point* r = nullptr;
+    for (const auto* row : ctx.roofline)
+      if (row->processor == "cpu" && row->kernel.empty() && row->level.empty()) r = row;
+    const summary_stats& w = p.wall;
+    if (!r || r->bound == "unknown" || !(r->time_ns > 0) || w.count < 3 || !(w.ci_low > 0) || !(w.median > 0))
+      return {};
+    // The placement's interval: its rate scales as 1 / time, so with the median's interval.
+    const double pct = r->percent_of_bound, low = pct * w.median / w.ci_high, high = pct * w.median / w.ci_low;
+    const bool memory = r->bound == "memory";
+    const auto llc = property_number(ctx.device, keys::prop_llc_bytes);
+    const double bytes = p.work.bytes();
+    const bool in_cache = memory && llc && *llc > 0 && bytes < 2 * *llc;
+    finding f = start(ctx, "", 1);
+    add_evidence(f, *r, low, high, in_cache ? &*llc : nullptr, bytes);
+    const std::string roof = memory ? "memory roof" : "compute peak";
+    const std::string figure = text::percent(pct / 100);
+    if (memory && (in_cache || r->above_roof == "cache")) {
+      f.title = fmt::format("{} of the memory roof, from cache", figure);
+      f.explanation = fmt::format(
+          "The working set, {}, fits in the {} last-level cache: DRAM bandwidth does not limit this loop at this "
+          "size; the cache and the loop's instructions do.",
+          text::bytes(bytes), text::bytes(llc.value_or(0)));
+      f.next_experiment = "Sweep the size past twice the last-level cache to see the loop against the memory roof; "
+                          "at this size, vectorize it (-O3 -march=native; -fopt-info-vec-missed says why not).";
+    } else if (memory && r->above_roof == "calibration") {
+      f.title = fmt::format("{} of the memory roof: above it", figure);
+      f.explanation = "The loop moves more bytes per second than the calibrated memory roof allows: the roof was "
+                      "measured low (a busy machine) or the declared bytes overcount.";
+      f.next_experiment = "Recalibrate on a quiet machine (`speedlab calibrate --full`) and rerun.";
+    } else if (low >= target) {
+      f.title = fmt::format("{} of the {}: at the roof", figure, roof);
+      f.explanation = memory ? memory_bound_words(p, *r, ctx.device)
+                             : "The loop runs near the cores' arithmetic peak: only fewer operations per result "
+                               "(a cheaper algorithm, lower precision) make it faster.";
+      f.next_experiment = memory ? "Move fewer bytes: fuse passes over the data, use smaller types, keep blocks in "
+                                   "cache; compare with the GPU variant, whose memory is several times faster."
+                                 : "Count operations per result and cut them; compare with the GPU variant.";
+    } else if (high < target) {
+      below_roof(ctx, f, *r, high, figure, roof, bytes, llc);
+    } else {
+      f.title = fmt::format("{} of the {}, undecided", figure, roof);
+      f.explanation = fmt::format("The interval, {:.1f}%–{:.1f}% of the roof, straddles the 60% a tuned loop "
+                                  "reaches: the data cannot tell whether this loop is at its roof.",
+                                  low, high);
+      f.next_experiment = "Rerun with more repetitions (a longer --max-time) on a quieter machine.";
+    }
+    return {f};
+  }
+
+private:
+  static void add_evidence(finding& f, const roofline_point& r, double low, double high, const double* llc,
+                           double bytes) {
+    add(f, "bound", r.bound + fmt::format(" (intensity {:.3g} flop/byte)", r.intensity));
+    add(f, "achieved", r.bound == "memory" ? text::gbps(r.achieved_gbps) : text::gflops(r.achieved_gflops));
+    add(f, "roof", fmt::format("{} ({}{})", r.bound == "memory" ? text::gbps(r.roof_gbps) : text::gflops(r.roof_gflops),
+                               r.roof_measured ? "measured" : "estimate",
+                               r.roof_source.empty() ? "" : ", " + r.roof_source));
+    add(f, "percent of roof", fmt::format("{:.1f}% [{:.1f}%, {:.1f}%] (95% interval of the median)",
+                                          r.percent_of_bound, low, high));
+    add(f, "compute phase per repetition", text::time(r.time_ns));
+    if (llc) add(f, "working set", text::bytes(bytes) + " (the last-level cache: " + text::bytes(*llc) + ")");
+    if (!r.note.empty()) add(f, "placement", r.note);
+  }
+
+  static std::string memory_bound_words(const point_result& p, const roofline_point& r, const device_model& d) {
+    std::string s = fmt::format("The loop moves {} of data, at least 60% of the {} roof: memory, not instructions, "
+                                "limits it.",
+                                text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps));
+    const ceiling* all = find_ceiling(d.host, keys::memory_bw);
+    if (p.kind == "serial" && all && all->value > r.roof_gbps * 1.2)
+      s += fmt::format(" All cores together reach {}: the threads variant can move more.", text::gbps(all->value));
+    else
+      s += " More threads cannot raise it.";
+    return s;
+  }
+
+  static void below_roof(const rule_context& ctx, finding& f, const roofline_point& r, double high,
+                         const std::string& figure, const std::string& roof, double bytes,
+                         std::optional<double> llc) {
+    const bool memory = r.bound == "memory";
+    f.title = fmt::format("{} of the {}: far below it", figure, roof);
+    if (memory) {
+      f.explanation = "The loop keeps memory less than 60% busy: it waits on latency (dependent or strided loads) "
+                      "or on its instructions (scalar code), not on bandwidth.";
+      f.next_experiment = "Vectorize the loop (-O3 -march=native; -fopt-info-vec-missed says why not), access memory "
+                          "contiguously, and use more threads where the serial variant runs.";
+    } else {
+      f.explanation = fmt::format("The loop is compute-bound but reaches under 60% of the {} peak, which assumes "
+                                  "every SIMD lane and both FMA units busy: scalar or branchy code reaches a small "
+                                  "fraction of it.",
+                                  ctx.point.kind == "serial" ? "one core's" : "cores'");
+      f.next_experiment = "Vectorize (-O3 -march=native, -fopt-info-vec-missed), replace libm calls by vectorizable "
+                          "ones, and run on every core (the threads variant).";
+    }
+    // A gain only against a measured memory roof out of cache: estimated peaks are too rough.
+    if (memory && r.roof_measured && !(llc && bytes < 2 * *llc)) {
+      const double W = ctx.wall_ns();
+      const double saved = r.time_ns * (1 - std::max(high, 1e-9) / target);
+      f.estimated_gain = detail::gain_from_saving(W, saved);
+      f.severity = severity_for_gain(f.estimated_gain);
+    }
+  }
+};
+
 } // namespace
 
 void add_host_rules(rule_map& m) {
@@ -212,6 +544,10 @@ void add_host_rules(rule_map& m) {
   detail::put<problem_too_small>(m);
   detail::put<noisy_measurement>(m);
   detail::put<dropped_records>(m);
+  detail::put<parallel_efficiency>(m);
+  detail::put<threads_crossover>(m);
+  detail::put<cpu_roof>(m);
+  detail::put<too_few_repetitions>(m);
 }
 
 } // namespace speedlab::analysis

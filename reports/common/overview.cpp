@@ -128,6 +128,81 @@ std::string split_words(const time_split& s) {
   return out;
 }
 
+std::string phase_words(const point_result& p) {
+  // Only a CPU variant's phases are all host time; a GPU variant's need its device split.
+  if ((p.kind != "serial" && p.kind != "threads") || !(p.wall.median > 0)) return "";
+  std::vector<std::pair<double, std::string>> shares;
+  for (const char* phase : {"transfer_in", "compute", "transfer_out"}) {
+    auto it = p.phase_median_ns.find(phase);
+    if (it != p.phase_median_ns.end() && it->second / p.wall.median >= 0.02)
+      shares.push_back({std::min(1.0, it->second / p.wall.median), phase});
+  }
+  if (shares.empty()) return "";
+  std::stable_sort(shares.begin(), shares.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::string out = "CPU: ";
+  for (std::size_t i = 0; i < shares.size(); ++i)
+    out += (i ? " · " : "") + shares[i].second + " " + fmt_sig(100 * shares[i].first, 2) + "%";
+  return out;
+}
+
+std::vector<skipped_points> fold_skipped_points(const std::vector<const point_result*>& points) {
+  std::vector<skipped_points> out;
+  for (const auto* p : points) {
+    if (p->status != point_status::skipped) continue;
+    const std::string reason = p->reason.empty() ? "no reason given" : p->reason;
+    auto g = std::find_if(out.begin(), out.end(),
+                          [&](const skipped_points& s) { return s.workload == p->workload && s.reason == reason; });
+    if (g == out.end()) g = out.insert(out.end(), {p->workload, reason, {}, 0});
+    if (std::find(g->variants.begin(), g->variants.end(), p->variant) == g->variants.end())
+      g->variants.push_back(p->variant);
+    ++g->points;
+  }
+  // Workloads together, in order of first appearance.
+  std::vector<std::string> order;
+  for (const auto& s : out)
+    if (std::find(order.begin(), order.end(), s.workload) == order.end()) order.push_back(s.workload);
+  std::stable_sort(out.begin(), out.end(), [&](const skipped_points& a, const skipped_points& b) {
+    return std::find(order.begin(), order.end(), a.workload) < std::find(order.begin(), order.end(), b.workload);
+  });
+  return out;
+}
+
+std::vector<skipped_points> fold_skipped_points(const std::vector<point_result>& points) {
+  std::vector<const point_result*> all;
+  for (const auto& p : points) all.push_back(&p);
+  return fold_skipped_points(all);
+}
+
+std::string skipped_points_label(const skipped_points& s) {
+  std::string names;
+  for (const auto& v : s.variants) names += (names.empty() ? "" : ", ") + v;
+  return names + (s.points == 1 ? " (1 point)" : " (" + std::to_string(s.points) + " points)");
+}
+
+std::vector<std::string> skipped_reasons(const std::vector<overview_row>& rows) {
+  std::vector<std::string> out;
+  for (const auto& r : rows)
+    for (const auto& g : r.skipped)
+      if (std::find(out.begin(), out.end(), g.reason) == out.end()) out.push_back(g.reason);
+  return out;
+}
+
+std::string reason_mark(const std::vector<std::string>& reasons, const std::string& reason) {
+  const auto it = std::find(reasons.begin(), reasons.end(), reason);
+  return "[" + std::to_string(it - reasons.begin() + 1) + "]";
+}
+
+std::vector<skipped_reason> skipped_by_reason(const std::vector<point_result>& points) {
+  std::vector<skipped_reason> out;
+  for (auto& g : fold_skipped_points(points)) {
+    auto r = std::find_if(out.begin(), out.end(), [&](const skipped_reason& x) { return x.reason == g.reason; });
+    if (r == out.end()) r = out.insert(out.end(), {g.reason, 0, {}});
+    r->points += g.points;
+    r->workloads.push_back(std::move(g));
+  }
+  return out;
+}
+
 std::string figure_range(const analysis::finding_group& g) {
   if (g.figure_unit.empty()) return "";
   const std::string lo = fmt_sig(g.figure_min) + g.figure_unit, hi = fmt_sig(g.figure_max) + g.figure_unit;

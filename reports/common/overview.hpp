@@ -54,6 +54,39 @@ const std::vector<split_part_view>& split_parts();
 // "H2D 72% · D2H 22% · kernel 3%": the parts of at least 2% of the wall time, largest first.
 std::string split_words(const time_split& s);
 
+// A CPU point (serial or threads kind, no device time split): its runner phases as shares of the median repetition,
+// "CPU: compute 99%" (parts of at least 2%, largest first); "" without phase timings.
+std::string phase_words(const point_result& p);
+
+// A workload's skipped points folded by reason, for the workload sections and the table
+// of failed points: the reason once, the variants it covers, how many points.
+struct skipped_points {
+  std::string workload, reason;
+  std::vector<std::string> variants; // in order of first appearance
+  std::size_t points = 0;
+};
+// In the order of the points (workload, then reason by first appearance).
+std::vector<skipped_points> fold_skipped_points(const std::vector<point_result>& points);
+std::vector<skipped_points> fold_skipped_points(const std::vector<const point_result*>& points);
+// "`cuda`, `cuda_lesson`: 8 points" without markup: "cuda, cuda_lesson (8 points)".
+std::string skipped_points_label(const skipped_points& s);
+
+// The distinct skip reasons of the overview's folded rows, in order of first appearance: a
+// row names each by its number ("[1]") and the reasons are written once, under the table
+// (nine workloads skipped for the same four reasons would repeat them nine times).
+std::vector<std::string> skipped_reasons(const std::vector<overview_row>& rows);
+// "[2]": the number of a reason in that list.
+std::string reason_mark(const std::vector<std::string>& reasons, const std::string& reason);
+
+// The skipped points grouped by reason across workloads: one row per reason in the table of
+// failed points.
+struct skipped_reason {
+  std::string reason;
+  std::size_t points = 0;
+  std::vector<skipped_points> workloads; // each workload's variants skipped for it
+};
+std::vector<skipped_reason> skipped_by_reason(const std::vector<point_result>& points);
+
 // A finding group's figures in words: "9.2%–93.9%" (one value when all agree, "" without).
 std::string figure_range(const analysis::finding_group& g);
 // A point's place under its roof: "83.9% memory", or for a CPU point past its memory roof

@@ -76,6 +76,8 @@ private:
   // tables stay in report-full.md and results.csv, split charts show up to 8 sizes per
   // variant, the roofline the largest size of each sweep.
   static constexpr std::size_t large_run = 1000;
+  static constexpr std::size_t shown_groups = 4; // finding groups before "N more groups"
+  static constexpr std::size_t open_groups = 1;  // open as the page loads: the largest saving
   std::size_t group_rows() const { return large() ? 10 : 50; }
   std::size_t group_evidence() const { return large() ? 3 : 10; }
   bool large() const { return m_in.points.size() > large_run; }
@@ -152,6 +154,8 @@ private:
     m_w << "</div>"_html;
     std::string profilers;
     for (const auto& p : r.profilers) profilers += (profilers.empty() ? "" : ", ") + p;
+    // Folded: the page's header names suite, start and host; the rest is one click away.
+    m_w << "<details><summary>Suite, host, CPU, command, wall time, profilers</summary>"_html;
     table(m_w, {"run", ""},
           {{{text_cell("suite"), code_cell(r.suite)}},
            {{text_cell("started (UTC)"), text_cell(r.started_at)}},
@@ -162,6 +166,7 @@ private:
            {{text_cell("command"), code_cell(r.command_line)}},
            {{text_cell("wall time"), text_cell(fmt_duration(r.wall_s * 1e9))}},
            {{text_cell("profilers"), text_cell(profilers.empty() ? "none" : profilers)}}});
+    m_w << "</details>"_html;
     if (!r.notes.empty() || !m_in.analysis.notes.empty()) {
       m_w << "<ul class=\"notes\">"_html;
       for (const auto& n : r.notes) m_w.element("li", n);
@@ -217,12 +222,13 @@ private:
     m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
            "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner"_html;
     if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
-      m_w << " · skipped variants: one row per workload with the reasons"_html;
+      m_w << " · skipped variants: one row per workload, reasons under the table"_html;
     m_w << "</span></p>"_html;
     m_w << "<div class=\"scroll\"><table class=\"overview\"><thead><tr><th>workload</th><th>variant</th><th>at</th>"
            "<th class=\"num\">median</th><th class=\"num\">vs serial [95% CI]</th><th>time split</th>"
            "<th class=\"num\">% of roof</th><th>top finding</th></tr></thead><tbody>"_html;
     std::size_t last_workload = rows.front().workload_index + 1;
+    const auto reasons = skipped_reasons(rows);
     for (const auto& r : rows) {
       const auto& p = *r.point;
       const bool quiet = p.expected_invalid || p.status == point_status::skipped; // not a problem of the run
@@ -232,7 +238,7 @@ private:
       if (r.workload_index != last_workload) m_w << code(p.workload);
       last_workload = r.workload_index;
       if (r.folded()) {
-        folded_skipped(r);
+        folded_skipped(r, reasons);
         continue;
       }
       m_w << "</td><td>"_html << code(p.variant) << "</td><td class=\"at\">"_html;
@@ -249,7 +255,7 @@ private:
       if (r.sizes > 1) m_w << " "_html << "<span class=\"where\">"_html << fmt::format("largest of {}", r.sizes) << "</span>"_html;
       m_w << "</td><td class=\"num\">"_html;
       if (r.fastest) m_w << "<span class=\"win\" title=\"fastest of its sweep at this size\">fastest</span> "_html;
-      m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num\">"_html;
+      m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num wrap\">"_html;
       if (r.speedup) {
         m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
         m_w << fmt_ratio(r.speedup->ratio);
@@ -260,8 +266,9 @@ private:
       }
       m_w << "</td><td>"_html;
       if (p.split_median && p.split_median->wall_ns > 0) html::split_bar(m_w, *p.split_median);
+      else if (const auto phases = phase_words(p); !phases.empty()) m_w.element("span", phases, {{"class", "phases"}});
       else m_w << "—";
-      m_w << "</td><td class=\"num\">"_html
+      m_w << "</td><td class=\"num wrap\">"_html
           << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_percent(*r.roof) : "—")
           << "</td><td class=\"top\">"_html;
       if (r.top) {
@@ -274,12 +281,19 @@ private:
       }
       m_w << "</td></tr>"_html;
     }
-    m_w << "</tbody></table></div></section>"_html;
+    m_w << "</tbody></table></div>"_html;
+    if (!reasons.empty()) {
+      m_w << "<p class=\"skipped-line\">Skipped because: "_html;
+      for (std::size_t i = 0; i < reasons.size(); ++i)
+        m_w << (i ? "<br>"_html : ""_html) << fmt::format("[{}] ", i + 1) << reasons[i];
+      m_w << "</p>"_html;
+    }
+    m_w << "</section>"_html;
   }
 
   // The rest of a folded row (after its workload cell): the skipped variants with their reasons.
-  void folded_skipped(const overview_row& r) {
-    m_w << "</td><td>"_html << skipped_label(r) << "</td><td class=\"at\">—</td><td class=\"num\">skipped</td>"_html;
+  void folded_skipped(const overview_row& r, const std::vector<std::string>& reasons) {
+    m_w << "</td><td class=\"folded\">"_html << skipped_label(r) << "</td><td class=\"at\">—</td><td class=\"num\">skipped</td>"_html;
     m_w.open("td", {{"colspan", "4"}, {"class", "skipped"}});
     for (std::size_t gi = 0; gi < r.skipped.size(); ++gi) {
       const auto& g = r.skipped[gi];
@@ -288,7 +302,7 @@ private:
         if (vi) m_w << ", "_html;
         m_w << code(g.variants[vi]);
       }
-      m_w << ": "_html << g.reason;
+      m_w << " "_html << reason_mark(reasons, g.reason);
     }
     m_w.close("td");
     m_w << "</tr>"_html;
@@ -305,10 +319,14 @@ private:
                                  m_in.analysis.findings.size(), m_groups.size()),
                 {{"class", "note"}});
     for (std::size_t gi = 0; gi < m_groups.size(); ++gi) {
+      // The long tail one click away: a CPU-only run has a group per rule and workload.
+      if (gi == shown_groups && m_groups.size() > shown_groups + 1)
+        m_w << "<details class=\"more\"><summary>"_html
+            << fmt::format("{} more groups, smaller savings", m_groups.size() - shown_groups) << "</summary>"_html;
       const auto& g = m_groups[gi];
       const auto& top = m_in.analysis.findings[g.findings.front()];
       const std::string sev = g.severity == "critical" || g.severity == "warning" ? g.severity : "info";
-      if (gi < 3) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
+      if (gi < open_groups) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
       else m_w.open("details", {{"class", "finding sev-" + sev}});
       m_w << "<summary>"_html;
       m_w.element("span", g.severity, {{"class", "sev"}});
@@ -357,19 +375,24 @@ private:
       }
       m_w << "</div></details>"_html;
     }
+    if (m_groups.size() > shown_groups + 1) m_w << "</details>"_html;
     m_w << "</section>"_html;
   }
 
   void workload(std::size_t index, const workload_view& w) {
     m_w.open("section", {{"id", "workload-" + std::to_string(index)}});
-    m_w << "<h2>Workload "_html << code(w.name) << "</h2>"_html;
+    // Folded: the overview is the page's answer; a sweep link opens its workload (script).
+    m_w << "<details class=\"workload\"><summary><h2>Workload "_html << code(w.name) << "</h2>"_html;
+    m_w << " "_html << "<span class=\"where\">"_html << workload_facts(w) << "</span></summary>"_html;
+    skipped_lines(w.points);
     const std::string baseline = m_index.baseline(w.name);
     for (std::size_t si = 0; si < w.sweeps.size(); ++si) {
       const auto& s = w.sweeps[si];
       m_w.open("div", {{"id", sweep_anchor(index, si)}, {"class", "sweep"}});
       if (w.sweeps.size() > 1 || !s.params_key.empty()) m_w << "<h3>Parameters "_html << code(s.params_key) << "</h3>"_html;
       if (!large()) results_table(s, baseline);
-      m_w << "<figure>"_html;
+      // The two charts side by side: a sweep stays within about a third of a screen.
+      m_w << "<div class=\"charts\"><figure>"_html;
       if (html::time_chart(m_w, w, s, m_in.analysis))
         m_w << "<figcaption>Median time per repetition versus size (log-log), one line per variant, whiskers: 95% CI "
                "of the median; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
@@ -379,7 +402,7 @@ private:
         m_w << "<figcaption>Speedup over "_html << baseline
             << " (median ratio, whiskers: 95% CI; dashed lines: crossover sizes from the analysis (copies included), shaded: their "
                "interval).</figcaption>"_html;
-      m_w << "</figure></div>"_html;
+      m_w << "</figure></div></div>"_html;
     }
     if (large())
       m_w << "<p class=\"note\">A large run: the per-point tables of this workload are in report-full.md and "
@@ -396,12 +419,34 @@ private:
     }
     crossovers(w);
     fits(w);
-    m_w << "</section>"_html;
+    m_w << "</details></section>"_html;
+  }
+
+  // "2 variants, 5 sizes, 3 skipped: charts, per-point table, crossovers": a folded workload's summary.
+  static std::string workload_facts(const workload_view& w) {
+    std::set<std::string> measured, skipped;
+    for (const auto* p : w.points) (p->status == point_status::skipped ? skipped : measured).insert(p->variant);
+    std::size_t sizes = 0;
+    for (const auto& s : w.sweeps) sizes = std::max(sizes, s.sizes.size());
+    std::string out = fmt::format("{} variant{} measured", measured.size(), measured.size() == 1 ? "" : "s");
+    if (sizes > 1) out += fmt::format(" at {} sizes", sizes);
+    if (!skipped.empty()) out += fmt::format(", {} skipped", skipped.size());
+    return out + ": charts and every point";
+  }
+
+  // Skipped points: one line per reason (the variants, how many points), not a row each.
+  void skipped_lines(const std::vector<const point_result*>& points) {
+    for (const auto& g : fold_skipped_points(points)) {
+      m_w << "<p class=\"skipped-line\">"_html << fmt::format("Skipped ({} point{}): ", g.points, g.points == 1 ? "" : "s");
+      for (std::size_t i = 0; i < g.variants.size(); ++i) m_w << (i ? ", "_html : ""_html) << code(g.variants[i]);
+      m_w << ": "_html << g.reason << "</p>"_html;
+    }
   }
 
   void results_table(const sweep_view& s, const std::string& baseline) {
     std::vector<row> rows;
     for (const auto* p : s.points) {
+      if (p->status == point_status::skipped) continue; // one line per reason above
       const auto* roof = m_index.roofline(*p);
       const auto* sp = m_index.speedup(*p);
       const bool have = p->wall.count > 0;
@@ -418,9 +463,16 @@ private:
             p->expected_invalid ? "expected" : p->valid() ? "" : "bad"};
       rows.push_back(std::move(r));
     }
+    if (rows.empty()) return;
+    // Folded: the charts below carry the same medians; the table is one click away.
+    m_w << "<details class=\"points\"><summary>"_html
+        << fmt::format("Every point: median, IQR, 95% CI, noise, throughput, roof, speedup ({} point{})", rows.size(),
+                       rows.size() == 1 ? "" : "s")
+        << "</summary>"_html;
     table(m_w, {"variant", "size", "status", "median", "IQR", "95% CI", "noise", "throughput", "% of roof",
                 baseline.empty() ? "speedup" : "vs " + baseline},
           rows, {false, false, false, true, true, true, true, true, true, true});
+    m_w << "</details>"_html;
   }
 
   void split_table(const workload_view& w) {
@@ -476,7 +528,14 @@ private:
 
   void roofline() {
     if (m_in.analysis.roofline.empty()) return;
-    m_w << "<section id=\"roofline\"><h2>Roofline</h2><figure>"_html;
+    // Without GPU placements the CPU points' roofs are in the overview and the cpu-roof
+    // findings: the chart folds, as the workloads do.
+    const bool gpu = std::any_of(m_in.analysis.roofline.begin(), m_in.analysis.roofline.end(),
+                                 [](const analysis::roofline_point& r) { return r.processor == "gpu"; });
+    m_w << "<section id=\"roofline\">"_html;
+    if (gpu) m_w << "<h2>Roofline</h2>"_html;
+    else m_w << "<details class=\"workload\"><summary><h2>Roofline</h2> <span class=\"where\">CPU placements</span></summary>"_html;
+    m_w << "<figure>"_html;
     html::roofline_chart(m_w, large() ? largest_sizes_only(m_in.analysis) : m_in.analysis);
     m_w << "<figcaption>Every placement of the analysis: whole compute phases (circle: GPU, square: CPU) and "
            "single kernels (diamond). Hover a marker for its numbers. Roofs from the device model.</figcaption></figure>"_html;
@@ -490,13 +549,14 @@ private:
                        text_cell(r.bound), num_cell(roof_percent(r))}});
     if (large()) {
       m_w << "<p class=\"note\">A large run: the chart shows the largest size of each sweep; every placement is in "
-             "report-full.md.</p></section>"_html;
-      return;
+             "report-full.md.</p>"_html;
+    } else {
+      m_w << "<details><summary>Placements table</summary>"_html;
+      table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
+            {false, false, false, true, true, true, false, false, true});
+      m_w << "</details>"_html;
     }
-    m_w << "<details><summary>Placements table</summary>"_html;
-    table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
-          {false, false, false, true, true, true, false, false, true});
-    m_w << "</details></section>"_html;
+    m_w << (gpu ? "</section>"_html : "</details></section>"_html);
   }
 
   void timeline() {
@@ -576,6 +636,7 @@ private:
     const auto& d = m_in.analysis.device;
     m_w << "<h3>Device</h3>"_html;
     m_w.element("p", d.gpu_name.empty() ? "No GPU model: CPU-only results." : "GPU: " + d.gpu_name);
+    m_w << "<details><summary>Device properties and ceilings</summary>"_html;
     if (!d.properties.empty()) {
       std::vector<row> rows;
       for (const auto& [k, v] : d.properties) rows.push_back({{code_cell(k), text_cell(v)}});
@@ -588,6 +649,7 @@ private:
                              num_cell(fmt_sig(c.value) + (c.unit.empty() ? "" : " " + c.unit)),
                              text_cell(c.measured ? "measured" : "estimate"), text_cell(c.source)}});
     if (!ceilings.empty()) table(m_w, {"on", "ceiling", "value", "kind", "source"}, ceilings, {false, false, true, false, false});
+    m_w << "</details>"_html;
 
     m_w << "<h3>Profilers</h3>"_html;
     std::map<std::string, std::vector<std::string>> messages;
@@ -634,6 +696,12 @@ private:
       table(m_w, {"point", "dropped records"}, dropped, {false, true});
     }
 
+    noise();
+    failed_points();
+    m_w << "</section>"_html;
+  }
+
+  void noise() {
     m_w << "<h3>Noise</h3><p class=\"note\">Noise is the half-width of the 95% confidence interval of the median, "
            "relative to the median.</p>"_html;
     std::vector<row> noisy;
@@ -651,22 +719,48 @@ private:
       m_w.element("p", fmt::format("Median noise over {} measured points: {}; worst: {}; {} above 5%.", noise.size(),
                                    fmt_percent(100 * noise[noise.size() / 2]), fmt_percent(100 * noise.back()), noisy.size()));
       if (noisy.size() > group_rows()) noisy.erase(noisy.begin() + static_cast<std::ptrdiff_t>(group_rows()), noisy.end());
-      if (!noisy.empty()) table(m_w, {"noisy point", "noise", "samples", "stopped by"}, noisy, {false, true, true, false});
+      if (!noisy.empty()) {
+        m_w << "<details><summary>"_html << fmt::format("Noisy points ({})", noisy.size()) << "</summary>"_html;
+        table(m_w, {"noisy point", "noise", "samples", "stopped by"}, noisy, {false, true, true, false});
+        m_w << "</details>"_html;
+      }
     }
+  }
 
+  void failed_points() {
     m_w << "<h3>Failed and invalid points</h3>"_html;
     std::vector<row> bad;
     for (const auto& p : m_in.points) {
-      if (p.valid()) continue;
+      if (p.valid() || p.status == point_status::skipped) continue;
       const std::string validation = !p.last_validation.message.empty() ? p.last_validation.message : p.first_validation.message;
       bad.push_back({{code_cell(p.id), text_cell(status_label(p)),
                       text_cell(p.expected_invalid ? "deliberately wrong variant: invalid as intended" : p.reason),
                       text_cell(validation)},
                      p.expected_invalid ? "expected" : "bad"});
     }
-    if (bad.empty()) m_w << "<p>None: every point ran and validated.</p>"_html;
-    else table(m_w, {"point", "status", "reason", "validation"}, bad);
-    m_w << "</section>"_html;
+    // Skipped points: one muted row per reason (not a problem of the run), naming each
+    // workload's variants.
+    for (const auto& r : skipped_by_reason(m_in.points)) {
+      std::string where = html_escape(fmt::format("{} point{}: ", r.points, r.points == 1 ? "" : "s"));
+      for (std::size_t i = 0; i < r.workloads.size(); ++i) {
+        std::string names;
+        for (const auto& v : r.workloads[i].variants) names += (names.empty() ? "" : ", ") + v;
+        where += (i ? "; " : "") + code(r.workloads[i].workload).s + html_escape(" (" + names + ")");
+      }
+      bad.push_back({{{markup{where}, false}, text_cell("skipped"), text_cell(r.reason), text_cell("")}, "expected"});
+    }
+    if (bad.empty()) {
+      m_w << "<p>None: every point ran and validated.</p>"_html;
+      return;
+    }
+    // Open when something went wrong; skipped and deliberately wrong points alone stay folded.
+    const bool problems = std::any_of(bad.begin(), bad.end(), [](const row& r) { return r.cls == "bad"; });
+    if (problems) m_w.open("details", {{"open", "open"}});
+    else m_w.open("details");
+    m_w << "<summary>"_html << fmt::format("{} row{}", bad.size(), bad.size() == 1 ? "" : "s")
+        << (problems ? "" : ": skipped or invalid as intended") << "</summary>"_html;
+    table(m_w, {"point", "status", "reason", "validation"}, bad);
+    m_w.close("details");
   }
 };
 

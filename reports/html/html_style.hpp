@@ -47,6 +47,16 @@ details .body { padding-bottom: 10px; }
 .where { color: var(--muted); font-weight: normal; font-size: 13px; }
 .note { color: var(--muted); font-size: 13.5px; }
 figure { margin: 12px 0 18px; }
+.charts { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; align-items: start; }
+.charts figure { margin: 6px 0 10px; min-width: 0; }
+.charts figure:empty { display: none; }
+details.points > summary { font-weight: normal; font-size: 13.5px; padding: 4px 0; }
+details.workload { border: none; padding: 0; margin: 0; }
+details.workload > summary { padding: 0; }
+details.workload > summary h2 { display: inline-block; margin: 10px 0 4px; border: none; }
+details.workload[open] > summary { border-bottom: 1px solid var(--line); }
+details.more > summary { font-weight: normal; }
+@media (max-width: 900px) { .charts { grid-template-columns: 1fr; } }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 2px; }
 svg.chart { max-width: 100%; height: auto; display: block; font: 12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; }
 svg .grid { stroke: #e7ebef; stroke-width: 1; }
@@ -73,8 +83,12 @@ table.overview tr:has(.win) td { background: #f1f8f1; }
 .win { display: inline-block; font-size: 11px; font-weight: 600; color: #fff; background: var(--ok); border-radius: 8px;
        padding: 0 6px; }
 table.overview td.top { min-width: 200px; max-width: 330px; font-size: 13px; }
-table.overview td.at { max-width: 200px; overflow-wrap: break-word; font-size: 13px; }
+table.overview td.at { min-width: 160px; max-width: 220px; overflow-wrap: break-word; font-size: 13px; }
+table.overview td.wrap { white-space: normal; min-width: 90px; }
 table.overview td.skipped { font-size: 13px; color: var(--muted); }
+table.overview .phases { font-size: 13px; color: var(--muted); white-space: nowrap; }
+table.overview td.folded { white-space: nowrap; }
+p.skipped-line { font-size: 13.5px; color: var(--muted); margin: 4px 0; }
 .dot::before { content: ""; display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: 5px; }
 .dot.sev-critical::before { background: var(--critical); }
 .dot.sev-warning::before { background: var(--warning); }
@@ -125,6 +139,15 @@ inline constexpr const char* script = R"JS(
     document.getElementById('collapse-all').onclick = function () { set(false); };
   }
   window.addEventListener('beforeprint', function () { set(true); });
+  // A link into a folded part (the overview's sweep links) opens it.
+  function reveal() {
+    var id = location.hash ? decodeURIComponent(location.hash.slice(1)) : '';
+    var target = id ? document.getElementById(id) : null;
+    for (var e = target; e; e = e.parentElement) if (e.tagName === 'DETAILS') e.open = true;
+    if (target) target.scrollIntoView();
+  }
+  window.addEventListener('hashchange', reveal);
+  reveal();
 })();
 )JS";
 

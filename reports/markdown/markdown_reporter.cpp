@@ -48,6 +48,13 @@ std::string split_cell(double part, double wall) {
   return fmt_percent(100 * part / wall) + " (" + fmt_ms(part) + " ms)";
 }
 
+// The overview's time-split cell: the device split, else a CPU point's phases, else "—".
+std::string time_split_words(const point_result& p) {
+  if (p.split_median && p.split_median->wall_ns > 0) return split_words(*p.split_median);
+  const std::string phases = phase_words(p);
+  return phases.empty() ? "—" : phases;
+}
+
 // How many finding groups the short report (report.md) shows; the rest are in report-full.md.
 constexpr std::size_t short_report_groups = 5;
 
@@ -115,21 +122,19 @@ private:
       return;
     }
     m_out += "Largest size of each sweep (**fastest** marks its winner); speedup over the serial variant with its 95% interval; where the time "
-             "goes (share of the median repetition); % of the roof that bounds it; its largest finding.";
+             "goes (share of the median repetition; for CPU variants without device data, their phases); % of the roof that bounds it; its largest finding.";
     if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
-      m_out += " Skipped variants: one row per workload with the reasons (each skipped point is under "
-               "\"Failed and invalid points\" in `report-full.md`).";
+      m_out += " Skipped variants: one row per workload, each reason written once under the table (every skipped "
+               "point is in results.json).";
     m_out += "\n\n";
     table_rows out;
+    const auto reasons = skipped_reasons(rows);
     for (const auto& r : rows) {
       const auto& p = *r.point;
       if (r.folded()) {
         std::string why;
-        for (const auto& g : r.skipped) {
-          std::string names;
-          for (const auto& v : g.variants) names += (names.empty() ? "" : ", ") + md_code(v);
-          why += (why.empty() ? "" : "; ") + names + ": " + md_text(g.reason);
-        }
+        for (const auto& g : r.skipped)
+          why += (why.empty() ? "" : "; ") + md_code_list(g.variants) + " " + reason_mark(reasons, g.reason);
         out.push_back({md_code(p.workload), md_text(skipped_label(r)), "—", "skipped", "—", "—", "—", why});
         continue;
       }
@@ -139,7 +144,7 @@ private:
                      p.valid() && p.wall.count ? (r.fastest ? "**" + fmt_duration(p.wall.median) + " fastest**"
                                                             : fmt_duration(p.wall.median))
                                                : md_text(status_label(p)),
-                     speedup_cell(r.speedup), p.split_median ? md_text(split_words(*p.split_median)) : "—",
+                     speedup_cell(r.speedup), md_text(time_split_words(p)),
                      r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0
                          ? md_text(roof_words(*r.roof))
                          : "—",
@@ -147,6 +152,9 @@ private:
     }
     table(m_out, {"workload", "variant", "at", "median", "vs serial [95% CI]", "time split", "% of roof", "top finding"},
           out, {false, false, false, true, true, false, true, false});
+    for (std::size_t i = 0; i < reasons.size(); ++i)
+      m_out += (i ? "\\\n" : "Skipped because: ") + fmt::format("[{}] ", i + 1) + md_text(reasons[i]) +
+               (i + 1 == reasons.size() ? "\n\n" : "");
   }
 
   // Findings grouped by rule and workload, ranked by what fixing them would save.
@@ -251,6 +259,7 @@ private:
 
   void workload(const workload_view& w) {
     m_out += "## Workload " + md_code(w.name) + "\n\n";
+    skipped_lines(w);
     const std::string baseline = m_index.baseline(w.name);
     for (const auto& s : w.sweeps) {
       if (w.sweeps.size() > 1 || !s.params_key.empty()) m_out += "### Parameters " + md_code(s.params_key) + "\n\n";
@@ -261,6 +270,19 @@ private:
     else m_out += "No device time split for this workload (no GPU profiler data).\n\n";
     crossovers(w);
     fits(w);
+  }
+
+  // The workload's skipped points: one line per reason, not a row per point.
+  void skipped_lines(const workload_view& w) {
+    for (const auto& g : fold_skipped_points(w.points))
+      m_out += fmt::format("Skipped ({} point{}): ", g.points, g.points == 1 ? "" : "s") + md_code_list(g.variants) +
+               ": " + md_text(g.reason) + "\n\n";
+  }
+
+  static std::string md_code_list(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + md_code(n);
+    return out;
   }
 
   // Variant x size: the median time, the quick read.
@@ -278,7 +300,7 @@ private:
         for (const auto* p : s.points)
           if (p->variant == v && size_label(*p) == size) {
             cell = p->valid() ? fmt_duration(p->wall.median) : status_label(*p);
-            any = true;
+            any = any || p->status != point_status::skipped; // skipped variants: one line above
           }
         r.push_back(cell);
       }
@@ -293,6 +315,7 @@ private:
     const std::string vs = baseline.empty() ? "speedup" : "vs " + md_code(baseline);
     table_rows rows;
     for (const auto* p : s.points) {
+      if (p->status == point_status::skipped) continue; // one line per reason above
       const auto* roof = m_index.roofline(*p);
       const bool have = p->wall.count > 0;
       rows.push_back({md_code(p->variant), md_code(size_label(*p)), md_text(status_label(*p)),
@@ -558,11 +581,20 @@ private:
     m_out += "### Failed and invalid points\n\n";
     table_rows rows;
     for (const auto& p : m_in.points) {
-      if (p.valid()) continue;
+      if (p.valid() || p.status == point_status::skipped) continue;
       std::string validation = !p.last_validation.message.empty() ? p.last_validation.message : p.first_validation.message;
       rows.push_back({md_code(p.id), md_text(status_label(p)),
                       p.expected_invalid ? "deliberately wrong variant: invalid as intended" : md_text(p.reason),
                       md_text(validation)});
+    }
+    // Skipped points: one row per reason, naming each workload's variants (results.json
+    // keeps every point).
+    for (const auto& r : skipped_by_reason(m_in.points)) {
+      std::string where;
+      for (const auto& g : r.workloads)
+        where += (where.empty() ? "" : "; ") + md_code(g.workload) + " (" + md_code_list(g.variants) + ")";
+      rows.push_back({fmt::format("{} point{}: ", r.points, r.points == 1 ? "" : "s") + where, "skipped",
+                      md_text(r.reason), ""});
     }
     if (rows.empty()) {
       m_out += "None: every point ran and validated.\n\n";

@@ -1,6 +1,6 @@
 // The overview shared by report.md and report.html (reports/common/overview.hpp): skipped
-// variants fold into one row per workload that names them with their reasons, while the
-// full report keeps every skipped point with its reason.
+// variants fold into one row per workload that names them with their reasons; the full
+// report folds them by workload and reason too, and results.json keeps every skipped point.
 #include <algorithm>
 #include <sstream>
 
@@ -98,18 +98,29 @@ TEST_CASE("overview: report.md shows one line for a workload's skipped variants,
     CHECK(lines.size() == 2);
     const std::string& row = rows.front();
     CHECK(row.rfind("| `vector_add` | 3 variants skipped |", 0) == 0);
-    CHECK_THAT(row, Catch::Contains("`cuda_tiled`, `cuda_graph`: " + no_gpu));
-    CHECK_THAT(row, Catch::Contains("`py-numpy`: needs the Python package numpy, which python3 cannot import "
-                                    "&lt;script&gt;x&lt;/script&gt;"));
+    CHECK_THAT(row, Catch::Contains("`cuda_tiled`, `cuda_graph` [1]; `py-numpy` [2]"));
+    // Each reason once, under the table.
+    CHECK_THAT(overview, Catch::Contains("Skipped because: [1] " + no_gpu + "\\\n[2] needs the Python package numpy, "
+                                         "which python3 cannot import &lt;script&gt;x&lt;/script&gt;"));
     for (const char* v : {"cuda_tiled", "cuda_graph", "py-numpy"})
       CHECK(lines_with(overview, std::string("| `") + v + "` |").empty());
   }
-  // Nothing lost: the full report lists each skipped point with its full reason.
+  // Folded in the full report too (issue 28): "Failed and invalid points" has one row per
+  // workload and reason, the workload's section one line per reason, no row per point.
   const std::string full = test_golden::render("markdown", f.input(), "report-full.md");
+  const auto folded = lines_with(full, " points: `");
+  REQUIRE(folded.size() == 2);
+  CHECK_THAT(folded[0], Catch::Contains("| 6 points: `vector_add` (`cuda_tiled`, `cuda_graph`) | skipped | " + no_gpu));
+  CHECK_THAT(folded[1], Catch::Contains("| 3 points: `vector_add` (`py-numpy`) | skipped |"));
+  const std::string section = full.substr(full.find("## Workload `vector_add`"));
+  CHECK_THAT(section, Catch::Contains("Skipped (6 points): `cuda_tiled`, `cuda_graph`: " + no_gpu));
+  // Nothing lost: results.json keeps every skipped point with its reason.
+  const std::string json = test_golden::render("json", f.input(), "results.json");
   for (const auto& p : f.points)
     if (p.status == point_status::skipped) {
       INFO(p.id);
-      CHECK(lines_with(full, "| `" + p.id + "` | skipped |").size() == 1);
+      CHECK(lines_with(full, "`" + p.id + "`").empty());
+      CHECK(json.find("\"" + p.id + "\"") != std::string::npos);
     }
 }
 
@@ -124,10 +135,15 @@ TEST_CASE("overview: report.html folds skipped variants into one escaped row", "
        at = overview.find("3 variants skipped", at + 1))
     ++rows;
   CHECK(rows == 1);
-  CHECK_THAT(overview, Catch::Contains("<code>cuda_tiled</code>, <code>cuda_graph</code>: " + no_gpu));
+  CHECK_THAT(overview, Catch::Contains("<code>cuda_tiled</code>, <code>cuda_graph</code> [1]"));
+  CHECK_THAT(overview, Catch::Contains("Skipped because: [1] " + no_gpu + "<br>[2] "));
   CHECK_THAT(overview, Catch::Contains("&lt;script&gt;x&lt;/script&gt;"));
   CHECK_THAT(overview, !Catch::Contains("<script>x"));
   CHECK_THAT(overview, !Catch::Contains("<td><code>cuda_tiled</code></td>"));
+  // The failed-points table: one muted row per workload and reason, not a pink row per point.
+  const std::string failed = html.substr(html.find("<h3>Failed and invalid points</h3>"));
+  CHECK_THAT(failed, Catch::Contains("6 points: <code>vector_add</code> (cuda_tiled, cuda_graph)"));
+  CHECK_THAT(failed, !Catch::Contains("vector_add/cuda_tiled/"));
 }
 
 TEST_CASE("overview: a speedup without an interval says so instead of a collapsed one", "[report][overview]") {

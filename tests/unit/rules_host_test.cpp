@@ -1,5 +1,5 @@
-// poor-scaling, problem-too-small, noisy-measurement, dropped-records: each fires and
-// stays quiet; plus the registry itself.
+// poor-scaling, parallel-efficiency, threads-crossover, cpu-roof, problem-too-small,
+// noisy-measurement, dropped-records: each fires and stays quiet; plus the registry itself.
 #include "speedlab_catch.hpp"
 
 #include "analysis_test_support.hpp"
@@ -71,6 +71,157 @@ TEST_CASE("poor-scaling stays quiet when the interval allows good efficiency", "
   CHECK(findings_of(run({s, t}, h100()), "poor-scaling").empty());
 }
 
+TEST_CASE("parallel-efficiency: near-linear threads get an answer and no gain", "[rules][host][cpu-answers]") {
+  const auto s = make_point("mandel", "serial", "serial", {{"n", "512"}}, spread(100e6, 0.01));
+  const auto t = make_point("mandel", "threads", "threads", {{"n", "512"}}, spread(14e6, 0.01), 8);
+  const auto f = findings_of(run({s, t}, h100()), "parallel-efficiency");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].point_id == t.id);
+  CHECK(f[0].estimated_gain == 1.0);
+  CHECK(f[0].title.find("89.3% efficiency") != std::string::npos);
+  CHECK(f[0].explanation.find("nearly a full core") != std::string::npos);
+  CHECK(evidence(f[0], "parallel efficiency (speedup / threads)").find('[') != std::string::npos);
+}
+
+TEST_CASE("parallel-efficiency: 50-80% names the limit, gain from the interval's high end", "[rules][host][cpu-answers]") {
+  const auto s = make_point("mandel", "serial", "serial", {{"n", "512"}}, spread(100e6, 0.01));
+  auto t = make_point("mandel", "threads", "threads", {{"n", "512"}}, spread(20.8e6, 0.01), 8); // 60%
+  t.cpu_utilization = 7.8;
+  const auto r = run({s, t}, h100());
+  CHECK(findings_of(r, "poor-scaling").empty());
+  const auto f = findings_of(r, "parallel-efficiency");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].estimated_gain > 1.2);
+  CHECK(f[0].estimated_gain < 0.8 / 0.6); // the high end of the interval is above the median
+  CHECK(f[0].severity == "warning");
+  CHECK(!evidence(f[0], "Karp-Flatt serial fraction").empty());
+  CHECK(f[0].explanation.find("contention") != std::string::npos);
+}
+
+TEST_CASE("parallel-efficiency: a speedup interval holding 1 is no gain; too few samples, no verdict",
+          "[rules][host][cpu-answers]") {
+  const auto s = make_point("hist", "serial", "serial", {{"n", "1000"}}, spread(1e6, 0.3));
+  const auto t = make_point("hist", "threads", "threads", {{"n", "1000"}}, spread(1e6, 0.3), 2);
+  const auto f = findings_of(run({s, t}, h100()), "parallel-efficiency");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].title.find("no clear gain") != std::string::npos);
+  CHECK(f[0].estimated_gain == 1.0);
+  // Two samples each: the speedup has no interval, so no verdict at all.
+  const auto s2 = make_point("hist", "serial", "serial", {{"n", "1000"}}, spread(1e6, 0.01, 2));
+  const auto t2 = make_point("hist", "threads", "threads", {{"n", "1000"}}, spread(0.6e6, 0.01, 2), 2);
+  CHECK(findings_of(run({s2, t2}, h100()), "parallel-efficiency").empty());
+}
+
+namespace {
+// serial = 10 ns x n, threads = 20 us + 5 ns x n: threads win above n = 4000.
+std::vector<point_result> crossing_sweep() {
+  std::vector<point_result> out;
+  for (double n : {1e3, 1e4, 1e5, 1e6}) {
+    const std::string size = std::to_string(static_cast<long>(n));
+    out.push_back(make_point("vector", "serial", "serial", {{"n", size}}, spread(10 * n, 0.01)));
+    out.push_back(make_point("vector", "threads", "threads", {{"n", size}}, spread(20e3 + 5 * n, 0.01), 2));
+  }
+  return out;
+}
+} // namespace
+
+TEST_CASE("threads-crossover: one finding per sweep, on its largest size, with the size", "[rules][host][cpu-answers]") {
+  const auto r = run(crossing_sweep(), h100());
+  const auto f = findings_of(r, "threads-crossover");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].point_id == "vector/threads/n=1000000");
+  CHECK(f[0].title.find("threads beat serial above n ≈ ") == 0);
+  const double at = std::stod(f[0].title.substr(std::string("threads beat serial above n ≈ ").size()));
+  CHECK(at > 3000);
+  CHECK(at < 5500);
+  CHECK(f[0].next_experiment.find("Choose by size") != std::string::npos);
+  // The small size's poor-scaling finding says where to switch, not "sweep the size".
+  const auto small = findings_of(r, "poor-scaling", "vector/threads/n=1000");
+  REQUIRE(small.size() == 1);
+  CHECK(small[0].next_experiment.find("Run serially below n ≈ ") == 0);
+  CHECK(!evidence(small[0], "crossover threads vs serial").empty());
+}
+
+TEST_CASE("threads-crossover stays quiet when threads win at every size", "[rules][host][cpu-answers]") {
+  std::vector<point_result> pts;
+  for (double n : {1e4, 1e5, 1e6}) {
+    const std::string size = std::to_string(static_cast<long>(n));
+    pts.push_back(make_point("vector", "serial", "serial", {{"n", size}}, spread(10 * n, 0.01)));
+    pts.push_back(make_point("vector", "threads", "threads", {{"n", size}}, spread(5 * n, 0.01), 2));
+  }
+  CHECK(findings_of(run(pts, h100()), "threads-crossover").empty());
+}
+
+namespace {
+// A serial loop moving `bytes` in 100 ms (the test host: 15 GB/s for one thread, measured;
+// a 32 MiB last-level cache).
+point_result serial_moving(double bytes, double rel = 0.01) {
+  auto p = make_point("vector", "serial", "serial", {{"n", "1"}}, spread(100e6, rel));
+  p.work.bytes_read = bytes;
+  return p;
+}
+analysis::device_model host_with_cache() {
+  auto d = h100();
+  d.properties["llc_bytes"] = std::to_string(32u << 20);
+  return d;
+}
+} // namespace
+
+TEST_CASE("cpu-roof: a memory-bound loop at the roof, below it, from cache, undecided", "[rules][host][cpu-answers]") {
+  const auto d = host_with_cache();
+  SECTION("at the roof: 12 of 15 GB/s, fewer bytes is the lever, no gain") {
+    const auto f = findings_of(run({serial_moving(1.2e9)}, d), "cpu-roof");
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].title == "80.0% of the memory roof: at the roof");
+    CHECK(f[0].estimated_gain == 1.0);
+    CHECK(f[0].explanation.find("All cores together reach 100 GB/s") != std::string::npos);
+    CHECK(evidence(f[0], "percent of roof").find("95% interval") != std::string::npos);
+  }
+  SECTION("far below a measured roof out of cache: a gain to 60%") {
+    const auto f = findings_of(run({serial_moving(0.3e9)}, d), "cpu-roof");
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].title == "20.0% of the memory roof: far below it");
+    CHECK(f[0].estimated_gain > 2.5);
+    CHECK(f[0].estimated_gain < 3.0); // 60 / 20.2 (the interval's high end)
+    CHECK(f[0].next_experiment.find("Vectorize") != std::string::npos);
+  }
+  SECTION("far below an estimated roof: no gain claimed") {
+    auto est = d;
+    est.host[keys::memory_bw_1thread].measured = false;
+    const auto f = findings_of(run({serial_moving(0.3e9)}, est), "cpu-roof");
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].estimated_gain == 1.0);
+  }
+  SECTION("a working set in cache is not judged against DRAM") {
+    const auto f = findings_of(run({serial_moving(1e6)}, d), "cpu-roof");
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].title.find("from cache") != std::string::npos);
+    CHECK(f[0].estimated_gain == 1.0);
+  }
+  SECTION("an interval across 60%: undecided") {
+    const auto f = findings_of(run({serial_moving(0.9e9, 0.3)}, d), "cpu-roof");
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].title.find("undecided") != std::string::npos);
+  }
+  SECTION("without declared work or with too few samples: nothing") {
+    CHECK(findings_of(run({make_point("vector", "serial", "serial", {{"n", "1"}}, spread(1e6, 0.01))}, d), "cpu-roof").empty());
+    auto two = make_point("vector", "serial", "serial", {{"n", "1"}}, spread(100e6, 0.01, 2));
+    two.work.bytes_read = 1.2e9;
+    CHECK(findings_of(run({two}, d), "cpu-roof").empty());
+  }
+}
+
+TEST_CASE("cpu-roof: a compute-bound loop against the estimated peak claims no gain", "[rules][host][cpu-answers]") {
+  auto p = make_point("mandel", "serial", "serial", {{"n", "1"}}, spread(100e6, 0.01));
+  p.work.bytes_written = 1e6;
+  p.work.flops = 1e9; // 10 GFLOP/s of one core's 125: 8%
+  const auto f = findings_of(run({p}, host_with_cache()), "cpu-roof");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].title == "8.00% of the compute peak: far below it");
+  CHECK(f[0].estimated_gain == 1.0);
+  CHECK(f[0].explanation.find("SIMD") != std::string::npos);
+}
+
 TEST_CASE("problem-too-small fires when the GPU variant is measurably slower than serial", "[rules][host]") {
   const auto s = make_point("vector", "serial", "serial", {{"n", "1024"}}, spread(1e6, 0.01));
   const auto g = cuda_point("vector", "cuda", {{"n", "1024"}}, make_split(0.01e6, 0.9e6, 0.5e6, 0.1e6, 0.2e6, 0.3e6));
@@ -99,6 +250,17 @@ TEST_CASE("noisy-measurement fires for wide intervals only", "[rules][host]") {
   CHECK(findings_of(run({q}, h100()), "noisy-measurement").empty());
 }
 
+TEST_CASE("too-few-repetitions: under 3 repetitions, no verdict and how long to measure", "[rules][host][cpu-answers]") {
+  const auto p = make_point("mc", "serial", "serial", {{"M", "5120000"}}, spread(300e6, 0.01, 2));
+  const auto f = findings_of(run({p}, h100()), "too-few-repetitions");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].title == "2 repetitions: no interval, no verdict");
+  CHECK(f[0].estimated_gain == 1.0);
+  CHECK(f[0].next_experiment.find("--max-time of at least 1.") != std::string::npos);
+  const auto q = make_point("mc", "serial", "serial", {{"M", "5120000"}}, spread(300e6, 0.01, 3));
+  CHECK(findings_of(run({q}, h100()), "too-few-repetitions").empty());
+}
+
 TEST_CASE("dropped-records fires when the profiler lost records", "[rules][host]") {
   auto p = cuda_point("vector", "cuda", {{"n", "1024"}}, make_split(1e6, 0, 0));
   p.dropped_records = 12;
@@ -115,6 +277,8 @@ TEST_CASE("the rule registry holds every documented rule with a threshold", "[ru
       "launch-bound",          "low-occupancy",         "noisy-measurement", "pageable-memory",
       "poor-scaling",          "problem-too-small",     "synchronization-heavy", "too-few-blocks",
       "transfer-bound",
+      // The answers a CPU-only run gets (analysis/rules_host.cpp).
+      "cpu-roof", "parallel-efficiency", "threads-crossover", "too-few-repetitions",
       // Hardware-counter rules (analysis/rules_counters.cpp).
       "achieved-occupancy", "excess-traffic", "l2-thrashing", "latency-bound", "saturated-pipe", "uncoalesced-access"};
   for (const auto& name : expected) {
