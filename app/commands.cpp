@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze.hpp"
+#include "model/format.hpp"
 #include "device/host_info.hpp"
 #include "app/device_list.hpp"
 #include "app/device_step.hpp"
@@ -218,6 +219,7 @@ suite_config prepare_suite(const run_options& options) {
     return !why.empty();
   });
   check_names(suite.profilers, profiling::profiler_names(), "profiler");
+  suite.reports = reports::canonical_formats(suite.reports); // "md" is "markdown"
   check_names(suite.reports, reports::reporter_names(), "report format");
   return suite;
 }
@@ -439,7 +441,8 @@ std::optional<saved_run> load_for_reading(const std::string& dir) {
 } // namespace
 
 int command_report(const report_options& options) {
-  std::vector<std::string> formats = options.formats.empty() ? reports::reporter_names() : options.formats;
+  const std::vector<std::string> formats =
+      reports::canonical_formats(options.formats.empty() ? reports::reporter_names() : options.formats);
   check_names(formats, reports::reporter_names(), "report format");
   // A run writing into the folder owns it; the lock goes first so that its message shows.
   std::optional<folder_lock> lock;
@@ -481,13 +484,15 @@ int command_analyze(const analyze_options& options) {
   // Along each size axis (the others fixed, in brackets) and, with several, their product.
   for (const auto& f : result.fits)
     if (f.basis == "total")
-      std::cout << fmt::format("fit {} {} along {} [{}]: {:.4g} ns + {:.4g} ns/{}, r2 {:.3f}, {} points\n", f.workload,
-                               f.variant, f.size_param, f.params_key, f.fixed_ns, f.per_unit_ns, f.size_param, f.r2,
-                               f.points);
+      std::cout << fmt::format("fit {} {} along {} [{}]: {} ns + {} ns/{}, r2 {:.3f}, {} points\n", f.workload,
+                               f.variant, f.size_param, f.params_key, format::sig(f.fixed_ns, 4),
+                               format::sig(f.per_unit_ns, 4), f.size_param, f.r2, f.points);
   for (const auto& c : result.crossovers)
     std::cout << fmt::format("crossover {} {} vs {} along {} [{}] ({}): {}{}\n", c.workload, c.variant, c.baseline,
                              c.size_param, c.params_key, c.with_transfers ? "with transfers" : "kernels only",
-                             c.size ? fmt::format("{} = {:.4g} [{:.4g}, {:.4g}]", c.size_param, *c.size, c.size_low, c.size_high) : "none",
+                             c.size ? fmt::format("{} = {} [{}, {}]", c.size_param, format::sig(*c.size, 4),
+                                                    format::sig(c.size_low, 4), format::sig(c.size_high, 4))
+                                     : "none",
                              c.note.empty() ? "" : " (" + c.note + ")");
   return exit_ok;
 }
@@ -501,7 +506,7 @@ int command_calibrate(const calibrate_options_cli& options) {
   std::cout << (model.gpu_name.empty() ? "GPU: none\n" : "GPU: " + model.gpu_name + "\n");
   auto print = [](const char* title, const std::map<std::string, analysis::ceiling>& m) {
     for (const auto& [name, c] : m)
-      std::cout << fmt::format("  {:<6} {:<22} {:>12.4g} {:<8} {} ({})\n", title, name, c.value, c.unit,
+      std::cout << fmt::format("  {:<6} {:<22} {:>12} {:<8} {} ({})\n", title, name, format::sig(c.value, 4), c.unit,
                                c.measured ? "measured" : "estimate", c.source);
   };
   print("gpu", model.gpu);

@@ -252,7 +252,7 @@ private:
       m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num\">"_html;
       if (r.speedup) {
         m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
-        m_w << fmt_ratio(r.speedup->ratio);
+        m_w << format::speed_verdict(r.speedup->ratio, r.speedup->method == "none" ? "" : r.speedup->verdict);
         m_w.close("span");
         m_w << speedup_interval(*r.speedup);
       } else {

@@ -37,7 +37,7 @@ std::string noise_cell(const summary_stats& s) {
 std::string speedup_cell(const analysis::speedup* s) {
   if (!s) return "—";
   // The interval is numbers and brackets of our own: written as is, not escaped.
-  return fmt_ratio(s->ratio) + (s->method == "none" ? "" : " " + md_text(s->verdict)) + speedup_interval(*s);
+  return speedup_words(*s);
 }
 
 // Parameters other than the size; "—" when there are none.
