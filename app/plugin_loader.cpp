@@ -113,7 +113,7 @@ void plugin_registry::load(const std::vector<std::filesystem::path>& entries) {
         m_workloads.erase(it);
       }
       std::string name = w.name;
-      m_workloads.emplace(name, loaded_workload{std::move(w), probe[i]});
+      m_workloads.emplace(name, loaded_workload{std::move(w), probe[i], plugin_build_from_flags(p.build_flags)});
     }
   }
 }

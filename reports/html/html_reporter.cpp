@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/finding_groups.hpp"
+#include "analysis/run_settings.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
@@ -114,6 +115,8 @@ private:
     m_w << "<header class=\"page\"><h1>speedlab report</h1>"_html;
     m_w.element("p", r.suite + " · " + r.started_at + " · " + r.hostname + " · " + (r.gpu_name.empty() ? "no GPU" : r.gpu_name),
                 {{"class", "sub"}});
+    for (const auto& w : analysis::unoptimized_plugin_warnings(m_in.points))
+      m_w.element("p", "Warning: " + w, {{"class", "build-warning"}});
     m_w << "</header><nav class=\"toc\">"_html;
     auto link = [this](const std::string& href, const std::string& label) {
       m_w.element("a", label, {{"href", "#" + href}});
