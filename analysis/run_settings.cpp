@@ -81,11 +81,9 @@ void recorded_settings(difference_list& d, const run_info& a, const run_info& b)
   for (const auto* m : {&a.plugin_builds, &b.plugin_builds})
     for (const auto& [w, build] : *m) workloads.insert(w);
   for (const auto& w : workloads) {
-    auto build_of = [&w](const run_info& r) {
-      auto it = r.plugin_builds.find(w);
-      return it == r.plugin_builds.end() ? std::string("not loaded") : it->second.words();
-    };
-    d.add("plugin build of '" + w + "'", build_of(a), build_of(b),
+    // A workload one run did not plan has no points to compare: nothing to say.
+    if (!a.plugin_builds.count(w) || !b.plugin_builds.count(w)) continue;
+    d.add("plugin build of '" + w + "'", a.plugin_builds.at(w).words(), b.plugin_builds.at(w).words(),
           [w](const point_result& p) { return p.workload == w && p.language == "c++"; }, w);
   }
 }
