@@ -320,6 +320,13 @@ void record_plugin_builds(run_info& info, const std::vector<planned_point>& plan
   }
 }
 
+// The run's GPU and its CUDA driver, from the device model the analysis uses.
+void record_device(run_info& info, const decltype(saved_run::device)& device) {
+  if (!device) return;
+  info.gpu_name = device->gpu_name;
+  if (auto it = device->properties.find("driver_version"); it != device->properties.end()) info.driver_version = it->second;
+}
+
 run_info new_run_info(const run_options& options, const suite_config& suite) {
   run_info info;
   info.speedlab_version = SPEEDLAB_VERSION;
@@ -451,11 +458,7 @@ int command_run(const run_options& options) {
                                      "points are analysed against its own ceilings (device-<N>.json)",
                                      fmt::join(devices, ", "), fmt::join(names, "; ")));
   }
-  if (saved.device) {
-    info.gpu_name = saved.device->gpu_name;
-    if (auto it = saved.device->properties.find("driver_version"); it != saved.device->properties.end())
-      info.driver_version = it->second;
-  }
+  record_device(info, saved.device);
   saved.run = info;
   folder->write_run_info(info);
 

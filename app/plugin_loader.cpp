@@ -120,7 +120,7 @@ void plugin_registry::load(const std::vector<std::filesystem::path>& entries) {
 
 void plugin_registry::add(workload_info info, const std::filesystem::path& file) {
   std::string name = info.name;
-  m_workloads.insert_or_assign(name, loaded_workload{std::move(info), file});
+  m_workloads.insert_or_assign(name, loaded_workload{std::move(info), file, {}});
 }
 
 bool plugin_registry::load_file(const std::filesystem::path& file) {
