@@ -17,7 +17,7 @@ using namespace speedlab;
 
 namespace {
 
-point_result point(const std::string& workload, const std::string& variant, const std::string& kind) {
+point_result measured(const std::string& workload, const std::string& variant, const std::string& kind) {
   point_result p;
   p.workload = workload;
   p.variant = variant;
@@ -45,8 +45,8 @@ std::filesystem::path unoptimized_dir() { return speedlab::testing::test_plugin_
 } // namespace
 
 TEST_CASE("compare names differing threads with the threads points only", "[compare][settings]") {
-  const std::vector<point_result> points = {point("vector", "serial", "serial"), point("vector", "threads", "threads"),
-                                            point("scan", "threads", "threads"), point("vector", "cuda", "cuda")};
+  const std::vector<point_result> points = {measured("vector", "serial", "serial"), measured("vector", "threads", "threads"),
+                                            measured("scan", "threads", "threads"), measured("vector", "cuda", "cuda")};
   const auto c = analysis::compare_runs(recorded(1), points, recorded(2), points);
   REQUIRE(c.warnings.size() == 1);
   const std::string& w = c.warnings[0];
@@ -60,8 +60,8 @@ TEST_CASE("compare names differing threads with the threads points only", "[comp
 }
 
 TEST_CASE("compare names every other differing setting", "[compare][settings]") {
-  const std::vector<point_result> points = {point("vector", "serial", "serial"), point("vector", "cuda", "cuda"),
-                                            point("scan", "serial", "serial")};
+  const std::vector<point_result> points = {measured("vector", "serial", "serial"), measured("vector", "cuda", "cuda"),
+                                            measured("scan", "serial", "serial")};
   run_info a = recorded(2), b = recorded(2);
   b.hostname = "ci-2";
   b.gpu_name = "H100";
@@ -90,7 +90,7 @@ TEST_CASE("compare names every other differing setting", "[compare][settings]") 
 }
 
 TEST_CASE("a run from before settings were recorded is said once, not guessed", "[compare][settings]") {
-  const std::vector<point_result> points = {point("vector", "serial", "serial")};
+  const std::vector<point_result> points = {measured("vector", "serial", "serial")};
   run_info old = recorded(0);
   old.settings.clear();
   old.plugin_builds.clear();
@@ -112,7 +112,7 @@ TEST_CASE("a run's settings and a point's plugin build round-trip through JSON",
   CHECK(back.threads == 4);
   CHECK(back.settings == r.settings);
   CHECK(back.plugin_builds == r.plugin_builds);
-  point_result p = point("vector", "serial", "serial");
+  point_result p = measured("vector", "serial", "serial");
   CHECK_FALSE(nlohmann::json(p).contains("plugin_build")); // unknown: absent, as in old results
   p.build = plugin_build_from_flags(4);
   const auto q = nlohmann::json(p).get<point_result>();
