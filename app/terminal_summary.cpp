@@ -59,7 +59,7 @@ std::string terminal_summary(const std::vector<point_result>& points, const anal
         if (s.baseline == "serial" && s.variant == p->variant && s.workload == p->workload && s.params_key == p->params_key())
           speed = format::speed_verdict(s.ratio, s.method == "none" ? "" : s.verdict);
       if (p->variant == "serial" && p->valid()) speed = "baseline";
-      const std::string median = p->valid() ? format_duration_ns(p->wall.median) : std::string(to_string(p->status));
+      const std::string median = p->valid() ? format::duration(p->wall.median) : std::string(to_string(p->status));
       out += fmt::format("  {:<16} {:>12} {:>12} {:>16}  {}\n", p->variant,
                          size_name.empty() ? "-" : p->params.at(size_name), median, throughput(*p), speed);
     }
