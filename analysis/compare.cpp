@@ -5,6 +5,7 @@
 
 #include "analysis/analyze.hpp"
 #include "analysis/comparisons.hpp"
+#include "analysis/run_settings.hpp"
 
 namespace speedlab::analysis {
 
@@ -36,11 +37,6 @@ std::vector<part_delta> split_parts(const point_result& b, const point_result& n
   return out;
 }
 
-void differs(std::vector<std::string>& w, const char* what, const std::string& a, const std::string& b) {
-  if (a != b) w.push_back(std::string("different ") + what + ": BASE " + (a.empty() ? "none" : a) + ", NEW " +
-                          (b.empty() ? "none" : b) + "; differences may come from that, not from the change");
-}
-
 } // namespace
 
 bool comparison::has_regression() const { return count("slower") + count("broken") > 0; }
@@ -66,10 +62,7 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   c.base_run = base_run;
   c.new_run = new_run;
   c.threshold = options.threshold;
-  differs(c.warnings, "GPU", base_run.gpu_name, new_run.gpu_name);
-  differs(c.warnings, "speedlab version", base_run.speedlab_version, new_run.speedlab_version);
-  differs(c.warnings, "CPU", base_run.cpu_model, new_run.cpu_model);
-  differs(c.warnings, "host", base_run.hostname, new_run.hostname);
+  c.warnings = settings_differences(base_run, base, new_run, next); // analysis/run_settings.hpp
 
   std::map<std::string, const point_result*> by_id;
   for (const auto& p : next) by_id.emplace(p.id, &p);

@@ -40,7 +40,9 @@ struct point_delta {
 struct comparison {
   run_info base_run, new_run;
   double threshold = 0.10;
-  std::vector<std::string> warnings;   // different GPU, speedlab version, host, CPU
+  // Settings that differ (host, CPU, GPU, driver, threads, measurement settings, speedlab
+  // version, plugin builds), each with the points it affects: analysis/run_settings.hpp.
+  std::vector<std::string> warnings;
   std::vector<point_delta> points;     // regressions first (broken, slower), then unclear, faster, same
   std::vector<std::string> only_base, only_new; // point ids present on one side only
   // A statistically clear regression beyond the threshold (or a point that broke).

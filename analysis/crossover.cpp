@@ -16,7 +16,7 @@ constexpr double relative_floor = 0.01; // sigma never below 1% of the cost (mod
 
 bool same_size(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
-std::string size_text(double s) { return fmt::format("{:.4g}", s); }
+std::string size_text(double s) { return text::number(s); } // never "6.554e+04"
 
 struct series {
   std::string workload, variant, kind, size_param, params_key, base_key;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <tuple>
 
 #include "analysis/rules.hpp"
@@ -38,6 +39,9 @@ bool title_figure(const std::string& title, double& value, std::string& unit) {
         (j + 1 == title.size() || !std::isalnum(static_cast<unsigned char>(title[j + 1])))) {
       value = std::strtod(title.substr(i, j - i).c_str(), nullptr);
       unit = std::string(1, title[j]);
+      // "1.34x slower" and "6.31x faster" are figures of opposite sense: never one range.
+      for (const char* sense : {" slower", " faster"})
+        if (unit == "x" && title.compare(j + 1, std::strlen(sense), sense) == 0) unit += sense;
       return true;
     }
     i = j;

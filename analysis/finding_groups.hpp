@@ -23,7 +23,7 @@ struct finding_group {
   std::vector<std::string> variants; // the variants it touches, in findings order, unique
   // The figure each title leads with ("93.9%", "1.82x"): its range over the group.
   double figure_min = 0, figure_max = 0;
-  std::string figure_unit;          // "%", "x" or empty when the titles carry no figure
+  std::string figure_unit;          // "%", "x", "x slower", "x faster" or empty when the titles carry no figure
   double gain_min = 1, gain_max = 1; // estimated speedup if fixed, over the group's points
   // What fixing it would save: sum over its points of median time x (1 - 1/gain), and that
   // as a share of the workload's measured time (sum of its valid points' medians).

@@ -26,7 +26,7 @@ inline void add(finding& f, std::string name, std::string value) {
 }
 
 inline std::string ceiling_text(const ceiling& c) {
-  return fmt::format("{:.4g} {} ({}{})", c.value, c.unit, c.measured ? "measured" : "estimate",
+  return fmt::format("{} {} ({}{})", text::number(c.value), c.unit, c.measured ? "measured" : "estimate",
                      c.source.empty() ? "" : ", " + c.source);
 }
 

@@ -258,7 +258,7 @@ public:
                                  r->roof_measured ? "measured" : "estimate",
                                  r->roof_source.empty() ? "" : ", " + r->roof_source));
       add(f, "percent of bound", fmt::format("{:.1f}%", r->percent_of_bound));
-      add(f, "intensity", fmt::format("{:.3g} flop/byte", r->intensity));
+      add(f, "intensity", text::number(r->intensity) + " flop/byte");
       add(f, "time per repetition", text::time(r->time_ns) + " (" + text::percent(r->time_ns / W) + " of wall)");
       if (!r->note.empty()) add(f, "work attribution", r->note);
       if (ce) add_counters(f, *ce);
@@ -336,20 +336,20 @@ private:
            : std::string();
     if (r.bound == "memory") {
       f.explanation = fmt::format(
-          "With {:.3g} flop per byte this code is limited by memory bandwidth, yet it moves only {} of the "
+          "With {} flop per byte this code is limited by memory bandwidth, yet it moves only {} of the "
           "{} available ({:.1f}%). Uncoalesced or strided accesses, too little parallelism to hide latency, "
           "or work that is not counted in the declared bytes keep it far from the roof.{}",
-          r.intensity, text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps), r.percent_of_bound, agree);
+          text::number(r.intensity), text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps), r.percent_of_bound, agree);
       f.next_experiment =
           "Check that consecutive threads touch consecutive addresses (coalescing), use shared-memory tiles "
           "for transposed or reused accesses, and confirm with `ncu --clock-control none --section "
           "MemoryWorkloadAnalysis`.";
     } else {
       f.explanation = fmt::format(
-          "With {:.3g} flop per byte this code should be limited by arithmetic throughput, yet it reaches only "
+          "With {} flop per byte this code should be limited by arithmetic throughput, yet it reaches only "
           "{} of {} ({:.1f}%). Divergent branches, dependent instruction chains, float64 or integer work, or "
           "low occupancy keep it far from the roof.{}",
-          r.intensity, text::gflops(r.achieved_gflops), text::gflops(r.roof_gflops), r.percent_of_bound, agree);
+          text::number(r.intensity), text::gflops(r.achieved_gflops), text::gflops(r.roof_gflops), r.percent_of_bound, agree);
       f.next_experiment = "Check the data type (float32 vs float64), divergence and occupancy; confirm with `ncu "
                           "--clock-control none --section ComputeWorkloadAnalysis --section Occupancy`.";
     }

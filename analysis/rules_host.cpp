@@ -18,8 +18,8 @@ using detail::add;
 constexpr double memory_bound_share = 0.7;
 
 std::string speedup_text(const speedup& s) {
-  return fmt::format("{} [{}, {}] ({}, {})", text::factor(s.ratio), text::factor(s.ci_low), text::factor(s.ci_high),
-                     s.verdict, s.method);
+  return fmt::format("{} {} ({}, {})", text::speed(s.ratio), format::speed_interval(s.ci_low, s.ci_high), s.verdict,
+                     s.method);
 }
 
 // What limits a threads variant that scales below its thread count: evidence added to f.
@@ -129,7 +129,7 @@ public:
     finding f = start(ctx, "", 1);
     add(f, "serial median", text::time(S));
     add(f, "threads median", text::time(T));
-    add(f, "speedup over serial", ctx.vs_serial ? speedup_text(*ctx.vs_serial) : text::factor(speedup));
+    add(f, "speedup over serial", ctx.vs_serial ? speedup_text(*ctx.vs_serial) : text::speed(speedup));
     add(f, "parallel efficiency", fmt::format("{} / ({} x {:.0f}) = {}", text::time(S), text::time(T), n, text::percent(eff)));
     if (p.cpu_utilization > 0) add(f, "CPU utilization (busy cores)", fmt::format("{:.2f} of {:.0f} threads", p.cpu_utilization, n));
     if (cores) add(f, "host cores", detail::ceiling_text(*cores));
@@ -138,7 +138,7 @@ public:
       // Slower than the plain loop: the fix at this size is not to use threads.
       f.estimated_gain = text::finite(1 / speedup);
       f.severity = severity_for_gain(f.estimated_gain);
-      f.title = fmt::format("{:.0f} threads are {} slower than serial", n, text::factor(1 / speedup));
+      f.title = fmt::format("{:.0f} threads are {} than serial", n, text::speed(speedup));
       if (S < startup_scale_ns)
         f.explanation = fmt::format(
             "At this size the threaded variant is slower than the plain loop: starting, waking and joining {:.0f} "
@@ -167,7 +167,7 @@ public:
     const scaling_limit lim = diagnose_scaling(ctx, f, speedup);
     f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target_efficiency / eff);
     f.severity = severity_for_gain(f.estimated_gain);
-    f.title = fmt::format("{:.0f} threads give {} ({} efficiency)", n, text::factor(speedup), text::percent(eff));
+    f.title = fmt::format("{:.0f} threads are {} than serial ({} efficiency)", n, text::speed(speedup), text::percent(eff));
     explain_scaling(f, lim, ctx.point, n);
     return {f};
   }
@@ -186,7 +186,7 @@ public:
     if (p.kind != "cuda" || !ctx.serial || !ctx.vs_serial || ctx.vs_serial->verdict != "slower") return {};
     const speedup& s = *ctx.vs_serial;
     const double gain = s.ratio > 0 ? 1 / s.ratio : 1;
-    finding f = start(ctx, fmt::format("the GPU variant is {} slower than serial at this size", text::factor(gain)), gain);
+    finding f = start(ctx, fmt::format("the GPU variant is {} than serial at this size", text::speed(s.ratio > 0 ? s.ratio : 1)), gain);
     add(f, "GPU median", text::time(p.wall.median));
     add(f, "serial median", text::time(ctx.serial->wall.median));
     add(f, "speedup over serial", speedup_text(s));
@@ -332,7 +332,7 @@ public:
     const crossover* c = serial_crossover(ctx);
     if (c) add(f, "crossover threads vs serial", crossover_text(*c));
     if (s.verdict != "faster") {
-      f.title = fmt::format("{:.0f} threads: {} over serial, no clear gain", n, text::factor(s.ratio));
+      f.title = fmt::format("{:.0f} threads are {} than serial: no clear gain", n, text::speed(s.ratio));
       f.explanation = fmt::format(
           "The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
           "measurably against the plain loop; their start-up and joining eat what they share.",
@@ -342,7 +342,7 @@ public:
                                           "serial), or rerun with more repetitions to narrow the interval.");
       return {f};
     }
-    f.title = fmt::format("{:.0f} threads give {} ({} efficiency)", n, text::factor(s.ratio), text::percent(e.median));
+    f.title = fmt::format("{:.0f} threads are {} than serial ({} efficiency)", n, text::speed(s.ratio), text::percent(e.median));
     if (e.low >= target) {
       f.explanation = fmt::format("Each thread adds nearly a full core: efficiency is at least {} within the "
                                   "interval, so neither a serial part nor memory limits this loop on {:.0f} threads.",

@@ -14,6 +14,8 @@ namespace speedlab::analysis::text {
 inline std::string time(double ns) { return format::duration(ns); }
 inline std::string percent(double fraction) { return format::percent(100 * fraction); }
 inline std::string factor(double x) { return format::ratio(x); }
+// A speedup (reference time / this time) in the one wording: "1.34x slower", "840x faster".
+inline std::string speed(double speedup) { return format::speed(speedup); }
 inline std::string gbps(double v) { return format::gbps(v); }
 inline std::string gflops(double v) { return format::gflops(v); }
 inline std::string bytes(double b) { return format::bytes(b); }

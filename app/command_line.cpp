@@ -126,7 +126,7 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   cmd->add_option("--profilers", line->profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
   cmd->add_option("--metrics", run.overrides.metric_set,
                   "Counter metric set for the counters backend: default, full, or metric names joined by commas");
-  cmd->add_option("--reports", line->reports, "Report formats (markdown, html, json, csv, perfetto, nsys-sqlite)")
+  cmd->add_option("--reports", line->reports, "Report formats (markdown or md, html, json, csv, perfetto, nsys-sqlite or nsys)")
       ->delimiter(',');
   cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
@@ -144,7 +144,7 @@ command_action add_report_command(CLI::App& app) {
   auto options = std::make_shared<report_options>();
   auto* cmd = app.add_subcommand("report", "Regenerate reports from a saved output folder (nothing is re-run)");
   cmd->add_option("dir", options->dir, "Output folder of a run")->required();
-  cmd->add_option("--format,-f", options->formats, "Formats to write (default: all)")->delimiter(',');
+  cmd->add_option("--format,-f", options->formats, "Formats to write: markdown (md), html, json, csv, perfetto, nsys-sqlite (nsys); default: all")->delimiter(',');
   cmd->add_flag("--summary", options->summary,
                 "A profile folder: write each rank folder's summary.json from its streams (no report), for a job's "
                 "merge to read instead of the streams (docs/ranks.md)");
@@ -160,9 +160,9 @@ command_action add_compare_command(CLI::App& app) {
   cmd->add_option("--threshold", options->threshold_percent,
                   "Smallest change in percent that counts, with its whole 95% interval (default 10)")
       ->check(CLI::Range(0.0, 1000.0));
-  cmd->add_option("--format,-f", options->formats, "md, html, json (default md)")
+  cmd->add_option("--format,-f", options->formats, "md (or markdown), html, json (default md)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"md", "html", "json"}));
+      ->check(CLI::IsMember({"md", "markdown", "html", "htm", "json"}));
   cmd->add_option("--out,-o", options->out_dir, "Folder for compare.md/.html/.json (default: stdout)");
   return [options] { return command_compare(*options); };
 }

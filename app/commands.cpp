@@ -22,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze.hpp"
+#include "analysis/run_settings.hpp"
+#include "model/format.hpp"
 #include "device/host_info.hpp"
 #include "app/device_list.hpp"
 #include "app/device_step.hpp"
@@ -154,8 +156,16 @@ int command_list(const list_options& options) {
   for (const auto& [name, w] : registry.workloads()) {
     nlohmann::json jw{{"name", name}, {"description", w.info.description}, {"plugin", w.file.string()},
                       {"example", w.info.example}};
-    text += fmt::format("{}{}  {}\n  plugin: {}\n  parameters:\n", name, w.info.example ? " [example]" : "",
-                        w.info.description, w.file.string());
+    text += fmt::format("{}{}  {}\n  plugin: {} (build: {})\n", name, w.info.example ? " [example]" : "",
+                        w.info.description, w.file.string(), w.build.words());
+    jw["build"] = w.build; // {"optimized", "ndebug"}: null when the plugin does not say
+    jw["build"]["words"] = w.build.words();
+    if (w.build.unoptimized()) { // google/benchmark's "Library was built as DEBUG", per plugin
+      const std::string warning = analysis::unoptimized_plugin_warning(name, w.file.filename().string(), w.build);
+      jw["warnings"].push_back(warning);
+      text += "  WARNING: " + warning + "\n";
+    }
+    text += "  parameters:\n";
     for (const auto& p : w.info.parameters) {
       const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
       jw["parameters"].push_back({{"name", p.name}, {"type", type}, {"description", p.description},
@@ -220,6 +230,7 @@ suite_config prepare_suite(const run_options& options) {
     return !why.empty();
   });
   check_names(suite.profilers, profiling::profiler_names(), "profiler");
+  suite.reports = reports::canonical_formats(suite.reports); // "md" is "markdown"
   check_names(suite.reports, reports::reporter_names(), "report format");
   return suite;
 }
@@ -275,6 +286,49 @@ std::unique_ptr<output_folder> open_output(const suite_config& suite, const run_
   return folder;
 }
 
+// The measurement settings compare checks (analysis/run_settings.hpp), as text: the suite's,
+// then each workload's own `measure:` block as "measure[<workload>].<name>".
+void add_measure_settings(std::map<std::string, std::string>& out, const measure_options& m, const std::string& prefix) {
+  out[prefix + "warmup_runs"] = std::to_string(m.warmup_runs);
+  out[prefix + "warmup_min_time_s"] = format::exact(m.warmup_min_time_s);
+  out[prefix + "min_samples"] = std::to_string(m.min_samples);
+  out[prefix + "max_samples"] = std::to_string(m.max_samples);
+  out[prefix + "min_time_s"] = format::exact(m.min_time_s);
+  out[prefix + "max_time_s"] = format::exact(m.max_time_s);
+  out[prefix + "target_noise"] = format::exact(m.target_noise);
+}
+
+std::map<std::string, std::string> measurement_settings(const suite_config& suite) {
+  std::map<std::string, std::string> out;
+  add_measure_settings(out, suite.measure, "");
+  for (const auto& w : suite.workloads)
+    if (w.measure) add_measure_settings(out, *w.measure, "measure[" + w.name + "].");
+  out["timeout_s"] = format::exact(suite.timeout_s);
+  out["isolate"] = suite.isolate ? "true" : "false";
+  out["self_timing"] = suite.self_timing ? "true" : "false";
+  out["calibrate"] = suite.calibrate;
+  out["profilers"] = fmt::format("{}", fmt::join(suite.profilers, ","));
+  return out;
+}
+
+// How each planned workload's plugin was compiled, with a warning on stderr for each one
+// built without optimization (the reports warn from the points, which carry the build).
+void record_plugin_builds(run_info& info, const std::vector<planned_point>& planned, const plugin_registry& registry) {
+  for (const auto& p : planned) {
+    const loaded_workload* w = registry.find(p.workload);
+    if (!w || !info.plugin_builds.emplace(p.workload, w->build).second || !w->build.unoptimized()) continue;
+    const std::string warning = analysis::unoptimized_plugin_warning(p.workload, w->file.filename().string(), w->build);
+    std::cerr << "speedlab: WARNING: " << warning << '\n';
+  }
+}
+
+// The run's GPU and its CUDA driver, from the device model the analysis uses.
+void record_device(run_info& info, const decltype(saved_run::device)& device) {
+  if (!device) return;
+  info.gpu_name = device->gpu_name;
+  if (auto it = device->properties.find("driver_version"); it != device->properties.end()) info.driver_version = it->second;
+}
+
 run_info new_run_info(const run_options& options, const suite_config& suite) {
   run_info info;
   info.speedlab_version = SPEEDLAB_VERSION;
@@ -285,6 +339,7 @@ run_info new_run_info(const run_options& options, const suite_config& suite) {
   info.command_line = options.command_line;
   info.suite = suite.source;
   info.profilers = suite.profilers;
+  info.settings = measurement_settings(suite);
   return info;
 }
 
@@ -311,6 +366,7 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
       r->params[device_param] = std::to_string(*device);
       r->id = point_id(r->workload, r->variant, r->params);
     }
+    if (r->language == "c++") r->build = w->build; // the flavour travels with the point
     folder.append(*r);
     for (const auto& m : r->profiler_messages) notes.insert(m);
     progress.finished(i, *r);
@@ -354,12 +410,14 @@ int command_run(const run_options& options) {
 
   std::set<std::string> notes;
   const auto folder = open_output(suite, options, notes);
+  run_info info = new_run_info(options, suite);
+  record_plugin_builds(info, planned, registry);
   std::vector<planned_point> points;
   std::copy_if(planned.begin(), planned.end(), std::back_inserter(points), [&](const planned_point& p) {
     return !folder->already_measured(point_id(p.workload, p.variant, p.params));
   });
-  run_info info = new_run_info(options, suite);
   const int threads = suite.threads > 0 ? suite.threads : info.cpu_cores;
+  info.threads = threads;
   const std::filesystem::path& out = folder->dir();
   std::cerr << fmt::format("speedlab: {} points from {} (output: {}, {})\n", planned.size(), suite.source, out.string(),
                            suite.isolate ? "each point in its own process" : "in-process");
@@ -413,7 +471,7 @@ int command_run(const run_options& options) {
                                      "points are analysed against its own ceilings (device-<N>.json)",
                                      fmt::join(devices, ", "), fmt::join(names, "; ")));
   }
-  if (saved.device) info.gpu_name = saved.device->gpu_name;
+  record_device(info, saved.device);
   saved.run = info;
   folder->write_run_info(info);
 
@@ -452,7 +510,8 @@ std::optional<saved_run> load_for_reading(const std::string& dir) {
 } // namespace
 
 int command_report(const report_options& options) {
-  std::vector<std::string> formats = options.formats.empty() ? reports::reporter_names() : options.formats;
+  const std::vector<std::string> formats =
+      reports::canonical_formats(options.formats.empty() ? reports::reporter_names() : options.formats);
   check_names(formats, reports::reporter_names(), "report format");
   // A run writing into the folder owns it; the lock goes first so that its message shows.
   std::optional<folder_lock> lock;
@@ -504,13 +563,15 @@ int command_analyze(const analyze_options& options) {
   // Along each size axis (the others fixed, in brackets) and, with several, their product.
   for (const auto& f : result.fits)
     if (f.basis == "total")
-      std::cout << fmt::format("fit {} {} along {} [{}]: {:.4g} ns + {:.4g} ns/{}, r2 {:.3f}, {} points\n", f.workload,
-                               f.variant, f.size_param, f.params_key, f.fixed_ns, f.per_unit_ns, f.size_param, f.r2,
-                               f.points);
+      std::cout << fmt::format("fit {} {} along {} [{}]: {} ns + {} ns/{}, r2 {:.3f}, {} points\n", f.workload,
+                               f.variant, f.size_param, f.params_key, format::sig(f.fixed_ns, 4),
+                               format::sig(f.per_unit_ns, 4), f.size_param, f.r2, f.points);
   for (const auto& c : result.crossovers)
     std::cout << fmt::format("crossover {} {} vs {} along {} [{}] ({}): {}{}\n", c.workload, c.variant, c.baseline,
                              c.size_param, c.params_key, c.with_transfers ? "with transfers" : "kernels only",
-                             c.size ? fmt::format("{} = {:.4g} [{:.4g}, {:.4g}]", c.size_param, *c.size, c.size_low, c.size_high) : "none",
+                             c.size ? fmt::format("{} = {} [{}, {}]", c.size_param, format::sig(*c.size, 4),
+                                                    format::sig(c.size_low, 4), format::sig(c.size_high, 4))
+                                     : "none",
                              c.note.empty() ? "" : " (" + c.note + ")");
   return exit_ok;
 }
@@ -524,7 +585,7 @@ int command_calibrate(const calibrate_options_cli& options) {
   std::cout << (model.gpu_name.empty() ? "GPU: none\n" : "GPU: " + model.gpu_name + "\n");
   auto print = [](const char* title, const std::map<std::string, analysis::ceiling>& m) {
     for (const auto& [name, c] : m)
-      std::cout << fmt::format("  {:<6} {:<22} {:>12.4g} {:<8} {} ({})\n", title, name, c.value, c.unit,
+      std::cout << fmt::format("  {:<6} {:<22} {:>12} {:<8} {} ({})\n", title, name, format::sig(c.value, 4), c.unit,
                                c.measured ? "measured" : "estimate", c.source);
   };
   print("gpu", model.gpu);

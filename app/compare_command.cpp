@@ -14,7 +14,7 @@ namespace speedlab::app {
 namespace {
 
 std::string render(const analysis::comparison& c, const std::string& format) {
-  if (format == "html") return reports::compare_html(c);
+  if (format == "html" || format == "htm") return reports::compare_html(c);
   if (format == "json") return reports::compare_json(c).dump(2) + "\n";
   return reports::compare_markdown(c);
 }
@@ -39,7 +39,9 @@ int command_compare(const compare_cli_options& options) {
   } else {
     std::filesystem::create_directories(options.out_dir);
     for (const auto& f : options.formats) {
-      const auto path = std::filesystem::path(options.out_dir) / ("compare." + f);
+      // Any name of the format ("markdown" or "md") writes compare.md.
+      const std::string ext = f == "markdown" ? "md" : f == "htm" ? "html" : f;
+      const auto path = std::filesystem::path(options.out_dir) / ("compare." + ext);
       write_file_atomically(path, render(c, f));
       std::cout << path.string() << '\n';
     }

@@ -113,14 +113,14 @@ void plugin_registry::load(const std::vector<std::filesystem::path>& entries) {
         m_workloads.erase(it);
       }
       std::string name = w.name;
-      m_workloads.emplace(name, loaded_workload{std::move(w), probe[i]});
+      m_workloads.emplace(name, loaded_workload{std::move(w), probe[i], plugin_build_from_flags(p.build_flags)});
     }
   }
 }
 
 void plugin_registry::add(workload_info info, const std::filesystem::path& file) {
   std::string name = info.name;
-  m_workloads.insert_or_assign(name, loaded_workload{std::move(info), file});
+  m_workloads.insert_or_assign(name, loaded_workload{std::move(info), file, {}});
 }
 
 bool plugin_registry::load_file(const std::filesystem::path& file) {

@@ -12,6 +12,8 @@
 
 #include <speedlab/plugin.hpp>
 
+#include "model/results.hpp"
+
 namespace speedlab::app {
 
 struct load_error {
@@ -22,6 +24,7 @@ struct load_error {
 struct loaded_workload {
   workload_info info;
   std::filesystem::path file;
+  plugin_build build; // how its plugin was compiled; unknown for old plugins and tests' add()
   const variant_spec* find_variant(const std::string& name) const;
 };
 

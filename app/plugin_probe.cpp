@@ -105,6 +105,8 @@ opened_plugin open_plugin(const std::filesystem::path& file) {
     return fail("describe() threw a non-standard exception");
   }
   if (out.workloads.empty()) return fail("plugin describes no workload");
+  // Optional: a plugin built before the SDK exported it lacks the symbol (unknown).
+  if (auto* build_flags = alias<int()>(handle, "speedlab_build_flags")) out.build_flags = build_flags();
   out.handle = handle;
   return out;
 }

@@ -23,6 +23,9 @@ struct opened_plugin {
   void* handle = nullptr;
   std::vector<workload_info> workloads;
   std::string error;
+  // speedlab_build_flags (plugin.hpp): bit 0 optimized, bit 1 NDEBUG, bit 2 recorded; -1
+  // for a plugin built before the SDK exported it.
+  int build_flags = -1;
 };
 opened_plugin open_plugin(const std::filesystem::path& file);
 

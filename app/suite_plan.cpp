@@ -157,7 +157,7 @@ std::vector<planned_point> plan_points(const suite_config& suite, const plugin_r
       throw config_error(fmt::format(
           "{}: with workload '{}' the suite plans {} points ({:.0f} MiB); at most {} points and {:.0f} MiB are allowed "
           "in one run",
-          req.where.str(), req.name, total_points < 1e15 ? fmt::format("{:.0f}", total_points) : fmt::format("{:.3g}", total_points),
+          req.where.str(), req.name, total_points < 1e15 ? fmt::format("{:.0f}", total_points) : std::string("more than 10^15"),
           total_bytes / (1 << 20), max_planned_points, max_plan_bytes / (1 << 20)));
   }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/progress.hpp"
+#include "model/format.hpp"
 #include "model/natural_order.hpp"
 
 namespace speedlab::app {
@@ -15,9 +16,9 @@ namespace {
 std::string throughput(const point_result& p) {
   if (!p.valid() || p.wall.median <= 0) return "-";
   const double s = p.wall.median * 1e-9;
-  if (p.work.bytes() > 0) return fmt::format("{:.2f} GB/s", p.work.bytes() / s / 1e9);
-  if (p.work.flops > 0) return fmt::format("{:.2f} GFLOP/s", p.work.flops / s / 1e9);
-  if (p.work.items > 0) return fmt::format("{:.3g} items/s", p.work.items / s);
+  if (p.work.bytes() > 0) return format::gbps(p.work.bytes() / s / 1e9);
+  if (p.work.flops > 0) return format::gflops(p.work.flops / s / 1e9);
+  if (p.work.items > 0) return format::sig(p.work.items / s) + " items/s";
   return "-";
 }
 
@@ -36,7 +37,7 @@ std::string terminal_summary(const std::vector<point_result>& points, const anal
     });
     const std::string size_name = members.front()->size_param();
     out += fmt::format("\n{}\n", title);
-    out += fmt::format("  {:<16} {:>12} {:>12} {:>16} {:>22}\n", "variant", size_name.empty() ? "size" : size_name,
+    out += fmt::format("  {:<16} {:>12} {:>12} {:>16}  {}\n", "variant", size_name.empty() ? "size" : size_name,
                        "median", "throughput", "vs serial");
     // A variant skipped at every size (no GPU here, say) takes one line with the reason.
     std::map<std::string, std::pair<std::size_t, std::size_t>> skipped; // variant -> (skipped, total)
@@ -56,10 +57,10 @@ std::string terminal_summary(const std::vector<point_result>& points, const anal
       std::string speed = "-";
       for (const auto& s : analysis.speedups)
         if (s.baseline == "serial" && s.variant == p->variant && s.workload == p->workload && s.params_key == p->params_key())
-          speed = fmt::format("{:.2f}x {}", s.ratio, s.verdict);
-      if (p->variant == "serial" && p->valid()) speed = "1.00x (baseline)";
-      const std::string median = p->valid() ? format_duration_ns(p->wall.median) : std::string(to_string(p->status));
-      out += fmt::format("  {:<16} {:>12} {:>12} {:>16} {:>22}\n", p->variant,
+          speed = format::speed_verdict(s.ratio, s.method == "none" ? "" : s.verdict);
+      if (p->variant == "serial" && p->valid()) speed = "baseline";
+      const std::string median = p->valid() ? format::duration(p->wall.median) : std::string(to_string(p->status));
+      out += fmt::format("  {:<16} {:>12} {:>12} {:>16}  {}\n", p->variant,
                          size_name.empty() ? "-" : p->params.at(size_name), median, throughput(*p), speed);
     }
   }

@@ -47,7 +47,44 @@ std::string signed_percent(double percent) {
   return fmt::format("{:+.1f}%", percent);
 }
 
-std::string ratio(double ratio) { return sig(ratio) + "x"; }
+namespace {
+// A factor of at least 1 to 3 significant digits, decimals chosen after rounding so 9.996
+// gives "10.0", not "10.00".
+std::string factor_digits(double x) {
+  const int decimals = x < 9.995 ? 2 : x < 99.95 ? 1 : 0;
+  return fmt::format("{:.{}f}", x, decimals);
+}
+} // namespace
+
+std::string ratio(double ratio) {
+  if (!std::isfinite(ratio)) return "n/a";
+  return (ratio >= 1 ? factor_digits(ratio) : sig(ratio)) + "x";
+}
+
+std::string speed(double speedup) {
+  if (!std::isfinite(speedup) || !(speedup > 0)) return "n/a";
+  const bool faster = speedup >= 1;
+  const double factor = faster ? speedup : 1 / speedup;
+  std::string digits = factor_digits(factor);
+  // Near 1 a third decimal keeps the direction ("1.004x slower"); only a tie is "as fast".
+  if (digits == "1.00") digits = fmt::format("{:.3f}", factor);
+  if (digits == "1.000") return "1.00x as fast";
+  return digits + (faster ? "x faster" : "x slower");
+}
+
+std::string speed_interval(double low, double high) {
+  if (!std::isfinite(low) || !std::isfinite(high) || !(low > 0) || !(high >= low)) return "";
+  if (low >= 1) return "[" + factor_digits(low) + "–" + factor_digits(high) + "x faster]";
+  if (high <= 1) return "[" + factor_digits(1 / high) + "–" + factor_digits(1 / low) + "x slower]";
+  return "[" + speed(low) + " – " + speed(high) + "]";
+}
+
+std::string speed_verdict(double speedup, const std::string& verdict) {
+  std::string s = speed(speedup);
+  if (verdict == "same") s += " (same within noise)";
+  else if (verdict == "unclear") s += " (unclear)";
+  return s;
+}
 std::string gbps(double v) { return sig(v) + " GB/s"; }
 std::string gflops(double v) { return sig(v) + " GFLOP/s"; }
 

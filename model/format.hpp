@@ -19,8 +19,19 @@ std::string bytes(double bytes);
 std::string percent(double percent);
 // A signed percentage given in percent (-1.23 -> "-1.2%", 0.5 -> "+0.5%").
 std::string signed_percent(double percent);
-// A ratio as "4.21x".
+// A ratio as "4.21x": 3 significant digits, at least 1 ("1.34x", "12.3x", "840x", "12345x");
+// below 1 with 3 significant digits ("0.00119x"), never "0.00x".
 std::string ratio(double ratio);
+// How many times faster or slower, from speedup = reference time / this time: "1.34x slower"
+// (speedup 0.746), "840x faster", "1.004x slower" near 1, "1.00x as fast" within 0.05%; "n/a" when not a
+// positive number. The one wording of a speedup: console, reports, findings, analyze.
+std::string speed(double speedup);
+// A speedup's interval in the same words: "[1.25–1.43x slower]", "[2.10–2.31x faster]",
+// "[1.10x slower – 1.20x faster]" when it straddles 1; "" when not positive.
+std::string speed_interval(double low, double high);
+// speed() with the analysis verdict where it adds something: "1.02x faster (same within
+// noise)", "1.20x faster (unclear)"; "faster"/"slower" verdicts add nothing.
+std::string speed_verdict(double speedup, const std::string& verdict);
 // Rates: "2929 GB/s", "1.72 GFLOP/s".
 std::string gbps(double v);
 std::string gflops(double v);

@@ -55,6 +55,22 @@ struct work_figures {
   double bytes() const { return bytes_read + bytes_written; }
 };
 
+// How a plugin's code was compiled, from the flags SPEEDLAB_REGISTER_WORKLOAD exports
+// (speedlab_build_flags): with optimization (__OPTIMIZE__) and with NDEBUG. Unknown (both
+// empty) for plugins built before the SDK exported it, and for Python variants. An
+// unoptimized baseline inflates every speedup over it (issue 26).
+struct plugin_build {
+  std::optional<bool> optimized, ndebug;
+  bool known() const { return optimized.has_value(); }
+  bool unoptimized() const { return optimized.has_value() && !*optimized; }
+  // "optimized, NDEBUG", "optimized, assertions on", "not optimized, assertions on", "unknown".
+  std::string words() const;
+  bool operator==(const plugin_build&) const = default;
+};
+// From the exported flags (bit 0 optimized, bit 1 NDEBUG, bit 2 set when recorded); a
+// negative value (no symbol) is unknown.
+plugin_build plugin_build_from_flags(int flags);
+
 struct point_result {
   std::string id;                              // "workload/variant/n=1024,op=add"
   std::string workload, variant, kind;         // kind: serial / threads / cuda
@@ -97,6 +113,9 @@ struct point_result {
   // order; empty for plugins that declare none (and results written before axes existed).
   std::vector<std::string> size_axes;
 
+  // How the plugin measured here was compiled (C++ variants of plugins that export it).
+  plugin_build build;
+
   bool valid() const { return status == point_status::ok; }
   // The size axes of this point: the declared ones present in params, else the first of
   // n, size, M, samples, elements (plugins that declare none).
@@ -124,6 +143,12 @@ struct run_info {
   double wall_s = 0;
   std::vector<std::string> profilers;
   std::vector<std::string> notes; // things the user must know (profiler unavailable, ...)
+  // What `speedlab compare` checks before comparing two runs (analysis/run_settings.hpp).
+  // Empty / 0 in runs written before they were recorded.
+  std::string driver_version;     // CUDA driver of the GPU ("12.4"); empty without one
+  int threads = 0;                // threads of the threads variants (--threads, or all cores)
+  std::map<std::string, std::string> settings;       // the suite's measurement settings, as text
+  std::map<std::string, plugin_build> plugin_builds; // per workload: how its plugin was compiled
 };
 
 void to_json(nlohmann::json& j, const summary_stats& s);
@@ -136,6 +161,8 @@ void to_json(nlohmann::json& j, const work_figures& w);
 void from_json(const nlohmann::json& j, work_figures& w);
 void to_json(nlohmann::json& j, const point_result& p);
 void from_json(const nlohmann::json& j, point_result& p);
+void to_json(nlohmann::json& j, const plugin_build& b);
+void from_json(const nlohmann::json& j, plugin_build& b);
 void to_json(nlohmann::json& j, const run_info& r);
 void from_json(const nlohmann::json& j, run_info& r);
 

@@ -80,8 +80,25 @@ SPEEDLAB_JSON_FIELDS(time_split, kernel, h2d, d2h, copy_other, memset, sync, api
 SPEEDLAB_JSON_FIELDS(validation_record, checked, ok, message, max_error)
 SPEEDLAB_JSON_FIELDS(work_figures, bytes_read, bytes_written, flops, items,
                                                 host_to_device_bytes, device_to_host_bytes, fp64)
+SPEEDLAB_JSON_FIELDS(plugin_build, optimized, ndebug)
 SPEEDLAB_JSON_FIELDS(run_info, speedlab_version, started_at, hostname, cpu_model, cpu_cores,
-                                                gpu_name, command_line, suite, wall_s, profilers, notes)
+                                                gpu_name, command_line, suite, wall_s, profilers, notes, driver_version,
+                                                threads, settings, plugin_builds)
+
+plugin_build plugin_build_from_flags(int flags) {
+  plugin_build b;
+  if (flags < 0 || !(flags & 4)) return b;
+  b.optimized = (flags & 1) != 0;
+  b.ndebug = (flags & 2) != 0;
+  return b;
+}
+
+std::string plugin_build::words() const {
+  if (!optimized) return "unknown";
+  std::string s = *optimized ? "optimized" : "not optimized";
+  if (ndebug) s += *ndebug ? ", NDEBUG" : ", assertions on";
+  return s;
+}
 
 void to_json(nlohmann::json& j, const point_result& p) {
   j = nlohmann::json{{"id", p.id},
@@ -116,6 +133,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
   if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
   if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
+  if (p.build.known()) j["plugin_build"] = p.build;                    // only plugins that export it
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -156,6 +174,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("self_timed_ns", p.self_timed_ns);
   get("size_axes", p.size_axes);
   get("counters", p.counters);
+  get("plugin_build", p.build);
 }
 
 } // namespace speedlab

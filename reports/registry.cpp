@@ -1,5 +1,7 @@
 #include "reports/reporter.hpp"
 
+#include <algorithm>
+
 namespace speedlab::reports {
 
 // Each format folder defines its factory; this list is the one place that names them.
@@ -19,9 +21,26 @@ const std::map<std::string, reporter_factory>& reporter_registry() {
   return registry;
 }
 
+std::string canonical_format(const std::string& name) {
+  // Every command takes a format under its short and its long name (issue 26).
+  static const std::map<std::string, std::string> aliases{
+      {"md", "markdown"}, {"htm", "html"}, {"nsys", "nsys-sqlite"}, {"sqlite", "nsys-sqlite"}, {"nsys_sqlite", "nsys-sqlite"}};
+  auto it = aliases.find(name);
+  return it == aliases.end() ? name : it->second;
+}
+
+std::vector<std::string> canonical_formats(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    std::string c = canonical_format(n);
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::unique_ptr<reporter> make_reporter(const std::string& name) {
   const auto& r = reporter_registry();
-  auto it = r.find(name);
+  auto it = r.find(canonical_format(name));
   return it == r.end() ? nullptr : it->second();
 }
 

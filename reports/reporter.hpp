@@ -44,5 +44,11 @@ using reporter_factory = std::function<std::unique_ptr<reporter>()>;
 const std::map<std::string, reporter_factory>& reporter_registry();
 std::unique_ptr<reporter> make_reporter(const std::string& name); // nullptr if unknown
 std::vector<std::string> reporter_names();
+// The registry's name of a format given by any of its names ("md" -> "markdown", "nsys" and
+// "sqlite" -> "nsys-sqlite"); an unknown name comes back as it is, for the caller to refuse.
+std::string canonical_format(const std::string& name);
+// The names in order with duplicates of one format dropped: what `run --reports` and
+// `report --format` write (each format once).
+std::vector<std::string> canonical_formats(const std::vector<std::string>& names);
 
 } // namespace speedlab::reports

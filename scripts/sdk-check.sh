@@ -34,8 +34,8 @@ if grep -q boost "$tmp/header.deps"; then fail "plugin.hpp includes Boost header
 "$speedlab" list >"$tmp/list-builtin.txt" || fail "installed speedlab list (built-in plugins): $(cat "$tmp/list-builtin.txt")"
 grep -q '^vector ' "$tmp/list-builtin.txt" || fail "the installed speedlab does not find its built-in plugins"
 
-configure_and_build() { # source, build folder
-  cmake -S "$1" -B "$2" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
+configure_and_build() { # source, build folder[, build type: Release unless given, "" as a new user leaves it]
+  cmake -S "$1" -B "$2" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE="${3-Release}" \
     -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_CUDA_ARCHITECTURES=90 >"$2.log" 2>&1 &&
     cmake --build "$2" >>"$2.log" 2>&1 || { cat "$2.log"; fail "building $1 out of tree"; }
 }
@@ -65,8 +65,16 @@ for f in CMakeLists.txt demo-kernel.cpp demo-kernel_cuda.cu demo-kernel.yaml REA
 done
 [[ $(wc -l <"$tmp/demo/README.md") -eq 5 ]] || fail "the generated README is not five lines"
 if "$speedlab" new demo-kernel --dir "$tmp/demo" >/dev/null 2>&1; then fail "speedlab new overwrote a project"; fi
-configure_and_build "$tmp/demo" "$tmp/demo/build"
+configure_and_build "$tmp/demo" "$tmp/demo/build" "" # no build type, as a new user runs it
 "$speedlab" list --plugin-path "$tmp/demo/build" >"$tmp/list-demo.txt" || fail "list with the generated plugin"
+# speedlab new projects build Release by default: the plugin says it was optimized.
+"$speedlab" list --json --plugin-path "$tmp/demo/build" >"$tmp/list-demo.json" || fail "list --json with the generated plugin"
+python3 - "$tmp/list-demo.json" <<'PY' || fail "the generated plugin was not built with optimization by default"
+import json, sys
+w = [w for w in json.load(open(sys.argv[1]))["workloads"] if w["name"] == "demo-kernel"][0]
+assert w["build"]["optimized"] is True and w["build"]["ndebug"] is True, w["build"]
+print("generated plugin: built optimized, NDEBUG with no CMAKE_BUILD_TYPE given")
+PY
 grep -q '^demo-kernel ' "$tmp/list-demo.txt" || fail "the generated plugin is not listed"
 grep -q 'rows .*\[size axis\]' "$tmp/list-demo.txt" || fail "rows is not shown as a size axis"
 "$speedlab" run --plugin-path "$tmp/demo/build" --workload demo-kernel --variant serial --param rows=16,64 \

@@ -205,6 +205,10 @@ std::vector<skipped_reason> skipped_by_reason(const std::vector<point_result>& p
 
 std::string figure_range(const analysis::finding_group& g) {
   if (g.figure_unit.empty()) return "";
+  if (g.figure_unit.rfind("x ", 0) == 0) { // "1.34–2.05x slower": the sense once, after the range
+    const std::string lo = fmt_sig(g.figure_min), hi = fmt_sig(g.figure_max);
+    return (lo == hi ? hi : lo + "–" + hi) + g.figure_unit;
+  }
   const std::string lo = fmt_sig(g.figure_min) + g.figure_unit, hi = fmt_sig(g.figure_max) + g.figure_unit;
   return lo == hi ? lo : lo + "–" + hi;
 }
@@ -228,13 +232,12 @@ std::string roof_words(const analysis::roofline_point& r) {
 
 std::string speedup_interval(const analysis::speedup& s) {
   if (s.method == "none") return " (no interval: under 3 repetitions)";
-  if (s.ci_high > 0) return " [" + fmt_sig(s.ci_low) + "–" + fmt_sig(s.ci_high) + "]";
-  return "";
+  const std::string interval = format::speed_interval(s.ci_low, s.ci_high);
+  return interval.empty() ? "" : " " + interval;
 }
 
 std::string speedup_words(const analysis::speedup& s) {
-  if (s.method == "none") return fmt_ratio(s.ratio) + speedup_interval(s);
-  return fmt_ratio(s.ratio) + " " + s.verdict + speedup_interval(s);
+  return format::speed_verdict(s.ratio, s.method == "none" ? "" : s.verdict) + speedup_interval(s);
 }
 
 std::string gain_range(const analysis::finding_group& g) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/finding_groups.hpp"
+#include "analysis/run_settings.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
@@ -116,6 +117,8 @@ private:
     m_w << "<header class=\"page\"><h1>speedlab report</h1>"_html;
     m_w.element("p", r.suite + " · " + r.started_at + " · " + r.hostname + " · " + (r.gpu_name.empty() ? "no GPU" : r.gpu_name),
                 {{"class", "sub"}});
+    for (const auto& w : analysis::unoptimized_plugin_warnings(m_in.points))
+      m_w.element("p", "Warning: " + w, {{"class", "build-warning"}});
     m_w << "</header><nav class=\"toc\">"_html;
     auto link = [this](const std::string& href, const std::string& label) {
       m_w.element("a", label, {{"href", "#" + href}});
@@ -258,7 +261,7 @@ private:
       m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num wrap\">"_html;
       if (r.speedup) {
         m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
-        m_w << fmt_ratio(r.speedup->ratio);
+        m_w << format::speed_verdict(r.speedup->ratio, r.speedup->method == "none" ? "" : r.speedup->verdict);
         m_w.close("span");
         m_w << speedup_interval(*r.speedup);
       } else {

@@ -13,6 +13,7 @@ body { margin: 0; color: var(--fg); background: var(--bg); line-height: 1.45;
 header.page { padding: 10px 32px 6px; border-bottom: 1px solid var(--line); }
 header.page h1 { margin: 0 0 2px; font-size: 20px; }
 .sub { color: var(--muted); margin: 0; }
+.build-warning { border-left: 4px solid var(--warning); padding: 4px 10px; margin: 6px 0; background: #fff8f0; }
 nav.toc { padding: 8px 32px; border-bottom: 1px solid var(--line); background: var(--panel); font-size: 14px; }
 nav.toc a { margin-right: 14px; color: var(--accent); text-decoration: none; white-space: nowrap; }
 nav.toc a:hover { text-decoration: underline; }

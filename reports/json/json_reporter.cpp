@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/run_settings.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/common/process_ranks.hpp"
 #include "reports/reporter.hpp"
@@ -38,6 +39,9 @@ public:
     std::ofstream& out = file.stream();
     // Fixed key order at the top (schema first); members inside are nlohmann's sorted order.
     out << "{\n  \"schema\": \"speedlab-results\",\n  \"schema_version\": " << results_schema_version << ",\n";
+    // Only when there is one: a plugin built without optimization (analysis/run_settings.hpp).
+    if (const auto warnings = analysis::unoptimized_plugin_warnings(in.points); !warnings.empty())
+      out << "  \"warnings\": " << nlohmann::json(warnings).dump() << ",\n";
     nlohmann::json run = in.run;
     out << "  \"run\": " << nested_dump(run, 1) << ",\n";
     std::map<std::string, process_identity> ids;

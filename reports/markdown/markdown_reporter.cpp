@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/finding_groups.hpp"
+#include "analysis/run_settings.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
 #include "model/statistics.hpp"
@@ -37,7 +38,7 @@ std::string noise_cell(const summary_stats& s) {
 std::string speedup_cell(const analysis::speedup* s) {
   if (!s) return "—";
   // The interval is numbers and brackets of our own: written as is, not escaped.
-  return fmt_ratio(s->ratio) + (s->method == "none" ? "" : " " + md_text(s->verdict)) + speedup_interval(*s);
+  return speedup_words(*s);
 }
 
 // Parameters other than the size; "—" when there are none.
@@ -108,6 +109,8 @@ private:
     const auto& r = m_in.run;
     const auto c = count_statuses(m_in.points);
     m_out += "# speedlab report\n\n";
+    // Before any figure: what makes the figures below less trustworthy.
+    for (const auto& w : analysis::unoptimized_plugin_warnings(m_in.points)) m_out += "> **Warning:** " + md_text(w) + "\n\n";
     m_out += md_code(r.suite) + " on " + (r.gpu_name.empty() ? "no GPU" : md_text(r.gpu_name)) + ", started " +
              md_text(r.started_at) + fmt::format(": {} points ({} ok), {} findings in {} groups.\n\n", c.total, c.ok,
                                                  m_in.analysis.findings.size(), m_groups.size());

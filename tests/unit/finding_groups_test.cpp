@@ -45,6 +45,8 @@ TEST_CASE("title_figure reads the figure a title leads with", "[analysis][findin
   CHECK(v == Approx(15.5));
   REQUIRE(title_figure("the GPU variant is 1.82x slower than serial at this size", v, unit));
   CHECK(v == Approx(1.82));
+  CHECK(unit == "x slower"); // never one range with "x faster" figures
+  REQUIRE(title_figure("up to 4.21x", v, unit));
   CHECK(unit == "x");
   CHECK_FALSE(title_figure("nothing to see", v, unit));
 }

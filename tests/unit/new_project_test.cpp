@@ -54,3 +54,27 @@ TEST_CASE("speedlab new refuses bad names and non-empty folders, exit 2", "[new]
   CHECK(again.exit_code == 2);
   CHECK(again.output.find("not empty") != std::string::npos);
 }
+
+TEST_CASE("a speedlab new project builds Release unless told otherwise", "[new][cmake]") {
+  // Configured against a stand-in speedlab package (no install, no compile): cheap, and the
+  // project's own CMakeLists decides the build type. scripts/sdk-check.sh (sdk_install)
+  // builds one for real and checks that its plugin says it was optimized.
+  const speedlab::testing::temp_dir tmp;
+  const auto stub = tmp.path() / "stub";
+  std::filesystem::create_directories(stub);
+  std::ofstream(stub / "speedlabConfig.cmake") << "function(speedlab_add_plugin)\nendfunction()\n";
+  std::ofstream(stub / "speedlabConfigVersion.cmake")
+      << "set(PACKAGE_VERSION 0.1.0)\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\n";
+  const auto project = tmp.path() / "p";
+  std::filesystem::create_directories(project);
+  for (const auto& [name, content] : app::new_project_files("my-kernel", false)) std::ofstream(project / name) << content;
+  auto configure = [&](const std::string& folder, const std::string& extra) {
+    const auto r = speedlab::testing::run_command("cmake -S '" + project.string() + "' -B '" + (tmp.path() / folder).string() +
+                                                  "' -Dspeedlab_DIR='" + stub.string() + "' " + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return speedlab::testing::read_text(tmp.path() / folder / "CMakeCache.txt");
+  };
+  CHECK(configure("default", "").find("CMAKE_BUILD_TYPE:STRING=Release\n") != std::string::npos);
+  CHECK(configure("debug", "-DCMAKE_BUILD_TYPE=Debug").find("CMAKE_BUILD_TYPE:STRING=Debug\n") != std::string::npos);
+}

@@ -153,5 +153,5 @@ TEST_CASE("html states best C++ over best Python where the run has Python varian
   CHECK(html.find("id=\"cpp-over-python\"") < html.find("id=\"findings\""));
   CHECK(html.find("href=\"#cpp-over-python\"") != std::string::npos);
   CHECK(html.find("py-cupy") != std::string::npos);
-  CHECK(html.find("3.25x faster [3.20–3.30]") != std::string::npos);
+  CHECK(html.find("3.25x faster [3.20–3.30x faster]") != std::string::npos);
 }

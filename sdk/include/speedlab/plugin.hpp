@@ -462,12 +462,27 @@ using describe_function = std::vector<workload_info>();
 
 // Registration: exports the ABI version and the describe function as two data symbols,
 // each holding the address of a function (the layout Boost.DLL's import_alias reads; no
-// Boost header is needed here). Use once per plugin library; FN returns a workload_info or
-// a std::vector of them.
+// Boost header is needed here), and a third, speedlab_build_flags, saying how this file was
+// compiled (an extra symbol rather than an ABI change: plugins built before it simply lack
+// it, and speedlab reads "unknown"). Use once per plugin library; FN returns a
+// workload_info or a std::vector of them.
 namespace speedlab::detail {
 inline std::vector<workload_info> as_list(workload_info w) { return {std::move(w)}; }
 inline std::vector<workload_info> as_list(std::vector<workload_info> w) { return w; }
 inline int abi_version_of_this_plugin() { return SPEEDLAB_PLUGIN_ABI_VERSION; }
+
+// How the file that registers the workloads was compiled: bit 0 with optimization
+// (__OPTIMIZE__, any -O above -O0), bit 1 with NDEBUG, bit 2 always (recorded). speedlab warns
+// when a plugin is not optimized: its timings, and every speedup over them, mislead. A
+// namespace-scope constexpr has internal linkage, so each file keeps its own value.
+constexpr int build_flags_of_this_file = 4
+#if defined(__OPTIMIZE__)
+                                         | 1
+#endif
+#if defined(NDEBUG)
+                                         | 2
+#endif
+    ;
 } // namespace speedlab::detail
 
 #define SPEEDLAB_REGISTER_WORKLOAD(FN)                                                          \
@@ -476,9 +491,13 @@ inline int abi_version_of_this_plugin() { return SPEEDLAB_PLUGIN_ABI_VERSION; }
     return ::speedlab::detail::as_list(FN());                                                   \
   }                                                                                             \
   inline int speedlab_abi_impl() { return SPEEDLAB_PLUGIN_ABI_VERSION; }                        \
+  inline int speedlab_build_flags_impl() { return ::speedlab::detail::build_flags_of_this_file; } \
   }                                                                                             \
   extern "C" __attribute__((visibility("default"))) const void* speedlab_describe;              \
   extern "C" __attribute__((visibility("default"))) const void* speedlab_abi_version;           \
+  extern "C" __attribute__((visibility("default"))) const void* speedlab_build_flags;           \
   const void* speedlab_describe =                                                               \
       reinterpret_cast<const void*>(&speedlab_plugin_export::speedlab_describe_impl);           \
-  const void* speedlab_abi_version = reinterpret_cast<const void*>(&speedlab_plugin_export::speedlab_abi_impl);
+  const void* speedlab_abi_version = reinterpret_cast<const void*>(&speedlab_plugin_export::speedlab_abi_impl); \
+  const void* speedlab_build_flags =                                                            \
+      reinterpret_cast<const void*>(&speedlab_plugin_export::speedlab_build_flags_impl);
