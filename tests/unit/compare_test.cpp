@@ -29,7 +29,7 @@ point_result sampled(const std::string& variant, double median, double scale = 1
   p.params = {{"n", "1024"}};
   p.id = "vector/" + variant + "/n=1024";
   for (int i = 0; i < 30; ++i) p.samples_ns.push_back(scale * median * (1 + 0.02 * ((i * 7) % 11 - 5) / 5.0));
-  p.wall = stats::summarize(p.samples_ns);
+  p.wall = speedlab::stats::summarize(p.samples_ns);
   return p;
 }
 
@@ -172,7 +172,7 @@ point_result rounds_point(const std::string& variant, double median, int rounds,
       p.sample_rounds.push_back(r);
     }
   }
-  p.wall = stats::summarize(p.samples_ns);
+  p.wall = speedlab::stats::summarize(p.samples_ns);
   return p;
 }
 
@@ -292,7 +292,7 @@ TEST_CASE("rounds: too few rounds fall back to one process's interval and say so
     p.samples_ns = kept;
     p.sample_rounds = kept_rounds;
     p.rounds = 2;
-    p.wall = stats::summarize(p.samples_ns);
+    p.wall = speedlab::stats::summarize(p.samples_ns);
   }
   const auto s = compare_runs(run(), stopped, run(), b);
   CHECK(s.family == 2);
