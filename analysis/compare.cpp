@@ -119,8 +119,9 @@ void describe_method(comparison& c) {
   if (c.family)
     c.method_notes.push_back(fmt::format(
         "{} points compared by the spread between their rounds (separate processes): each interval at {:.4g}% "
-        "confidence, so that all {} together have at most a {:.4g}% chance of calling any point slower or faster "
-        "where nothing changed (Bonferroni); a change counts when it is beyond the {:.4g}% threshold and significant",
+        "confidence, so that all {} together have at most a {:.4g}% chance of calling any point slower where nothing "
+        "changed, and as much of calling one faster (Bonferroni, each end of the interval at alpha / points); a "
+        "change counts when it is beyond the {:.4g}% threshold and significant",
         c.family, 100 * (1 - c.alpha / static_cast<double>(c.family)), c.family, 100 * c.alpha, 100 * c.threshold));
   if (fallback)
     c.method_notes.push_back(fmt::format(
@@ -187,7 +188,9 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   // The family: every point whose interval comes from rounds shares alpha.
   for (const auto& [b, n] : pairs) c.family += both_valid(*b, *n) && has_rounds(*b) && has_rounds(*n);
   c.alpha = options.alpha;
-  const double confidence = 1 - options.alpha / static_cast<double>(std::max<std::size_t>(1, c.family));
+  // Each end of the interval errs with probability alpha / family: the gate's question (any
+  // point slower where nothing changed) is one-sided, and so is "any point faster".
+  const double confidence = 1 - 2 * options.alpha / static_cast<double>(std::max<std::size_t>(1, c.family));
   for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, options, confidence));
   describe_method(c);
   for (const auto& n : next)

@@ -20,8 +20,8 @@ struct compare_options {
   // it and the change is significant. Chosen from the self-comparisons measured in
   // docs/reports.md ("speedlab compare").
   double threshold = 0.05;
-  // The chance that a comparison of two runs of the same code calls any point slower or
-  // faster, over all its points together.
+  // The chance that a comparison of two runs of the same code calls any point slower, over
+  // all its points together (and, apart, the chance it calls any faster).
   double alpha = 0.05;
 };
 
@@ -54,7 +54,7 @@ struct point_delta {
 struct comparison {
   run_info base_run, new_run;
   double threshold = 0.05, alpha = 0.05;
-  std::size_t family = 0;              // points compared by rounds: each at confidence 1 - alpha / family
+  std::size_t family = 0;              // points compared by rounds: each at confidence 1 - 2 alpha / family
   std::vector<std::string> method_notes; // how the intervals were made; fallbacks said here
   std::vector<std::string> warnings;   // different GPU, speedlab version, host, CPU
   std::vector<point_delta> points;     // regressions first (broken, slower), then unclear, faster, same

@@ -4,8 +4,8 @@
 // log of its median; the two sides' round means are compared with Welch's t (unequal
 // variances, degrees of freedom from the number of rounds, as Kalibera and Jones do for the
 // top level of a repeated experiment). The confidence level is the caller's: `speedlab
-// compare` passes 1 - alpha / m for m points (Bonferroni), so a family of points is held to
-// alpha as a whole.
+// compare` passes 1 - 2 alpha / m for m points (Bonferroni, each end of the interval at
+// alpha / m), so a family of points is held to alpha as a whole for "slower".
 #pragma once
 
 #include <vector>
