@@ -9,7 +9,7 @@
 #     per point, as runs were measured before rounds), one more run per pair with --rounds
 #     BEFORE_ROUNDS is timed, between the others so that both see the same load.
 #  4. A run against itself: every point "same", exit 0.
-# Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=default]
+# Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=compare's default]
 # Environment: ROUNDS (default: the suite's), SLOW=workload/variant (default vector/threads),
 #   FACTOR (default 1.1), BEFORE_ROUNDS (unset: no timing runs), KEEP_DIR (keep the runs there).
 set -euo pipefail
