@@ -125,7 +125,8 @@ void describe_method(comparison& c) {
         c.family, 100 * (1 - c.alpha / static_cast<double>(c.family)), c.family, 100 * c.alpha, 100 * c.threshold));
   if (fallback)
     c.method_notes.push_back(fmt::format(
-        "{} points have fewer than 2 rounds on a side (runs from before rounds, or --rounds 1): their 95% interval "
+        "{} points have fewer than 2 rounds on a side (runs from before rounds, --rounds 1, or a run stopped after "
+        "their first round): their 95% interval "
         "sees only the noise inside one process, not the drift between runs, so they may call noise a change; "
         "measure both runs with --rounds 5 or more",
         fallback));

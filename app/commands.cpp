@@ -354,8 +354,9 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
       keep(*p);
     }
   if (short_points)
-    notes.insert(fmt::format("{} points have fewer rounds than the {} planned (the run was stopped between rounds); "
-                             "`speedlab compare` says so for each",
+    notes.insert(fmt::format("{} points have fewer rounds than the {} planned (the run was stopped between rounds) and "
+                             "are saved with the rounds they have; `--resume` keeps them so (`--force` measures all "
+                             "again); `speedlab compare` says so for each",
                              short_points, rounds));
   progress.done();
   return results;
