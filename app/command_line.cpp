@@ -150,7 +150,8 @@ command_action add_compare_command(CLI::App& app) {
   cmd->add_option("base", options->base_dir, "Output folder of the reference run")->required();
   cmd->add_option("new", options->new_dir, "Output folder of the run to judge")->required();
   cmd->add_option("--threshold", options->threshold_percent,
-                  "Smallest change in percent that matters: a point is slower or faster when beyond it and significant over the whole comparison (default 5)")
+                  "Smallest change in percent that matters: a point is slower or faster when beyond it and "
+                  "significant over the whole comparison (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--format,-f", options->formats, "md, html, json (default md)")
       ->delimiter(',')

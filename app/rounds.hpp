@@ -13,8 +13,9 @@
 namespace speedlab::app {
 
 // One round's share of a point's budget: times and sample counts divided by `rounds` (at
-// least 2 samples a round, so a round has a median of its own, and never below one sample of
-// the point's own minimum); warm-up runs are per process and stay whole.
+// least 2 samples a round, so a round has a median of its own, unless the point asks for
+// fewer: a point with max_samples below 2 x rounds measures more than it); warm-up runs are
+// per process and stay whole.
 measure_options round_measure(const measure_options& point, int rounds);
 
 // Adds round `round` (0-based) of `rounds_planned` to a point's record. The first round is
