@@ -11,13 +11,24 @@
 #  4. A run against itself: every point "same", exit 0.
 # Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=compare's default]
 # Environment: ROUNDS (default: the suite's), SLOW=workload/variant (default vector/threads),
-#   FACTOR (default 1.1), BEFORE_ROUNDS (unset: no timing runs), KEEP_DIR (keep the runs there).
+#   FACTOR (default 1.1), BEFORE_ROUNDS (unset: no timing runs), KEEP_DIR (keep the runs there),
+#   REUSE_DIR (a KEEP_DIR of an earlier benchmark: re-compare its runs a1..aN / b1..bN without
+#   running the suite again, e.g. after a change to compare; its files are only read, the new
+#   comparisons and slowed copies go to a temporary folder; no run times are printed).
 set -euo pipefail
 build=${1:?build dir}; pairs=${2:-20}; threshold=${3:-}
 speedlab="$build/speedlab"
 suite="$(dirname "$0")/compare-noise.yaml"
 slow_variant=${SLOW:-vector/threads}; factor=${FACTOR:-1.1}
 work=${KEEP_DIR:-$(mktemp -d)}; [ -n "${KEEP_DIR:-}" ] || trap 'rm -rf "$work"' EXIT; mkdir -p "$work"
+runs=$work # where a<i>, b<i> are; with REUSE_DIR the kept runs, read only
+if [ -n "${REUSE_DIR:-}" ]; then
+  [ -n "${KEEP_DIR:-}" ] && { echo "REUSE_DIR and KEEP_DIR together: the re-comparisons go to a temporary folder" >&2; exit 2; }
+  runs=$REUSE_DIR
+  for i in $(seq 1 "$pairs"); do
+    [ -f "$runs/a$i/results.jsonl" ] && [ -f "$runs/b$i/results.jsonl" ] || { echo "REUSE_DIR $runs: no run a$i/b$i (results.jsonl)" >&2; exit 2; }
+  done
+fi
 rounds_arg=(); [ -n "${ROUNDS:-}" ] && rounds_arg=(--rounds "$ROUNDS")
 threshold_arg=(); [ -n "$threshold" ] && threshold_arg=(--threshold "$threshold")
 run_times=(); before_times=()
@@ -55,16 +66,18 @@ PY
 start=$(date +%s)
 alarms=0; hits=0; total_points=0; declare -A count=()
 for i in $(seq 1 "$pairs"); do
-  run "$work/a$i" "${rounds_arg[@]}"; run_times+=("$last_time")
-  run "$work/b$i" "${rounds_arg[@]}"; run_times+=("$last_time")
-  # Timing runs as before rounds, between the others so both see the same load.
-  if [ -n "${BEFORE_ROUNDS:-}" ]; then run "$work/before$i" --rounds "$BEFORE_ROUNDS"; before_times+=("$last_time"); fi
-  rc=$(compare "$work/a$i" "$work/b$i" "$work/c$i")
+  if [ -z "${REUSE_DIR:-}" ]; then
+    run "$work/a$i" "${rounds_arg[@]}"; run_times+=("$last_time")
+    run "$work/b$i" "${rounds_arg[@]}"; run_times+=("$last_time")
+    # Timing runs as before rounds, between the others so both see the same load.
+    if [ -n "${BEFORE_ROUNDS:-}" ] && [ -z "${REUSE_DIR:-}" ]; then run "$work/before$i" --rounds "$BEFORE_ROUNDS"; before_times+=("$last_time"); fi
+  fi
+  rc=$(compare "$runs/a$i" "$runs/b$i" "$work/c$i")
   [ "$rc" -eq 1 ] && alarms=$((alarms + 1))
   v=$(verdicts "$work/c$i/compare.json")
   for x in $v; do total_points=$((total_points + 1)); count[$x]=$(( ${count[$x]:-0} + 1 )); done
-  slow "$work/b$i" "$work/b$i-slow"
-  src=$(compare "$work/a$i" "$work/b$i-slow" "$work/s$i")
+  rm -rf "$work/b$i-slow"; slow "$runs/b$i" "$work/b$i-slow"
+  src=$(compare "$runs/a$i" "$work/b$i-slow" "$work/s$i")
   named=$(slower_ids "$work/s$i/compare.json")
   [ "$src" -eq 1 ] && [[ " $named" == *" $slow_variant/"* ]] && hits=$((hits + 1))
   echo "pair $i: self exit $rc: $v | $slow_variant x$factor: exit $src, slower: $named"
@@ -72,12 +85,12 @@ done
 summary=""; for k in "${!count[@]}"; do summary+="${count[$k]} $k, "; done
 echo "self-comparisons: $pairs, false alarms (exit 1): $alarms; points: $total_points (${summary%, })"
 echo "$slow_variant x$factor against an independent run: $hits of $pairs exit 1 naming it"
-echo "threshold: ${threshold:-default}; rounds: ${ROUNDS:-suite default}; $(( $(date +%s) - start )) s"
-python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]; print(f"suite run time: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} runs")' "${run_times[@]}"
+echo "threshold: ${threshold:-default}; rounds: ${ROUNDS:-suite default}; $(( $(date +%s) - start )) s${REUSE_DIR:+; runs reused from $REUSE_DIR}"
+[ -n "${REUSE_DIR:-}" ] || python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]; print(f"suite run time: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} runs")' "${run_times[@]}"
 
-if [ -n "${BEFORE_ROUNDS:-}" ]; then
+if [ -n "${BEFORE_ROUNDS:-}" ] && [ -z "${REUSE_DIR:-}" ]; then
   python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[2:]]; print(f"suite run time with --rounds {sys.argv[1]}: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} runs")' "$BEFORE_ROUNDS" "${before_times[@]}"
 fi
 
-rc=$(compare "$work/a1" "$work/a1" "$work/self")
+rc=$(compare "$runs/a1" "$runs/a1" "$work/self")
 echo "a run against itself: exit $rc: $(verdicts "$work/self/compare.json")"
