@@ -6,8 +6,9 @@ and, per pair, takes every point's log-ratio NEW/BASE (mean of the log of each r
 as compare does). It prints how much of their mean square one run-wide shift (the median of the
 pair's log-ratios) explains, and one shift per kind (serial / threads).
 With --rules it also replays compare's rule (Welch on round medians, Bonferroni, 5% threshold)
-on the same pairs, without and with the shift subtracted, for self-comparisons and for each
-variant scaled by 1.1 in a copy of B: does a common-shift correction help?
+on the same pairs, without and with the shift subtracted (always; per kind; or only when the
+median shift is beyond the threshold with at most 0, 1, 2 points against its sign: moved-N),
+for self-comparisons and for each variant scaled by 1.1 in a copy of B: does it help?
 Usage: scripts/bench/compare_drift.py [--rules] DIR [DIR...]   (python3 only, no packages)
 """
 import functools, json, math, os, statistics as st, sys
@@ -82,9 +83,17 @@ def verdicts(a, b, mode, threshold=0.05, alpha=0.05):
         df = (va + vb) ** 2 / (va * va / (len(x) - 1) + vb * vb / (len(y) - 1))
         d[k] = (st.mean(y) - st.mean(x), math.sqrt(va + vb), df)
     out = {}
+    shifts = [v[0] for v in d.values()]
+    if mode.startswith("moved-"):  # common shift only when beyond the threshold and (nearly) all agree
+        shift = st.median(shifts)
+        against = sum((v > 0) != (shift > 0) for v in shifts)
+        moved = abs(shift) > math.log1p(threshold) and against <= int(mode[-1])
     for k, (diff, se, df) in d.items():
-        same = [d[j][0] for j in d if mode == "common" or (mode == "per-kind" and a[j][0] == a[k][0])]
-        x = diff - (st.median(same) if same else 0)
+        if mode.startswith("moved-"):
+            x = diff - (shift if moved else 0)
+        else:
+            same = [d[j][0] for j in d if mode == "common" or (mode == "per-kind" and a[j][0] == a[k][0])]
+            x = diff - (st.median(same) if same else 0)
         t = t_quantile(alpha / len(d), round(df, 1))
         out[k] = x > math.log1p(threshold) and x - t * se > 0
     return out
@@ -93,7 +102,7 @@ def verdicts(a, b, mode, threshold=0.05, alpha=0.05):
 def rules(dirs):
     variants = ["vector/threads", "vector/serial", "mandelbrot/threads", "mandelbrot/serial",
                 "reduction/threads", "reduction/serial"]
-    for mode in ("absolute", "common", "per-kind"):
+    for mode in ("absolute", "common", "per-kind", "moved-0", "moved-1", "moved-2"):
         alarms = n = 0
         hits = dict.fromkeys(variants, 0)
         for d, i in pairs(dirs):
