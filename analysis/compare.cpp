@@ -6,6 +6,9 @@
 #include "analysis/analyze.hpp"
 #include "analysis/comparisons.hpp"
 #include "analysis/run_settings.hpp"
+#include "analysis/round_compare.hpp"
+
+#include <fmt/format.h>
 
 namespace speedlab::analysis {
 
@@ -37,6 +40,98 @@ std::vector<part_delta> split_parts(const point_result& b, const point_result& n
   return out;
 }
 
+bool both_valid(const point_result& b, const point_result& n) {
+  return b.valid() && b.wall.median > 0 && n.valid() && n.wall.median > 0;
+}
+
+bool has_rounds(const point_result& p) { return round_medians(p.samples_by_round()).size() >= 2; }
+
+// Fewer than 2 rounds on a side: the ratio of medians with the 95% bootstrap interval of
+// the samples, which sees only the noise inside one process.
+void one_process_interval(point_delta& d, const point_result& b, const point_result& n, double threshold) {
+  // compare(variant, baseline) gives baseline / variant: with BASE as the "variant" that
+  // is NEW / BASE, above 1 when NEW is slower.
+  const speedup s = compare(b, n, analysis_options{});
+  d.ratio = s.ratio;
+  d.ci_low = s.ci_low;
+  d.ci_high = s.ci_high;
+  d.method = s.method;
+  d.confidence = 0.95;
+  d.significant = s.method != "none" && (d.ci_low > 1 || d.ci_high < 1);
+  d.verdict = s.method == "none" ? "unclear" : compare_verdict(d.ratio, d.ci_low, d.ci_high, threshold);
+}
+
+void rounds_interval(point_delta& d, const point_result& b, const point_result& n, double threshold,
+                     double confidence) {
+  const round_interval r =
+      round_ratio_interval(round_medians(b.samples_by_round()), round_medians(n.samples_by_round()), confidence);
+  d.method = "rounds";
+  d.ratio = r.ratio;
+  d.ci_low = r.ci_low;
+  d.ci_high = r.ci_high;
+  d.confidence = confidence;
+  d.p_value = r.p_value;
+  d.significant = r.ci_low > 1 || r.ci_high < 1;
+  d.verdict = rounds_verdict(r.ratio, r.ci_low, r.ci_high, threshold);
+}
+
+point_delta delta_of(const point_result& b, const point_result& n, const compare_options& options,
+                     double family_confidence) {
+  point_delta d;
+  d.id = b.id;
+  d.workload = b.workload;
+  d.variant = b.variant;
+  d.size = size_of(b);
+  d.base_status = to_string(b.status);
+  d.new_status = to_string(n.status);
+  d.base_median_ns = b.wall.median;
+  d.new_median_ns = n.wall.median;
+  d.base_samples = b.samples_ns.size();
+  d.new_samples = n.samples_ns.size();
+  d.base_rounds = static_cast<int>(round_medians(b.samples_by_round()).size());
+  d.new_rounds = static_cast<int>(round_medians(n.samples_by_round()).size());
+  d.base_rounds_planned = b.rounds_planned;
+  d.new_rounds_planned = n.rounds_planned;
+  if (both_valid(b, n)) {
+    if (has_rounds(b) && has_rounds(n)) rounds_interval(d, b, n, options.threshold, family_confidence);
+    else one_process_interval(d, b, n, options.threshold);
+    d.parts = split_parts(b, n);
+  } else {
+    d.method = "none";
+    const bool bv = b.valid() && b.wall.median > 0, nv = n.valid() && n.wall.median > 0;
+    // A variant wrong on purpose is invalid on both sides: nothing to compare.
+    d.verdict = bv && !n.expected_invalid ? "broken" : nv ? "fixed" : "not measured";
+  }
+  return d;
+}
+
+// What the reader must know about how the intervals were made.
+void describe_method(comparison& c) {
+  std::size_t fallback = 0, short_rounds = 0;
+  for (const auto& d : c.points) {
+    fallback += d.method == "bootstrap" || d.method == "median-ci";
+    short_rounds += d.method == "rounds" && (d.base_rounds < d.base_rounds_planned || d.new_rounds < d.new_rounds_planned);
+  }
+  if (c.family)
+    c.method_notes.push_back(fmt::format(
+        "{} points compared by the spread between their rounds (separate processes): each interval at {:.4g}% "
+        "confidence, so that all {} together have at most a {:.4g}% chance of calling any point slower where nothing "
+        "changed, and as much of calling one faster (Bonferroni, each end of the interval at alpha / points); a "
+        "change counts when it is beyond the {:.4g}% threshold and significant",
+        c.family, 100 * (1 - c.alpha / static_cast<double>(c.family)), c.family, 100 * c.alpha, 100 * c.threshold));
+  if (fallback)
+    c.method_notes.push_back(fmt::format(
+        "{} points have fewer than 2 rounds on a side (runs from before rounds, --rounds 1, or a run stopped after "
+        "their first round): their 95% interval "
+        "sees only the noise inside one process, not the drift between runs, so they may call noise a change; "
+        "measure both runs with --rounds 5 or more",
+        fallback));
+  if (short_rounds)
+    c.method_notes.push_back(fmt::format("{} points have fewer rounds than planned (a stopped run): their intervals "
+                                         "are wider",
+                                         short_rounds));
+}
+
 } // namespace
 
 bool comparison::has_regression() const { return count("slower") + count("broken") > 0; }
@@ -56,6 +151,15 @@ std::string compare_verdict(double ratio, double lo, double hi, double threshold
   return "unclear";
 }
 
+std::string rounds_verdict(double ratio, double lo, double hi, double threshold) {
+  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo)) return "unclear";
+  const double up = 1 + threshold, down = 1 / (1 + threshold);
+  if (ratio >= down && ratio <= up) return "same";
+  if (ratio > up && lo > 1) return "slower";
+  if (ratio < down && hi < 1) return "faster";
+  return "unclear"; // beyond the threshold, not significant
+}
+
 comparison compare_runs(const run_info& base_run, const std::vector<point_result>& base, const run_info& new_run,
                         const std::vector<point_result>& next, const compare_options& options) {
   comparison c;
@@ -67,45 +171,22 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   std::map<std::string, const point_result*> by_id;
   for (const auto& p : next) by_id.emplace(p.id, &p);
   std::map<std::string, bool> seen;
-  analysis_options o; // the speedup comparison's sample limits
+  std::vector<std::pair<const point_result*, const point_result*>> pairs;
   for (const auto& b : base) {
     if (seen[b.id]) continue; // a repeated id keeps its first point
     seen[b.id] = true;
     auto it = by_id.find(b.id);
-    if (it == by_id.end()) {
-      c.only_base.push_back(b.id);
-      continue;
-    }
-    const point_result& n = *it->second;
-    point_delta d;
-    d.id = b.id;
-    d.workload = b.workload;
-    d.variant = b.variant;
-    d.size = size_of(b);
-    d.base_status = to_string(b.status);
-    d.new_status = to_string(n.status);
-    d.base_median_ns = b.wall.median;
-    d.new_median_ns = n.wall.median;
-    d.base_samples = b.samples_ns.size();
-    d.new_samples = n.samples_ns.size();
-    const bool bv = b.valid() && b.wall.median > 0, nv = n.valid() && n.wall.median > 0;
-    if (bv && nv) {
-      // compare(variant, baseline) gives baseline / variant: with BASE as the "variant" that
-      // is NEW / BASE, above 1 when NEW is slower.
-      const speedup s = compare(b, n, o);
-      d.ratio = s.ratio;
-      d.ci_low = s.ci_low;
-      d.ci_high = s.ci_high;
-      d.method = s.method;
-      d.verdict = s.method == "none" ? "unclear" : compare_verdict(d.ratio, d.ci_low, d.ci_high, options.threshold);
-      d.parts = split_parts(b, n);
-    } else {
-      d.method = "none";
-      // A variant wrong on purpose is invalid on both sides: nothing to compare.
-      d.verdict = bv && !n.expected_invalid ? "broken" : nv ? "fixed" : "not measured";
-    }
-    c.points.push_back(std::move(d));
+    if (it == by_id.end()) c.only_base.push_back(b.id);
+    else pairs.emplace_back(&b, it->second);
   }
+  // The family: every point whose interval comes from rounds shares alpha.
+  for (const auto& [b, n] : pairs) c.family += both_valid(*b, *n) && has_rounds(*b) && has_rounds(*n);
+  c.alpha = options.alpha;
+  // Each end of the interval errs with probability alpha / family: the gate's question (any
+  // point slower where nothing changed) is one-sided, and so is "any point faster".
+  const double confidence = 1 - 2 * options.alpha / static_cast<double>(std::max<std::size_t>(1, c.family));
+  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, options, confidence));
+  describe_method(c);
   for (const auto& n : next)
     if (!seen.count(n.id) && std::find(c.only_new.begin(), c.only_new.end(), n.id) == c.only_new.end())
       c.only_new.push_back(n.id);

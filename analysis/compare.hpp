@@ -1,7 +1,10 @@
 // `speedlab compare BASE NEW`: two runs' points matched by identity (the point id:
-// workload/variant/parameters), the ratio of medians NEW / BASE with a 95% interval from the
-// samples (the exact two-sample bootstrap of analysis_stats, the same one speedups use) and
-// a verdict. The time split's parts are compared too, so a profile comparison can add its
+// workload/variant/parameters), the ratio NEW / BASE with an interval and a verdict. Points
+// measured in rounds (two or more on each side) get the interval from the spread between
+// rounds (analysis/round_compare.hpp), at a confidence that holds the whole comparison to
+// alpha (Bonferroni over its points); points with fewer rounds (runs from before rounds) fall
+// back to the ratio of medians with the 95% bootstrap interval of one process's samples (the
+// exact two-sample bootstrap of analysis_stats, the one speedups use), and say so. The time split's parts are compared too, so a profile comparison can add its
 // per-kernel rows beside them (part_delta with part = the kernel's name).
 #pragma once
 
@@ -13,9 +16,13 @@
 namespace speedlab::analysis {
 
 struct compare_options {
-  // A change must exceed this fraction, with its whole interval, to count as faster/slower.
-  // 10%: measured false-alarm rates on noisy CPU runs in docs/reports.md.
-  double threshold = 0.10;
+  // The smallest change that matters: a point is slower/faster only when its ratio is beyond
+  // it and the change is significant. Chosen from the self-comparisons measured in
+  // docs/reports.md ("speedlab compare").
+  double threshold = 0.05;
+  // The chance that a comparison of two runs of the same code calls any point slower, over
+  // all its points together (and, apart, the chance it calls any faster).
+  double alpha = 0.05;
 };
 
 // One part of the time (a split part, later a kernel): median per repetition on each side.
@@ -30,7 +37,14 @@ struct point_delta {
   double base_median_ns = 0, new_median_ns = 0;
   std::size_t base_samples = 0, new_samples = 0;
   double ratio = 0, ci_low = 0, ci_high = 0; // NEW / BASE: above 1 means slower
-  std::string method;                         // "bootstrap", "median-ci", "none"
+  // "rounds" (between-round spread, family-wise interval), "bootstrap" or "median-ci" (one
+  // process's samples: fewer than 2 rounds on a side), "none".
+  std::string method;
+  int base_rounds = 1, new_rounds = 1;       // rounds with samples on each side
+  int base_rounds_planned = 1, new_rounds_planned = 1;
+  double confidence = 0.95;                   // of [ci_low, ci_high]
+  double p_value = -1;                        // "rounds": two-sided Welch p, before the family correction
+  bool significant = false;                   // the interval excludes 1 (no change)
   // "slower", "faster", "same", "unclear" (too noisy to say), "broken" (valid in BASE,
   // failed or invalid in NEW), "fixed" (the other way round), "not measured" (neither valid).
   std::string verdict;
@@ -39,7 +53,9 @@ struct point_delta {
 
 struct comparison {
   run_info base_run, new_run;
-  double threshold = 0.10;
+  double threshold = 0.05, alpha = 0.05;
+  std::size_t family = 0;              // points compared by rounds: each at confidence 1 - 2 alpha / family
+  std::vector<std::string> method_notes; // how the intervals were made; fallbacks said here
   // Settings that differ (host, CPU, GPU, driver, threads, measurement settings, speedlab
   // version, plugin builds), each with the points it affects: analysis/run_settings.hpp.
   std::vector<std::string> warnings;
@@ -54,6 +70,12 @@ struct comparison {
 // above 1 + threshold, "faster" when it lies below 1 / (1 + threshold); "same" when the ratio
 // itself is within the threshold; "unclear" otherwise (beyond it, but not clearly).
 std::string compare_verdict(double ratio, double ci_low, double ci_high, double threshold);
+
+// Verdict of a ratio from rounds with its family-wise interval: "same" when the ratio is
+// within the threshold (a change too small to matter, significant or not); "slower" /
+// "faster" when it is beyond the threshold and the interval excludes 1 (no change);
+// "unclear" when beyond the threshold but not significant.
+std::string rounds_verdict(double ratio, double ci_low, double ci_high, double threshold);
 
 comparison compare_runs(const run_info& base_run, const std::vector<point_result>& base,
                         const run_info& new_run, const std::vector<point_result>& next,

@@ -26,6 +26,7 @@ inline constexpr number_rule timeout_s{0.01, 86400, false, "seconds"};
 inline constexpr number_rule threads{0, 4096, true, "threads"};
 inline constexpr number_rule warmup_runs{0, 1e6, true, "runs"};
 inline constexpr number_rule warmup_min_time_s{0, 600, false, "seconds"};
+inline constexpr number_rule rounds{1, 100, true, "rounds"};
 inline constexpr number_rule samples{1, 1e7, true, "repetitions"};
 inline constexpr number_rule min_time_s{0, 3600, false, "seconds"};
 inline constexpr number_rule max_time_s{0.001, 86400, false, "seconds"};

@@ -85,6 +85,7 @@ int run_from_command_line(const CLI::App& cmd, run_command_line& line) {
   take_number(cmd, line, "--counters-per-kernel", limits::counters_per_kernel, o.counters_per_kernel);
   take_number(cmd, line, "--warmup", limits::warmup_runs, o.warmup_runs);
   take_number(cmd, line, "--threads", limits::threads, o.threads);
+  take_number(cmd, line, "--rounds", limits::rounds, o.rounds);
   if (line.no_isolate) o.isolate = false;
   if (line.self_timing) o.self_timing = true;
   if (!line.profilers.empty()) o.profilers = line.profilers;
@@ -121,6 +122,8 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   number_option("--max-samples", "Most repetitions per point");
   number_option("--warmup", "Warm-up repetitions per point");
   number_option("--threads", "Threads for 'threads' variants (0: all cores)");
+  number_option("--rounds", "Rounds per point: separate runs spread over the suite, for compare's run-to-run spread "
+                            "(default 5)");
   number_option("--counters-per-kernel",
                 "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
   cmd->add_option("--profilers", line->profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
@@ -158,7 +161,8 @@ command_action add_compare_command(CLI::App& app) {
   cmd->add_option("base", options->base_dir, "Output folder of the reference run")->required();
   cmd->add_option("new", options->new_dir, "Output folder of the run to judge")->required();
   cmd->add_option("--threshold", options->threshold_percent,
-                  "Smallest change in percent that counts, with its whole 95% interval (default 10)")
+                  "Smallest change in percent that matters: a point is slower or faster when beyond it and "
+                  "significant over the whole comparison (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--format,-f", options->formats, "md (or markdown), html, json (default md)")
       ->delimiter(',')

@@ -34,6 +34,7 @@
 #include "app/plugin_loader.hpp"
 #include "app/profile_report.hpp"
 #include "app/progress.hpp"
+#include "app/rounds.hpp"
 #include "app/suite_plan.hpp"
 #include "app/terminal_summary.hpp"
 #include "profilers/profiler.hpp"
@@ -343,35 +344,83 @@ run_info new_run_info(const run_options& options, const suite_config& suite) {
   return info;
 }
 
-// Measures each point not yet in the folder, appending each result as it comes. Stops
-// early on a stop signal (interrupt.hpp): the point in a child is abandoned, one measured
-// in-process is finished and kept.
+// One round of one point, in its own process when isolated; nullopt when a stop signal
+// abandoned it.
+std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
+                                          const plugin_registry& registry, output_folder& folder, int threads) {
+  const loaded_workload* w = registry.find(pp.workload);
+  planned_point plugin_point = pp; // the plugin never sees the device parameter
+  plugin_point.measure = round_measure(pp.measure, rounds);
+  const std::optional<int> device = take_device(plugin_point.params);
+  // The first round writes the point's device trace and runs the passes that read the kernels
+  // once (counters, source: a later round's would be dropped by merge_round); later rounds add
+  // samples and splits only.
+  std::vector<std::string> profilers = suite.profilers;
+  if (round > 0)
+    std::erase_if(profilers, [](const std::string& name) { return name == "counters" || name == "source"; });
+  run_request req{w, w->find_variant(pp.variant), plugin_point, threads, profilers, suite.self_timing,
+                  suite.profiler_options, round == 0 ? folder.dir() : std::filesystem::path(), {}, {}};
+  if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
+  std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
+  if (r && r->language == "c++") r->build = w->build; // the plugin's flavour travels with the point
+  if (r && device) { // the device is part of the point's identity
+    r->params[device_param] = std::to_string(*device);
+    r->id = point_id(r->workload, r->variant, r->params);
+  }
+  return r;
+}
+
+// Measures each point not yet in the folder in `suite.rounds` rounds, round-robin over the
+// plan, appending each point as its last round (or a failed one) ends. Stops early on a stop
+// signal (interrupt.hpp): the round in a child is abandoned, one measured in-process is
+// finished and kept; points with some of their rounds are then saved with what they have
+// (rounds < rounds_planned), so nothing measured is lost.
 std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,
                                          const plugin_registry& registry, output_folder& folder, int threads,
                                          std::set<std::string>& notes) {
-  progress_display progress(points.size(), stderr_is_terminal());
+  const int rounds = std::max(1, suite.rounds);
+  progress_display progress(points.size() * static_cast<std::size_t>(rounds), stderr_is_terminal());
+  std::vector<std::optional<point_result>> partial(points.size());
   std::vector<point_result> results;
-  for (std::size_t i = 0; i < points.size() && !stop_signal(); ++i) {
-    const auto& pp = points[i];
-    const loaded_workload* w = registry.find(pp.workload);
-    planned_point plugin_point = pp; // the plugin never sees the device parameter
-    const std::optional<int> device = take_device(plugin_point.params);
-    run_request req{w, w->find_variant(pp.variant), plugin_point, threads, suite.profilers, suite.self_timing,
-                    suite.profiler_options, folder.dir(), {}, {}};
-    if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
-    progress.starting(i, point_id(pp.workload, pp.variant, pp.params));
-    std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
-    if (!r) break; // abandoned by a stop signal
-    if (device) { // the device is part of the point's identity
-      r->params[device_param] = std::to_string(*device);
-      r->id = point_id(r->workload, r->variant, r->params);
+  auto keep = [&](point_result& r) {
+    folder.append(r);
+    for (const auto& m : r.profiler_messages) notes.insert(m);
+    results.push_back(std::move(r));
+  };
+  bool abandoned = false;
+  for (int round = 0; round < rounds && !abandoned; ++round) {
+    for (std::size_t i = 0; i < points.size() && !stop_signal(); ++i) {
+      if (round > 0 && (!partial[i] || point_finished(*partial[i]))) continue;
+      const auto& pp = points[i];
+      const std::size_t step = static_cast<std::size_t>(round) * points.size() + i;
+      progress.starting(step, point_id(pp.workload, pp.variant, pp.params) +
+                                  (rounds > 1 ? fmt::format(" (round {}/{})", round + 1, rounds) : ""));
+      std::optional<point_result> r = measure_round(pp, rounds, round, suite, registry, folder, threads);
+      if (!r) { // abandoned by a stop signal
+        abandoned = true;
+        break;
+      }
+      progress.finished(step, *r);
+      if (!partial[i]) partial[i].emplace();
+      merge_round(*partial[i], std::move(*r), round, rounds);
+      if (point_finished(*partial[i])) {
+        keep(*partial[i]);
+        partial[i].reset();
+      }
     }
-    if (r->language == "c++") r->build = w->build; // the flavour travels with the point
-    folder.append(*r);
-    for (const auto& m : r->profiler_messages) notes.insert(m);
-    progress.finished(i, *r);
-    results.push_back(std::move(*r));
+    if (stop_signal()) abandoned = true;
   }
+  std::size_t short_points = 0;
+  for (auto& p : partial)
+    if (p) {
+      ++short_points;
+      keep(*p);
+    }
+  if (short_points)
+    notes.insert(fmt::format("{} points have fewer rounds than the {} planned (the run was stopped between rounds) and "
+                             "are saved with the rounds they have; `--resume` keeps them so (`--force` measures all "
+                             "again); `speedlab compare` says so for each",
+                             short_points, rounds));
   progress.done();
   return results;
 }

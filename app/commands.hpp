@@ -45,7 +45,7 @@ int command_report(const report_options& options);
 // threshold, 2 bad input (exit_usage).
 struct compare_cli_options {
   std::string base_dir, new_dir;
-  double threshold_percent = 10;
+  double threshold_percent = 5;
   std::vector<std::string> formats = {"md"}; // md, html, json
   std::string out_dir;                       // empty: the first format to stdout
 };

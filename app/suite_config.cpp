@@ -373,7 +373,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root.IsNull()) return s; // an empty document: the defaults, every workload
   require_map(file, root, "the suite");
   check_keys(file, root,
-             {"output", "isolate", "timeout", "threads", "warmup", "measure", "profilers", "reports", "calibrate",
+             {"output", "isolate", "timeout", "threads", "rounds", "warmup", "measure", "profilers", "reports", "calibrate",
               "self_timing", "cupti", "python", "python_variants", "counters", "workloads"},
              "the suite");
   if (root["output"]) {
@@ -383,6 +383,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["isolate"]) s.isolate = boolean(file, root["isolate"], "isolate");
   if (root["timeout"]) s.timeout_s = number(file, root["timeout"], "timeout", limits::timeout_s);
   if (root["threads"]) s.threads = static_cast<int>(count(file, root["threads"], "threads", limits::threads));
+  if (root["rounds"]) s.rounds = static_cast<int>(count(file, root["rounds"], "rounds", limits::rounds));
   if (root["warmup"]) parse_warmup(file, root["warmup"], s.measure);
   if (root["measure"]) parse_measure(file, root["measure"], s.measure);
   if (root["profilers"]) s.profilers = string_list(file, root["profilers"], "profilers");

@@ -45,6 +45,10 @@ struct workload_request {
   std::optional<measure_options> measure;
 };
 
+// Rounds per point unless the suite or --rounds says otherwise: enough processes per side
+// for `speedlab compare` to see run-to-run spread (docs/reports.md, "speedlab compare").
+inline constexpr int default_rounds = 5;
+
 struct suite_config {
   std::string source = "<built-in default suite>";
   std::string output = "speedlab-out";
@@ -52,6 +56,9 @@ struct suite_config {
   double timeout_s = 60;        // per run (setup, or one repetition); the child is killed after it
   int threads = 0;              // 0: all cores
   measure_options measure;
+  // Each point measured in this many rounds (separate processes when isolated), round-robin
+  // over the plan (app/rounds.hpp); 1: one run per point, as before rounds existed.
+  int rounds = default_rounds;
   std::vector<std::string> profilers{"host", "cupti"};
   std::vector<std::string> reports{"markdown", "html", "json", "csv", "perfetto", "nsys-sqlite"};
   std::string calibrate = "cached"; // off | cached | quick | full

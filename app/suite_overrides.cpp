@@ -33,6 +33,7 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   check(cli.max_samples, "--max-samples", limits::samples);
   check(cli.warmup_runs, "--warmup", limits::warmup_runs);
   check(cli.threads, "--threads", limits::threads);
+  check(cli.rounds, "--rounds", limits::rounds);
   check(cli.counters_per_kernel, "--counters-per-kernel", limits::counters_per_kernel);
   if (cli.min_samples && cli.max_samples && *cli.min_samples > *cli.max_samples)
     throw config_error(fmt::format("<command line>: --min-samples ({}) is larger than --max-samples ({})",
@@ -48,6 +49,7 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.isolate) s.isolate = *cli.isolate;
   if (cli.timeout_s) s.timeout_s = *cli.timeout_s;
   if (cli.threads) s.threads = *cli.threads;
+  if (cli.rounds) s.rounds = *cli.rounds;
   if (cli.profilers) s.profilers = *cli.profilers;
   if (cli.reports) s.reports = *cli.reports;
   if (cli.calibrate) s.calibrate = *cli.calibrate;

@@ -16,6 +16,7 @@ struct cli_overrides {
   std::optional<bool> isolate;
   std::optional<double> timeout_s, max_time_s, min_time_s;
   std::optional<std::size_t> min_samples, max_samples, warmup_runs;
+  std::optional<int> rounds;
   std::optional<int> threads;
   std::optional<std::vector<std::string>> profilers, reports;
   std::optional<std::string> calibrate;

@@ -82,6 +82,12 @@ struct point_result {
   int threads = 1;
 
   std::vector<double> samples_ns;              // wall time of each measured repetition
+  // Rounds: the point is measured in `rounds` separate runs (processes when isolated), spread
+  // over the run, so drift between processes shows in its spread. sample_rounds[i] is the
+  // round (0-based) samples_ns[i] came from; empty in results written before rounds (one
+  // round). rounds_planned > rounds when the run was interrupted between a point's rounds.
+  std::vector<int> sample_rounds;
+  int rounds = 1, rounds_planned = 1;
   summary_stats wall;
   std::map<std::string, double> phase_median_ns; // setup, transfer_in, compute, transfer_out, validate, teardown
   std::size_t warmup_runs = 0;
@@ -129,6 +135,9 @@ struct point_result {
   std::string params_key(bool without_size = false) const;
   // The parameters as "k=v,..." without those named in `skip`.
   std::string params_key_without(const std::vector<std::string>& skip) const;
+  // The samples of each round, in round order (one group for results without rounds);
+  // rounds that kept no sample are left out.
+  std::vector<std::vector<double>> samples_by_round() const;
 };
 
 struct run_info {

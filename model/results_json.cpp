@@ -73,6 +73,16 @@ std::string point_result::params_key_without(const std::vector<std::string>& ski
   return key;
 }
 
+std::vector<std::vector<double>> point_result::samples_by_round() const {
+  if (sample_rounds.size() != samples_ns.size()) return samples_ns.empty() ? std::vector<std::vector<double>>{}
+                                                                           : std::vector<std::vector<double>>{samples_ns};
+  std::map<int, std::vector<double>> by;
+  for (std::size_t i = 0; i < samples_ns.size(); ++i) by[sample_rounds[i]].push_back(samples_ns[i]);
+  std::vector<std::vector<double>> out;
+  for (auto& [round, s] : by) out.push_back(std::move(s));
+  return out;
+}
+
 SPEEDLAB_JSON_FIELDS(summary_stats, count, median, mean, stddev, min, max, q1, q3, ci_low,
                                                 ci_high)
 SPEEDLAB_JSON_FIELDS(time_split, kernel, h2d, d2h, copy_other, memset, sync, api, host,
@@ -130,6 +140,11 @@ void to_json(nlohmann::json& j, const point_result& p) {
                      {"trace_file", p.trace_file},
                      {"started_unix_s", p.started_unix_s},
                      {"duration_s", p.duration_s}};
+  if (!p.sample_rounds.empty()) { // only results measured in rounds
+    j["sample_rounds"] = p.sample_rounds;
+    j["rounds"] = p.rounds;
+    j["rounds_planned"] = p.rounds_planned;
+  }
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
   if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
   if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
@@ -175,6 +190,18 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("size_axes", p.size_axes);
   get("counters", p.counters);
   get("plugin_build", p.build);
+  get("sample_rounds", p.sample_rounds);
+  get("rounds", p.rounds);
+  get("rounds_planned", p.rounds_planned);
+  // A round list that does not match the samples cannot say where they came from: refused,
+  // like any other malformed field, rather than guessed.
+  if (!p.sample_rounds.empty() && p.sample_rounds.size() != p.samples_ns.size())
+    throw std::invalid_argument("sample_rounds has " + std::to_string(p.sample_rounds.size()) + " entries for " +
+                                std::to_string(p.samples_ns.size()) + " samples_ns");
+  for (int r : p.sample_rounds)
+    if (r < 0 || r >= p.rounds_planned)
+      throw std::invalid_argument("sample_rounds: round " + std::to_string(r) + " outside 0.." +
+                                  std::to_string(p.rounds_planned - 1));
 }
 
 } // namespace speedlab

@@ -16,10 +16,26 @@ std::string change(const analysis::point_delta& d) {
   return d.ratio > 0 ? fmt_signed_percent(100 * (d.ratio - 1)) : "—";
 }
 
+// The interval of the change, and "not significant" when it holds no change (1) inside.
 std::string interval(const analysis::point_delta& d) {
   if (d.method == "none" || !(d.ci_high > 0)) return "—";
-  return fmt_signed_percent(100 * (d.ci_low - 1)) + " … " + fmt_signed_percent(100 * (d.ci_high - 1));
+  return fmt_signed_percent(100 * (d.ci_low - 1)) + " … " + fmt_signed_percent(100 * (d.ci_high - 1)) +
+         (d.significant ? "" : " (not significant)");
 }
+
+// "5 / 5 (40 / 38 samples)"; "3 of 5" for a side stopped between rounds.
+std::string rounds_text(const analysis::point_delta& d) {
+  auto side = [](int done, int planned) {
+    return done < planned ? fmt::format("{} of {}", done, planned) : std::to_string(done);
+  };
+  return fmt::format("{} / {} ({} / {} samples)", side(d.base_rounds, d.base_rounds_planned),
+                     side(d.new_rounds, d.new_rounds_planned), d.base_samples, d.new_samples);
+}
+
+constexpr const char* method_text =
+    "Change = NEW / BASE - 1. With rounds on both sides: the geometric mean of the rounds' medians, its interval from "
+    "the spread between rounds (Welch's t on the log of each round's median) at the family-wise confidence below. "
+    "Otherwise: the ratio of medians with the 95% exact two-sample bootstrap interval of the samples.";
 
 std::string median(double ns, const std::string& status) {
   return status == "ok" && ns > 0 ? fmt_duration(ns) : status;
@@ -48,8 +64,8 @@ std::string headline(const analysis::comparison& c) {
 }
 
 std::string result_line(const analysis::comparison& c) {
-  return c.has_regression() ? "**Regression**: at least one point is slower with its whole 95% interval beyond the "
-                              "threshold (or broke)."
+  return c.has_regression() ? "**Regression**: at least one point is slower beyond the threshold, and significantly "
+                              "so (or broke)."
                             : "No clear regression beyond the threshold.";
 }
 
@@ -64,15 +80,16 @@ std::string compare_markdown(const analysis::comparison& c) {
                      md_code(c.new_run.suite), md_text(c.new_run.started_at),
                      md_text(c.new_run.gpu_name.empty() ? "no GPU" : c.new_run.gpu_name), fmt_percent(100 * c.threshold));
   out += result_line(c) + " " + md_text(headline(c)) + "\n\n";
-  out += "Change = NEW / BASE - 1 of the median time per repetition; interval: 95%, exact two-sample bootstrap of the "
-         "ratio of medians.\n\n";
-  out += "| verdict | point | BASE median | NEW median | change | 95% interval | samples | split parts that moved |\n"
+  out += std::string(method_text) + "\n\n";
+  for (const auto& n : c.method_notes) out += "- " + md_text(n) + "\n";
+  if (!c.method_notes.empty()) out += "\n";
+  out += "| verdict | point | BASE median | NEW median | change | interval | rounds | split parts that moved |\n"
          "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& d : c.points) {
     const std::string moved = parts_words(d);
     out += "| " + md_text(d.verdict) + " | " + md_code(d.id) + " | " + median(d.base_median_ns, d.base_status) + " | " +
            median(d.new_median_ns, d.new_status) + " | " + change(d) + " | " + interval(d) + " | " +
-           fmt::format("{} / {}", d.base_samples, d.new_samples) + " | " + (moved.empty() ? "—" : md_text(moved)) + " |\n";
+           rounds_text(d) + " | " + (moved.empty() ? "—" : md_text(moved)) + " |\n";
   }
   out += "\n";
   auto list = [&](const char* title, const std::vector<std::string>& ids) {
@@ -101,15 +118,16 @@ std::string compare_html(const analysis::comparison& c) {
             {{"class", "sub"}});
   w << "</header><main><section id=\"comparison\">"_html;
   for (const auto& warning : c.warnings) w.element("p", "Warning: " + warning, {{"class", "warning"}});
-  w.element("p", std::string(c.has_regression() ? "Regression: a point is slower with its whole 95% interval beyond the "
-                                                   "threshold (or it broke). "
+  w.element("p", std::string(c.has_regression() ? "Regression: a point is slower beyond the threshold, and significantly "
+                                                   "so (or it broke). "
                                                  : "No clear regression beyond the threshold. ") +
                      headline(c),
             {{"id", "verdict"}, {"class", c.has_regression() ? "v-slower" : "v-faster"}});
-  w << "<p class=\"note\">Change = NEW / BASE - 1 of the median time per repetition; interval: 95%, exact two-sample "
-       "bootstrap of the ratio of medians.</p><div class=\"scroll\"><table><thead><tr><th>verdict</th><th>point</th>"
+  w.element("p", method_text, {{"class", "note"}});
+  for (const auto& n : c.method_notes) w.element("p", n, {{"class", "note"}});
+  w << "<div class=\"scroll\"><table><thead><tr><th>verdict</th><th>point</th>"
        "<th class=\"num\">BASE median</th><th class=\"num\">NEW median</th><th class=\"num\">change</th>"
-       "<th class=\"num\">95% interval</th><th class=\"num\">samples</th><th>split parts that moved</th></tr></thead><tbody>"_html;
+       "<th class=\"num\">interval</th><th class=\"num\">rounds</th><th>split parts that moved</th></tr></thead><tbody>"_html;
   for (const auto& d : c.points) {
     std::string cls = "v-" + d.verdict;
     for (auto& ch : cls)
@@ -118,7 +136,7 @@ std::string compare_html(const analysis::comparison& c) {
     w << "<td>"_html << d.verdict << "</td><td><code>"_html << d.id << "</code></td><td class=\"num\">"_html
       << median(d.base_median_ns, d.base_status) << "</td><td class=\"num\">"_html << median(d.new_median_ns, d.new_status)
       << "</td><td class=\"num\">"_html << change(d) << "</td><td class=\"num\">"_html << interval(d)
-      << "</td><td class=\"num\">"_html << fmt::format("{} / {}", d.base_samples, d.new_samples) << "</td><td>"_html
+      << "</td><td class=\"num\">"_html << rounds_text(d) << "</td><td>"_html
       << parts_words(d) << "</td></tr>"_html;
   }
   w << "</tbody></table></div>"_html;
@@ -141,7 +159,10 @@ nlohmann::json compare_json(const analysis::comparison& c) {
   j["warnings"] = c.warnings;
   j["base"] = c.base_run;
   j["new"] = c.new_run;
-  j["method"] = "exact two-sample bootstrap of the ratio of medians (95% percentile interval)";
+  j["method"] = method_text;
+  j["method_notes"] = c.method_notes;
+  j["alpha"] = c.alpha;
+  j["family"] = c.family;
   nlohmann::json points = nlohmann::json::array();
   for (const auto& d : c.points) {
     nlohmann::json parts = nlohmann::json::array();
@@ -161,6 +182,13 @@ nlohmann::json compare_json(const analysis::comparison& c) {
                       {"ci_low", d.ci_low},
                       {"ci_high", d.ci_high},
                       {"method", d.method},
+                      {"confidence", d.confidence},
+                      {"significant", d.significant},
+                      {"p_value", d.p_value},
+                      {"base_rounds", d.base_rounds},
+                      {"new_rounds", d.new_rounds},
+                      {"base_rounds_planned", d.base_rounds_planned},
+                      {"new_rounds_planned", d.new_rounds_planned},
                       {"parts", parts}});
   }
   j["points"] = points;

@@ -1,62 +1,96 @@
 #!/usr/bin/env bash
 # Measures `speedlab compare` on real, noisy CPU runs (docs/reports.md, "speedlab compare"):
-#  1. PAIRS self-comparisons: two independent runs of the same short CPU suite each time;
-#     a false alarm is a comparison that exits 1 (a "slower" verdict where nothing changed).
-#  2. A run against itself: every point "same", exit 0.
-#  3. A copy of a run with one variant's samples scaled by 1.2 (20% slower on purpose),
-#     against the original and against an independent run: that variant "slower", exit 1.
-# Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=10]
+#  1. PAIRS self-comparisons: two independent runs (A, B) of the same short CPU suite each
+#     time; a false alarm is a comparison that exits 1 (a "slower" verdict where nothing changed).
+#  2. Power: the same pairs with one variant made 10% slower on purpose (its samples, per
+#     round, and its summary scaled by 1.1 in a copy of B): a hit is a comparison that exits
+#     1 naming that variant slower.
+#  3. The suite's run time: every run is timed; with BEFORE_ROUNDS set (e.g. 1: one process
+#     per point, as runs were measured before rounds), one more run per pair with --rounds
+#     BEFORE_ROUNDS is timed, between the others so that both see the same load.
+#  4. A run against itself: every point "same", exit 0.
+# Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=compare's default]
+# Environment: ROUNDS (default: the suite's), SLOW=workload/variant (default vector/threads),
+#   FACTOR (default 1.1), BEFORE_ROUNDS (unset: no timing runs), KEEP_DIR (keep the runs there),
+#   REUSE_DIR (a KEEP_DIR of an earlier benchmark: re-compare its runs a1..aN / b1..bN without
+#   running the suite again, e.g. after a change to compare; its files are only read, the new
+#   comparisons and slowed copies go to a temporary folder; no run times are printed).
 set -euo pipefail
-build=${1:?build dir}; pairs=${2:-20}; threshold=${3:-10}
+build=${1:?build dir}; pairs=${2:-20}; threshold=${3:-}
 speedlab="$build/speedlab"
 suite="$(dirname "$0")/compare-noise.yaml"
+slow_variant=${SLOW:-vector/threads}; factor=${FACTOR:-1.1}
 work=${KEEP_DIR:-$(mktemp -d)}; [ -n "${KEEP_DIR:-}" ] || trap 'rm -rf "$work"' EXIT; mkdir -p "$work"
-run() { "$speedlab" run "$suite" --reports json --out "$1" >/dev/null 2>&1; }
-verdicts() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(p["verdict"] for p in d["points"]))' "$1"; }
-
-start=$(date +%s)
-alarms=0; slower_points=0; faster_points=0; unclear_points=0; same_points=0; total_points=0
-for i in $(seq 1 "$pairs"); do
-  run "$work/a$i"; run "$work/b$i"
-  set +e; "$speedlab" compare "$work/a$i" "$work/b$i" --threshold "$threshold" --format json --out "$work/c$i" >/dev/null 2>&1; rc=$?; set -e
-  [ "$rc" -eq 1 ] && alarms=$((alarms + 1))
-  [ "$rc" -gt 1 ] && { echo "compare failed with exit $rc"; exit 2; }
-  v=$(verdicts "$work/c$i/compare.json")
-  for x in $v; do
-    total_points=$((total_points + 1))
-    case $x in slower) slower_points=$((slower_points + 1));; faster) faster_points=$((faster_points + 1));;
-      unclear) unclear_points=$((unclear_points + 1));; same) same_points=$((same_points + 1));; esac
+runs=$work # where a<i>, b<i> are; with REUSE_DIR the kept runs, read only
+if [ -n "${REUSE_DIR:-}" ]; then
+  [ -n "${KEEP_DIR:-}" ] && { echo "REUSE_DIR and KEEP_DIR together: the re-comparisons go to a temporary folder" >&2; exit 2; }
+  runs=$REUSE_DIR
+  for i in $(seq 1 "$pairs"); do
+    [ -f "$runs/a$i/results.jsonl" ] && [ -f "$runs/b$i/results.jsonl" ] || { echo "REUSE_DIR $runs: no run a$i/b$i (results.jsonl)" >&2; exit 2; }
   done
-  echo "pair $i: exit $rc: $v"
-done
-echo "self-comparisons: $pairs, false alarms (exit 1): $alarms; points: $total_points ($same_points same, $unclear_points unclear, $slower_points slower, $faster_points faster); threshold $threshold%; $(( $(date +%s) - start )) s"
-
-# A run against itself.
-set +e; "$speedlab" compare "$work/a1" "$work/a1" --format json --out "$work/self" >/dev/null 2>&1; rc=$?; set -e
-echo "a run against itself: exit $rc: $(verdicts "$work/self/compare.json")"
-
-# One variant 20% slower on purpose: its samples and summary scaled by 1.2 in a copy.
+fi
+rounds_arg=(); [ -n "${ROUNDS:-}" ] && rounds_arg=(--rounds "$ROUNDS")
+threshold_arg=(); [ -n "$threshold" ] && threshold_arg=(--threshold "$threshold")
+run_times=(); before_times=()
+run() { # run DIR [extra args]: one suite run, its seconds in $last_time
+  local t0; t0=$(date +%s.%N)
+  "$speedlab" run "$suite" --reports json --out "$@" >/dev/null 2>&1 || { echo "run $1 failed"; exit 2; }
+  last_time=$(python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.3f}')" "$t0")
+}
+compare() { # compare BASE NEW OUT: prints the exit code
+  set +e; "$speedlab" compare "$1" "$2" "${threshold_arg[@]}" --format json,md --out "$3" >/dev/null 2>&1; local rc=$?; set -e
+  [ "$rc" -gt 1 ] && { echo "compare $1 $2 failed with exit $rc" >&2; exit 2; }
+  echo "$rc"
+}
+verdicts() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(p["verdict"] for p in d["points"]))' "$1"; }
+slower_ids() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(p["id"] for p in d["points"] if p["verdict"]=="slower") or "-")' "$1"; }
+# A copy of a run with one variant's samples (every round's) and summary scaled by FACTOR.
 slow() {
   cp -r "$1" "$2"
-  python3 - "$2/results.jsonl" <<'PY'
+  python3 - "$2/results.jsonl" "$slow_variant" "$factor" <<'PY'
 import json, sys
-path = sys.argv[1]
+path, variant, factor = sys.argv[1], sys.argv[2], float(sys.argv[3])
+workload, name = variant.split("/")
 out = []
 for line in open(path):
     p = json.loads(line)
-    if p["workload"] == "vector" and p["variant"] == "threads":
-        p["samples_ns"] = [s * 1.2 for s in p["samples_ns"]]
+    if p["workload"] == workload and p["variant"] == name:
+        p["samples_ns"] = [s * factor for s in p["samples_ns"]]  # sample_rounds stays parallel
         for k in ("median", "mean", "stddev", "min", "max", "q1", "q3", "ci_low", "ci_high"):
-            p["wall"][k] *= 1.2
+            p["wall"][k] *= factor
     out.append(json.dumps(p))
 open(path, "w").write("\n".join(out) + "\n")
 PY
 }
-slow "$work/a1" "$work/a1-slow"
-set +e; "$speedlab" compare "$work/a1" "$work/a1-slow" --format json,md --out "$work/slow1" >/dev/null 2>&1; rc=$?; set -e
-echo "run vs its copy with vector/threads x1.2: exit $rc"
-python3 -c 'import json,sys; [print("  ", p["id"], p["verdict"], round(p["ratio"],3)) for p in json.load(open(sys.argv[1]))["points"]]' "$work/slow1/compare.json"
-slow "$work/b1" "$work/b1-slow"
-set +e; "$speedlab" compare "$work/a1" "$work/b1-slow" --format json --out "$work/slow2" >/dev/null 2>&1; rc=$?; set -e
-echo "run vs an independent run with vector/threads x1.2: exit $rc"
-python3 -c 'import json,sys; [print("  ", p["id"], p["verdict"], round(p["ratio"],3)) for p in json.load(open(sys.argv[1]))["points"]]' "$work/slow2/compare.json"
+
+start=$(date +%s)
+alarms=0; hits=0; total_points=0; declare -A count=()
+for i in $(seq 1 "$pairs"); do
+  if [ -z "${REUSE_DIR:-}" ]; then
+    run "$work/a$i" "${rounds_arg[@]}"; run_times+=("$last_time")
+    run "$work/b$i" "${rounds_arg[@]}"; run_times+=("$last_time")
+    # Timing runs as before rounds, between the others so both see the same load.
+    if [ -n "${BEFORE_ROUNDS:-}" ] && [ -z "${REUSE_DIR:-}" ]; then run "$work/before$i" --rounds "$BEFORE_ROUNDS"; before_times+=("$last_time"); fi
+  fi
+  rc=$(compare "$runs/a$i" "$runs/b$i" "$work/c$i")
+  [ "$rc" -eq 1 ] && alarms=$((alarms + 1))
+  v=$(verdicts "$work/c$i/compare.json")
+  for x in $v; do total_points=$((total_points + 1)); count[$x]=$(( ${count[$x]:-0} + 1 )); done
+  rm -rf "$work/b$i-slow"; slow "$runs/b$i" "$work/b$i-slow"
+  src=$(compare "$runs/a$i" "$work/b$i-slow" "$work/s$i")
+  named=$(slower_ids "$work/s$i/compare.json")
+  [ "$src" -eq 1 ] && [[ " $named" == *" $slow_variant/"* ]] && hits=$((hits + 1))
+  echo "pair $i: self exit $rc: $v | $slow_variant x$factor: exit $src, slower: $named"
+done
+summary=""; for k in "${!count[@]}"; do summary+="${count[$k]} $k, "; done
+echo "self-comparisons: $pairs, false alarms (exit 1): $alarms; points: $total_points (${summary%, })"
+echo "$slow_variant x$factor against an independent run: $hits of $pairs exit 1 naming it"
+echo "threshold: ${threshold:-default}; rounds: ${ROUNDS:-suite default}; $(( $(date +%s) - start )) s${REUSE_DIR:+; runs reused from $REUSE_DIR}"
+[ -n "${REUSE_DIR:-}" ] || python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]; print(f"suite run time: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} runs")' "${run_times[@]}"
+
+if [ -n "${BEFORE_ROUNDS:-}" ] && [ -z "${REUSE_DIR:-}" ]; then
+  python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[2:]]; print(f"suite run time with --rounds {sys.argv[1]}: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} runs")' "$BEFORE_ROUNDS" "${before_times[@]}"
+fi
+
+rc=$(compare "$runs/a1" "$runs/a1" "$work/self")
+echo "a run against itself: exit $rc: $(verdicts "$work/self/compare.json")"

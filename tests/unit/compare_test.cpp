@@ -2,6 +2,7 @@
 // the command's exit codes (0 no clear regression, 1 regression, 2 bad input).
 #include "speedlab_catch.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -9,6 +10,8 @@
 
 #include "analysis/compare.hpp"
 #include "app/commands.hpp"
+#include "analysis/analysis_stats.hpp"
+#include "analysis/round_compare.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "tests/golden/golden.hpp"
@@ -26,7 +29,7 @@ point_result sampled(const std::string& variant, double median, double scale = 1
   p.params = {{"n", "1024"}};
   p.id = "vector/" + variant + "/n=1024";
   for (int i = 0; i < 30; ++i) p.samples_ns.push_back(scale * median * (1 + 0.02 * ((i * 7) % 11 - 5) / 5.0));
-  p.wall = stats::summarize(p.samples_ns);
+  p.wall = speedlab::stats::summarize(p.samples_ns);
   return p;
 }
 
@@ -133,4 +136,171 @@ TEST_CASE("speedlab compare exits 0, 1, or 2 on bad input", "[compare][app]") {
   // Bad input: not a run folder. main() turns the exception into exit 2 with the message.
   o.new_dir = (dir.path / "nowhere").string();
   CHECK_THROWS_WITH(app::command_compare(o), Catch::Contains("nowhere"));
+}
+
+// ---- Rounds: the interval from the spread between processes, held over the whole family ----
+
+namespace {
+
+// Normal draws from the suite's seeded generator (Box-Muller), so the tests are the same
+// everywhere.
+struct normal_draws {
+  explicit normal_draws(std::uint64_t seed) : m_rng(seed) {}
+  double operator()() {
+    const double u1 = (static_cast<double>(m_rng.next() >> 11) + 0.5) / 9007199254740992.0;
+    const double u2 = (static_cast<double>(m_rng.next() >> 11) + 0.5) / 9007199254740992.0;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  analysis::stats::rng m_rng;
+};
+
+// A point measured in `rounds` rounds of `per_round` samples: each round's level drawn with
+// relative spread `between` around `median * scale` (what moves from one process to the
+// next), each sample with relative spread `within` around its round's level.
+point_result rounds_point(const std::string& variant, double median, int rounds, double between, double within,
+                          normal_draws& draw, double scale = 1.0, int per_round = 10) {
+  point_result p;
+  p.workload = "vector";
+  p.variant = variant;
+  p.params = {{"n", "1024"}};
+  p.id = "vector/" + variant + "/n=1024";
+  p.rounds = p.rounds_planned = rounds;
+  for (int r = 0; r < rounds; ++r) {
+    const double level = median * scale * std::exp(between * draw());
+    for (int i = 0; i < per_round; ++i) {
+      p.samples_ns.push_back(level * std::exp(within * draw()));
+      p.sample_rounds.push_back(r);
+    }
+  }
+  p.wall = speedlab::stats::summarize(p.samples_ns);
+  return p;
+}
+
+std::vector<point_result> family(int points, int rounds, double between, double within, normal_draws& draw,
+                                 const std::string& slow_variant = "", double slow_scale = 1.0) {
+  std::vector<point_result> out;
+  for (int k = 0; k < points; ++k) {
+    const std::string v = "v" + std::to_string(k);
+    out.push_back(rounds_point(v, 1e6 * (k + 1), rounds, between, within, draw, v == slow_variant ? slow_scale : 1.0));
+  }
+  return out;
+}
+
+// The same points with their rounds forgotten: what one long process would have recorded.
+std::vector<point_result> pooled(std::vector<point_result> points) {
+  for (auto& p : points) {
+    p.sample_rounds.clear();
+    p.rounds = p.rounds_planned = 1;
+  }
+  return points;
+}
+
+} // namespace
+
+TEST_CASE("round_ratio_interval: Welch's t on the log of the round medians", "[compare]") {
+  CHECK(student_t_two_sided(0.95, 10) == Approx(2.228).epsilon(1e-3));
+  CHECK(student_t_two_sided(0.99, 4) == Approx(4.604).epsilon(1e-3));
+  // Same rounds on both sides: no change, not significant.
+  const std::vector<double> b{100, 110, 90, 105}, n{100, 110, 90, 105};
+  const auto same = round_ratio_interval(b, n, 0.95);
+  REQUIRE(same.ok);
+  CHECK(same.ratio == Approx(1.0));
+  CHECK(same.ci_low < 1);
+  CHECK(same.ci_high > 1);
+  CHECK(same.p_value == Approx(1.0));
+  CHECK(same.df == Approx(6.0));
+  // Every round 20% slower: ratio 1.2 exactly, interval around it, significant.
+  const std::vector<double> slow{120, 132, 108, 126};
+  const auto r = round_ratio_interval(b, slow, 0.95);
+  CHECK(r.ratio == Approx(1.2));
+  CHECK(r.ci_low > 1);
+  CHECK(r.p_value < 0.05);
+  // A wider confidence (a larger family) gives a wider interval around the same ratio.
+  const auto wide = round_ratio_interval(b, slow, 1 - 0.05 / 100);
+  CHECK(wide.ci_low < r.ci_low);
+  CHECK(wide.ci_high > r.ci_high);
+  // Fewer than 2 rounds on a side: no interval from rounds.
+  CHECK_FALSE(round_ratio_interval({100}, slow, 0.95).ok);
+  CHECK_FALSE(round_ratio_interval(b, {100, 0}, 0.95).ok);
+}
+
+TEST_CASE("rounds_verdict: beyond the threshold and significant", "[compare]") {
+  CHECK(rounds_verdict(1.10, 1.02, 1.18, 0.05) == "slower"); // beyond 5%, interval excludes 1
+  CHECK(rounds_verdict(1.10, 0.98, 1.22, 0.05) == "unclear"); // beyond, not significant
+  CHECK(rounds_verdict(1.03, 1.01, 1.05, 0.05) == "same");    // significant but too small to matter
+  CHECK(rounds_verdict(0.90, 0.85, 0.95, 0.05) == "faster");
+  CHECK(rounds_verdict(1.0, 0, 0, 0.05) == "unclear");
+}
+
+TEST_CASE("rounds: drift between processes does not alarm; a 10% change with tight rounds does", "[compare]") {
+  // 200 comparisons of 8 points, 5 rounds a side: 5% drift between rounds, 2% noise within.
+  normal_draws draw(42);
+  int alarms = 0, pooled_alarms = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto a = family(8, 5, 0.05, 0.02, draw), b = family(8, 5, 0.05, 0.02, draw);
+    const auto c = compare_runs(run(), a, run(), b);
+    REQUIRE(c.family == 8);
+    CHECK(c.points[0].method == "rounds");
+    CHECK(c.points[0].confidence == Approx(1 - 2 * 0.05 / 8));
+    alarms += c.has_regression();
+    // The same samples without their rounds: the interval sees only the noise within.
+    pooled_alarms += compare_runs(run(), pooled(a), run(), pooled(b)).has_regression();
+  }
+  // At most alpha = 5% of comparisons alarm (10 of 200: "slower" is the alarm); one process's
+  // interval alarms far more.
+  CHECK(alarms <= 10);
+  CHECK(pooled_alarms > 3 * std::max(alarms, 5));
+  // One variant 10% slower, 1% drift between rounds: found every time, and only it.
+  int found = 0, others = 0;
+  for (int i = 0; i < 100; ++i) {
+    const auto a = family(8, 5, 0.01, 0.02, draw), b = family(8, 5, 0.01, 0.02, draw, "v3", 1.10);
+    const auto c = compare_runs(run(), a, run(), b);
+    for (const auto& d : c.points) {
+      if (d.verdict != "slower") continue;
+      if (d.variant == "v3") ++found;
+      else ++others;
+    }
+  }
+  CHECK(found >= 95);
+  CHECK(others <= 5);
+}
+
+TEST_CASE("rounds: too few rounds fall back to one process's interval and say so", "[compare]") {
+  normal_draws draw(7);
+  const auto a = family(2, 5, 0.02, 0.02, draw), b = family(2, 5, 0.02, 0.02, draw);
+  auto old_base = pooled(a);
+  const auto c = compare_runs(run(), old_base, run(), b);
+  CHECK(c.family == 0);
+  for (const auto& d : c.points) {
+    CHECK(d.method == "bootstrap");
+    CHECK(d.base_rounds == 1);
+    CHECK(d.new_rounds == 5);
+  }
+  REQUIRE(c.method_notes.size() == 1);
+  CHECK(c.method_notes[0].find("fewer than 2 rounds") != std::string::npos);
+  const auto md = reports::compare_markdown(c);
+  CHECK(md.find("fewer than 2 rounds") != std::string::npos);
+  // A side stopped between rounds: used as it is, its rounds shown as "2 of 5".
+  auto stopped = a;
+  for (auto& p : stopped) {
+    std::vector<double> kept;
+    std::vector<int> kept_rounds;
+    for (std::size_t i = 0; i < p.samples_ns.size(); ++i)
+      if (p.sample_rounds[i] < 2) {
+        kept.push_back(p.samples_ns[i]);
+        kept_rounds.push_back(p.sample_rounds[i]);
+      }
+    p.samples_ns = kept;
+    p.sample_rounds = kept_rounds;
+    p.rounds = 2;
+    p.wall = speedlab::stats::summarize(p.samples_ns);
+  }
+  const auto s = compare_runs(run(), stopped, run(), b);
+  CHECK(s.family == 2);
+  CHECK(s.points[0].base_rounds == 2);
+  CHECK(reports::compare_markdown(s).find("2 of 5 / 5") != std::string::npos);
+  const auto j = reports::compare_json(s);
+  CHECK(j.at("points")[0].at("method") == "rounds");
+  CHECK(j.at("points")[0].at("base_rounds_planned") == 5);
+  CHECK(j.at("family") == 2);
 }

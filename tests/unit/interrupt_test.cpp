@@ -58,10 +58,12 @@ std::vector<pid_t> wait_for_count(const std::string& marker, std::size_t count) 
 }
 
 // Starts speedlab itself (no shell between), output to DIR/log.txt: three quick points,
-// then one that hangs until it is abandoned.
-pid_t start_run(const std::filesystem::path& dir) {
-  const std::vector<std::string> args = {t::speedlab_binary().string(), "run", "--workload", "faulty", "--variant", "ok",
-                                         "--variant", "hang", "--param", "n=1000,2000,3000", "--timeout", "60",
+// then one that hangs until it is abandoned; each point in `rounds` rounds, so with more than
+// one the hang comes in the first round, before any point is complete.
+pid_t start_run(const std::filesystem::path& dir, const std::string& rounds) {
+  const std::vector<std::string> args = {t::speedlab_binary().string(), "run", "--rounds", rounds, "--workload", "faulty",
+                                         "--variant", "ok", "--variant", "hang", "--param", "n=1000,2000,3000",
+                                         "--timeout", "60",
                                          "--max-time", "0.05", "--min-samples", "2", "--warmup", "0", "--calibrate", "off",
                                          "--reports", "markdown,json", "--plugin-path", t::faulty_plugin().string(),
                                          "--out", (dir / "out").string()};
@@ -79,10 +81,11 @@ pid_t start_run(const std::filesystem::path& dir) {
   return pid;
 }
 
-// Waits until the three 'ok' points are in and the 'hang' child is running.
-bool wait_for_hang(const std::filesystem::path& dir) {
+// Waits until `lines` points are in results.jsonl and the 'hang' child is running.
+bool wait_for_hang(const std::filesystem::path& dir, std::size_t lines) {
   for (int i = 0; i < 300; ++i) {
-    if (result_lines(dir / "out" / "results.jsonl") == 3 && processes_naming((dir / "out").string()).size() == 2) return true;
+    if (result_lines(dir / "out" / "results.jsonl") == lines && processes_naming((dir / "out").string()).size() == 2)
+      return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -100,9 +103,9 @@ TEST_CASE("interrupt: SIGINT and SIGTERM keep finished points, write the reports
           "[interrupt]") {
   for (const auto& [sig, code, name] : {std::tuple{SIGINT, 130, "SIGINT"}, std::tuple{SIGTERM, 143, "SIGTERM"}}) {
     t::temp_dir dir;
-    const pid_t pid = start_run(dir.path());
+    const pid_t pid = start_run(dir.path(), "1");
     REQUIRE(pid > 0);
-    const bool hanging = wait_for_hang(dir.path());
+    const bool hanging = wait_for_hang(dir.path(), 3);
     INFO(t::read_text(dir.path() / "log.txt"));
     REQUIRE(hanging);
     ::kill(pid, sig); // speedlab alone, not its child
@@ -118,11 +121,34 @@ TEST_CASE("interrupt: SIGINT and SIGTERM keep finished points, write the reports
   }
 }
 
+TEST_CASE("interrupt: a stop between rounds saves each point with the rounds it has", "[interrupt][rounds]") {
+  t::temp_dir dir;
+  const pid_t pid = start_run(dir.path(), "3");
+  REQUIRE(pid > 0);
+  const bool hanging = wait_for_hang(dir.path(), 0); // round 1 of the hang: no point complete yet
+  INFO(t::read_text(dir.path() / "log.txt"));
+  REQUIRE(hanging);
+  ::kill(pid, SIGTERM);
+  CHECK(wait_exit(pid) == 143);
+  const auto out = dir.path() / "out";
+  std::ifstream in(out / "results.jsonl");
+  std::size_t kept = 0;
+  for (std::string line; std::getline(in, line); ++kept) {
+    const auto p = nlohmann::json::parse(line);
+    CHECK(p.at("variant") == "ok"); // the abandoned round of the hang is not recorded
+    CHECK(p.at("rounds") == 1);
+    CHECK(p.at("rounds_planned") == 3);
+    CHECK(p.at("sample_rounds").size() == p.at("samples_ns").size());
+  }
+  CHECK(kept == 3);
+  CHECK_THAT(t::read_text(out / "run.json"), Contains("3 points have fewer rounds than the 3 planned"));
+}
+
 TEST_CASE("interrupt: speedlab killed outright (SIGKILL) takes its child along", "[interrupt]") {
   t::temp_dir dir;
-  const pid_t pid = start_run(dir.path());
+  const pid_t pid = start_run(dir.path(), "1"); // one round: each point appended as it ends
   REQUIRE(pid > 0);
-  REQUIRE(wait_for_hang(dir.path()));
+  REQUIRE(wait_for_hang(dir.path(), 3));
   ::kill(pid, SIGKILL);
   CHECK(wait_exit(pid) == 1000 + SIGKILL);
   CHECK(wait_for_count((dir.path() / "out").string(), 0).empty());
