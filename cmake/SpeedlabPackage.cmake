@@ -37,9 +37,6 @@ endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cmake (>= 3.25), g++ (>= 12), python3-numba")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
-# Directories the package creates are 0755 (lintian: non-standard-dir-perm otherwise).
-set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
-    WORLD_READ WORLD_EXECUTE)
 
 set(_doc_dir ${CMAKE_INSTALL_DATADIR}/doc/speedlab)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/package/copyright ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${_doc_dir})

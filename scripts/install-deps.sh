@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what speedlab needs, from Debian/Ubuntu packages, and nothing that is already
 # there. Idempotent; needs root or sudo only when something is missing.
-#   scripts/install-deps.sh run     what building and running speedlab needs (scripts/quickstart.sh):
-#                                   compiler, CMake, the libraries, Python with NumPy and Numba
+#   scripts/install-deps.sh build   what building speedlab needs: compiler, CMake, the libraries
+#   scripts/install-deps.sh python  Python with NumPy and Numba, for the lessons' py-* variants
+#   scripts/install-deps.sh run     build + python: what building and running needs
+#                                   (scripts/quickstart.sh installs python while it builds)
 #   scripts/install-deps.sh test    run + what the tests need (scripts/test.sh, CI): Catch2, clang
 #                                   and libFuzzer for scripts/sanitize.sh, the sqlite3 shell,
 #                                   dpkg-dev and help2man for the package check, Chromium for the
@@ -13,14 +15,19 @@ set -euo pipefail
 
 set_name=${1:-test}
 case $set_name in
-  run | test) ;;
-  *) echo "install-deps: unknown set '$set_name' (expected run or test)" >&2; exit 2 ;;
+  build | python | run | test) ;;
+  *) echo "install-deps: unknown set '$set_name' (expected build, python, run or test)" >&2; exit 2 ;;
 esac
 
-# Ninja, not make: scripts/build.sh configures with -G Ninja.
-packages=(cmake ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev libfmt-dev libcli11-dev
-          nlohmann-json3-dev libsqlite3-dev zlib1g-dev python3
-          python3-numpy python3-numba) # the lessons' Python variants (python/)
+packages=()
+if [[ $set_name != python ]]; then
+  # Ninja, not make: scripts/build.sh configures with -G Ninja.
+  packages+=(cmake ninja-build g++ pkg-config libboost-dev libyaml-cpp-dev libfmt-dev libcli11-dev
+             nlohmann-json3-dev libsqlite3-dev zlib1g-dev python3)
+fi
+if [[ $set_name != build ]]; then
+  packages+=(python3 python3-numpy python3-numba) # the lessons' Python variants (python/)
+fi
 if [[ $set_name == test ]]; then
   packages+=(make catch2 sqlite3
              dpkg-dev help2man # cpack -G DEB (dpkg-shlibdeps) and the man page (scripts/sdk-check.sh)
@@ -49,5 +56,8 @@ echo "install-deps ($set_name): installing ${missing[*]}"
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
+# The quick start calls this twice in a row (build, then python): one update is enough.
+if [[ -z $(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -10 2>/dev/null | head -1) ]]; then
+  $sudo apt-get update -q
+fi
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
