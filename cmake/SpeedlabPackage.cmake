@@ -9,8 +9,8 @@
 #   and is only loaded into programs on machines that have it.
 # - Depends are the Debian packages of the shared libraries the ELF files need, as
 #   dpkg-shlibdeps finds them (yaml-cpp and SQLite are linked statically, fmt, CLI11, json
-#   and Boost.DLL are compiled in: cmake/SpeedlabDependencies.cmake). scripts/sdk-check.sh
-#   checks the list against dpkg-shlibdeps on every package it builds.
+#   and Boost.DLL are compiled in: cmake/SpeedlabDependencies.cmake); scripts/sdk-check.sh
+#   checks them against dpkg-shlibdeps on every package it builds.
 # - /usr/share/doc/speedlab: copyright (DEP-5), README.md, changelog.gz; a man page made by
 #   help2man from `speedlab --help` where help2man is installed (install-deps.sh test).
 set(CPACK_PACKAGE_NAME speedlab)
@@ -26,10 +26,17 @@ set(CPACK_PACKAGE_CONTACT "speedlab maintainers <speedlab@localhost>")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# What dpkg-shlibdeps gives for bin/speedlab and the plugins on Debian 12 (libc6 from
-# glibc 2.34's symbols, libstdc++6 and libgcc-s1 from GCC 12's, zlib for the profile stream's
-# CRC-32); python3 runs the py-* variants where the user has NumPy.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12), zlib1g (>= 1:1.1.4)")
+# Depends: dpkg-shlibdeps's answer for the ELF files (cpack runs it with
+# --ignore-missing-info, so libcupti, which no Debian package has, is left out). Without
+# dpkg-dev, its answer for this build on Debian 12, written out: libc6 from glibc 2.35's
+# symbols, libstdc++6 and libgcc-s1 from GCC's, zlib for the profile stream's CRC-32.
+find_program(SPEEDLAB_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(SPEEDLAB_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+else()
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.35), libgcc-s1 (>= 3.0), libstdc++6 (>= 11), zlib1g (>= 1:1.1.4)")
+endif()
+# python3 and NumPy run the lessons' py-* variants.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3, python3-numpy")
 if(SPEEDLAB_HAS_CUPTI)
   string(APPEND CPACK_DEBIAN_PACKAGE_RECOMMENDS ", cuda-cupti-${CUDAToolkit_VERSION_MAJOR}-${CUDAToolkit_VERSION_MINOR}")

@@ -121,9 +121,14 @@ if command -v dpkg-deb >/dev/null; then
     (cd "$tmp/shlibdeps" && dpkg-shlibdeps -O --ignore-missing-info "$tmp/root/usr/bin/speedlab" \
       $(find "$tmp/root" -name 'libspeedlab-*.so' ! -name 'libspeedlab-inject.so')) >"$tmp/shlibdeps.txt" 2>"$tmp/shlibdeps.err" ||
       { cat "$tmp/shlibdeps.err"; fail "dpkg-shlibdeps"; }
-    for pkg in $(sed 's/^shlibs:Depends=//' "$tmp/shlibdeps.txt" | tr ',' '\n' | sed 's/ *(.*//; s/^ *//'); do
-      [[ ", $depends" == *", $pkg "* || ", $depends" == *", $pkg" ]] || fail "dpkg-shlibdeps finds $pkg, Depends lacks it: $depends"
-    done
+    # Each "pkg (>= v)" it names is in Depends with a version of at least v.
+    while read -r pkg need; do
+      entry=$(echo "$depends" | tr ',' '\n' | awk -v p="$pkg" '$1 == p' | head -1)
+      [[ -n $entry ]] || fail "dpkg-shlibdeps finds $pkg, Depends lacks it: $depends"
+      have=$(echo "$entry" | sed -nE 's/.*\(>= ([^)]*)\).*/\1/p')
+      [[ -z $need ]] || dpkg --compare-versions "${have:-0}" ge "$need" ||
+        fail "dpkg-shlibdeps wants $pkg (>= $need), Depends has ${have:-no version}: $depends"
+    done < <(sed 's/^shlibs:Depends=//' "$tmp/shlibdeps.txt" | tr ',' '\n' | sed -E 's/^ *//; s/ *\(>= ([^)]*)\)/ \1/')
   fi
   for f in copyright README.md changelog.gz; do
     [[ -s $tmp/root/usr/share/doc/speedlab/$f ]] || fail "the package has no /usr/share/doc/speedlab/$f"
