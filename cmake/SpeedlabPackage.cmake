@@ -16,12 +16,16 @@
 set(CPACK_PACKAGE_NAME speedlab)
 set(CPACK_PACKAGE_VENDOR "speedlab")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "profiles CPU and GPU workload plugins and explains where the time goes")
-set(CPACK_PACKAGE_DESCRIPTION "speedlab runs workload plugins (the lessons of the classic GPU speedup course:
-vector add, reductions, Monte Carlo, histogram, convolution, transpose, Mandelbrot) in
-serial, threaded and CUDA variants, validates every result, profiles the runs with host
-timers, CUPTI and NVTX, names the bottleneck and writes Markdown, HTML, JSON and CSV
-reports. Without a GPU the CPU variants, the analysis and the reports work; with NVIDIA's
-driver and CUPTI the CUDA variants are measured and split into copies, kernels and API time.")
+set(CPACK_PACKAGE_DESCRIPTION "speedlab runs workload plugins (the lessons of the classic GPU speedup
+course: vector add, reductions, Monte Carlo, histogram, convolution, transpose,
+Mandelbrot) in serial, threaded and CUDA variants, validates every result,
+profiles the runs with host timers, CUPTI and NVTX, names the bottleneck and
+writes Markdown, HTML, JSON and CSV reports. Without a GPU the CPU variants,
+the analysis and the reports work; with NVIDIA's driver and CUPTI the CUDA
+variants are measured and split into copies, kernels and API time.")
+# Stripped ELF files (lintian: unstripped-binary-or-object); the plugins' entry symbols are
+# dynamic symbols and stay, as do the kernels' -lineinfo tables (inside the CUDA fat binary).
+set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_CONTACT "speedlab maintainers <speedlab@localhost>")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
