@@ -12,7 +12,7 @@
 #    need a CUDA library at load time (plain Debian 12 has none), that Depends covers what
 #    dpkg-shlibdeps finds, and the files of /usr/share/doc/speedlab and the man page;
 # 5. as root (or with sudo -n) and where no speedlab package is installed: dpkg -i the
-#    package, run /usr/bin/speedlab --version, list and one CPU point, then dpkg -r it, so
+#    package, run /usr/bin/speedlab --version, list and one CPU point, then dpkg --purge it, so
 #    the machine is left as it was.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,7 +20,7 @@ build="$(cd "${1:-$src/build}" && pwd)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/speedlab-sdk-check.XXXXXX")
 installed_here=""
 cleanup() {
-  if [[ -n $installed_here ]]; then $installed_here dpkg -r speedlab >/dev/null || echo "sdk-check: dpkg -r speedlab failed" >&2; fi
+  if [[ -n $installed_here ]]; then $installed_here dpkg --purge speedlab >/dev/null || echo "sdk-check: dpkg --purge speedlab failed" >&2; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -144,7 +144,7 @@ if command -v dpkg-deb >/dev/null; then
   elif dpkg-query -W -f='${Status}' speedlab 2>/dev/null | grep -q "install ok installed"; then
     echo "note: a speedlab package is installed here already: the package was not installed over it"
   else
-    step "dpkg -i $(basename "$deb"), speedlab from /usr/bin, dpkg -r"
+    step "dpkg -i $(basename "$deb"), speedlab from /usr/bin, dpkg --purge"
     installed_here="$sudo "
     $sudo dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i $deb"; }
     /usr/bin/speedlab --version >"$tmp/version.txt" || fail "/usr/bin/speedlab --version"
@@ -154,8 +154,10 @@ if command -v dpkg-deb >/dev/null; then
       --reports markdown,json --calibrate off --profilers host --min-samples 2 --max-samples 3 --warmup 0 \
       >"$tmp/run-installed.log" 2>&1) || { cat "$tmp/run-installed.log"; fail "the installed speedlab running a CPU point"; }
     installed_here=""
-    $sudo dpkg -r speedlab >/dev/null || fail "dpkg -r speedlab"
-    [[ ! -e /usr/bin/speedlab ]] || fail "dpkg -r left /usr/bin/speedlab"
+    # --purge, not -r: the maintainer scripts cpack adds would leave it in state rc.
+    $sudo dpkg --purge speedlab >/dev/null || fail "dpkg --purge speedlab"
+    ! dpkg-query -W speedlab >/dev/null 2>&1 || fail "dpkg still lists speedlab after --purge"
+    [[ ! -e /usr/bin/speedlab ]] || fail "dpkg --purge left /usr/bin/speedlab"
     echo "installed: $(head -1 "$tmp/version.txt"), $(grep -c '^[a-z]' "$tmp/list-installed.txt") workloads, a CPU point run; removed"
   fi
 else
