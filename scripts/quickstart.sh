@@ -7,11 +7,17 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh build
 # NumPy and Numba (the py-* variants) are only needed when the suite runs: they download
 # and unpack while the compiler works (apt runs one at a time, so after the build set).
+# A sudo that would ask for a password cannot do so from the background: then it installs first.
 mkdir -p build
-scripts/install-deps.sh python >build/install-python.log 2>&1 &
-python_install=$!
+python_install=""
+if [[ $(id -u) -eq 0 ]] || sudo -n true 2>/dev/null; then
+  scripts/install-deps.sh python >build/install-python.log 2>&1 &
+  python_install=$!
+else
+  scripts/install-deps.sh python
+fi
 scripts/build.sh -DSPEEDLAB_ENABLE_TESTING=OFF
-if ! wait "$python_install"; then
+if [[ -n $python_install ]] && ! wait "$python_install"; then
   echo "quickstart: installing NumPy/Numba failed (build/install-python.log); the py-* variants will be skipped:" >&2
   tail -5 build/install-python.log >&2
 fi
