@@ -52,7 +52,12 @@ set(CPACK_GENERATOR DEB)
 set(_doc_dir ${CMAKE_INSTALL_DATADIR}/doc/speedlab)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/package/copyright ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${_doc_dir})
 # A native package's changelog (Debian policy 12.7), compressed as policy asks.
-string(TIMESTAMP _changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+# Dated by the last commit (a fresh date at every configure would rebuild it each time).
+execute_process(COMMAND git log -1 --format=%aD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                OUTPUT_VARIABLE _changelog_date OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT _changelog_date)
+  string(TIMESTAMP _changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/package/changelog.in ${PROJECT_BINARY_DIR}/package/changelog @ONLY)
 find_program(SPEEDLAB_GZIP gzip)
 find_program(SPEEDLAB_HELP2MAN help2man)
