@@ -19,7 +19,11 @@ if(SPEEDLAB_ENABLE_CUDA)
     if(TARGET CUDA::cupti)
       set(SPEEDLAB_HAS_CUPTI ON)
     endif()
-    # Shared CUDA libraries are found through this rpath on the build and GPU machines.
+    # The CUDA runtime is linked statically (nvcc's own default) into the program and the
+    # plugins, so they start where no CUDA runtime is installed and say "no CUDA device" at
+    # run time; libcupti is opened on demand (profilers/cupti/cupti_loader.cpp).
+    set(SPEEDLAB_CUDART CUDA::cudart_static)
+    # libcupti is found through this rpath on the build and GPU machines.
     list(APPEND CMAKE_BUILD_RPATH ${CUDAToolkit_LIBRARY_DIR})
     set(CMAKE_INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
   else()

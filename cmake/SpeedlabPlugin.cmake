@@ -9,7 +9,8 @@
 # - the SDK headers (speedlab::sdk), whose ABI version the loader checks (the ABI stamp:
 #   the plugin exports the SPEEDLAB_PLUGIN_ABI_VERSION of the headers it was built with);
 # - CUDA, when CUDA_SOURCES are given and the CUDA language is enabled (speedlab_enable_cuda()
-#   or project(... LANGUAGES CXX CUDA)): the shared CUDA runtime, -lineinfo, the
+#   or project(... LANGUAGES CXX CUDA)): the static CUDA runtime (a plugin loads where no
+#   CUDA runtime is installed, its CPU variants run and its CUDA ones say why not), -lineinfo, the
 #   architectures (default 90: sm_90 code plus compute_90 PTX), and
 #   SPEEDLAB_PLUGIN_HAS_CUDA=1; otherwise the CUDA sources are left out and it is 0;
 # - SPEEDLAB_PLUGIN_HAS_NVTX=1 where NVTX v3 headers are found (plugins may add ranges).
@@ -33,7 +34,7 @@ function(speedlab_add_plugin name)
   endif()
   get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   set(has_cuda OFF)
-  if(ARG_CUDA_SOURCES AND "CUDA" IN_LIST _languages AND TARGET CUDA::cudart)
+  if(ARG_CUDA_SOURCES AND "CUDA" IN_LIST _languages AND TARGET CUDA::cudart_static)
     set(has_cuda ON)
   elseif(ARG_CUDA_SOURCES AND NOT SPEEDLAB_IN_TREE)
     message(STATUS "speedlab plugin ${name}: CUDA language not enabled (or no CUDA toolkit): its CUDA variants are left out")
@@ -59,7 +60,7 @@ function(speedlab_add_plugin name)
   endif()
   if(has_cuda)
     target_compile_definitions(${target} PRIVATE SPEEDLAB_PLUGIN_HAS_CUDA=1)
-    target_link_libraries(${target} PRIVATE CUDA::cudart)
+    target_link_libraries(${target} PRIVATE CUDA::cudart_static)
     if(NOT ARG_CUDA_ARCHITECTURES)
       if(SPEEDLAB_IN_TREE AND CMAKE_CUDA_ARCHITECTURES)
         set(ARG_CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})

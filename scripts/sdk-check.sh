@@ -8,12 +8,22 @@
 # 3. `speedlab new` a project with --cuda, build it the same way, list it, run its serial
 #    variant at a tiny size and check the result is valid and carries its two size axes;
 # 4. cpack -G DEB, unpack the package into a throwaway root (dpkg-deb -x) and check the
-#    unpacked speedlab finds its plugins relative to itself.
+#    unpacked speedlab finds its plugins relative to itself, that neither it nor the plugins
+#    need a CUDA library at load time (plain Debian 12 has none), that Depends covers what
+#    dpkg-shlibdeps finds, and the files of /usr/share/doc/speedlab and the man page;
+# 5. as root (or with sudo -n) and where no speedlab package is installed: dpkg -i the
+#    package, run /usr/bin/speedlab --version, list and one CPU point, then dpkg --purge it, so
+#    the machine is left as it was.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$src/build}" && pwd)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/speedlab-sdk-check.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+installed_here=""
+cleanup() {
+  if [[ -n $installed_here ]]; then $installed_here dpkg --purge speedlab >/dev/null || echo "sdk-check: dpkg --purge speedlab failed" >&2; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 step() { echo "== $*"; }
 fail() { echo "sdk-check: FAILED: $*" >&2; exit 1; }
 generator=()
@@ -104,15 +114,60 @@ if command -v dpkg-deb >/dev/null; then
   dpkg-deb -x "$deb" "$tmp/root"
   "$tmp/root/usr/bin/speedlab" list >"$tmp/list-deb.txt" 2>&1 || { cat "$tmp/list-deb.txt"; fail "the unpacked package's speedlab"; }
   grep -q '^vector ' "$tmp/list-deb.txt" || fail "the unpacked package's speedlab does not find its plugins"
-  # Every shared library the binary needs that no Debian package provides (CUDA's) must be
-  # a declared dependency, or dpkg -i installs a speedlab that cannot start.
-  depends=$(dpkg-deb -f "$deb" Depends)
-  for lib in cupti cudart; do
-    if ldd "$tmp/root/usr/bin/speedlab" | grep -q "lib$lib\.so"; then
-      [[ $depends == *"cuda-$lib-"* ]] || fail "speedlab links lib$lib but the package does not depend on cuda-$lib-*: $depends"
+  # Nothing the program or a plugin needs at load time may come from NVIDIA's packages:
+  # the CUDA runtime is linked statically and libcupti opened on demand.
+  for elf in "$tmp/root/usr/bin/speedlab" $(find "$tmp/root" -name 'libspeedlab-*.so' ! -name 'libspeedlab-inject.so'); do
+    if readelf -d "$elf" | grep -E 'NEEDED.*lib(cudart|cupti|cuda|nvrtc)\.so'; then
+      fail "$elf needs a CUDA library at load time, so the package would not start on plain Debian"
     fi
   done
+  depends=$(dpkg-deb -f "$deb" Depends)
+  if [[ $depends == *cuda* ]]; then fail "the package depends on NVIDIA's packages: $depends"; fi
+  # Depends covers every Debian package dpkg-shlibdeps finds for the program and the plugins.
+  if command -v dpkg-shlibdeps >/dev/null; then
+    mkdir -p "$tmp/shlibdeps/debian" && echo 'Source: speedlab' >"$tmp/shlibdeps/debian/control"
+    (cd "$tmp/shlibdeps" && dpkg-shlibdeps -O --ignore-missing-info "$tmp/root/usr/bin/speedlab" \
+      $(find "$tmp/root" -name 'libspeedlab-*.so' ! -name 'libspeedlab-inject.so')) >"$tmp/shlibdeps.txt" 2>"$tmp/shlibdeps.err" ||
+      { cat "$tmp/shlibdeps.err"; fail "dpkg-shlibdeps"; }
+    # Each "pkg (>= v)" it names is in Depends with a version of at least v.
+    while read -r pkg need; do
+      entry=$(echo "$depends" | tr ',' '\n' | awk -v p="$pkg" '$1 == p' | head -1)
+      [[ -n $entry ]] || fail "dpkg-shlibdeps finds $pkg, Depends lacks it: $depends"
+      have=$(echo "$entry" | sed -nE 's/.*\(>= ([^)]*)\).*/\1/p')
+      [[ -z $need ]] || dpkg --compare-versions "${have:-0}" ge "$need" ||
+        fail "dpkg-shlibdeps wants $pkg (>= $need), Depends has ${have:-no version}: $depends"
+    done < <(sed 's/^shlibs:Depends=//' "$tmp/shlibdeps.txt" | tr ',' '\n' | sed -E 's/^ *//; s/ *\(>= ([^)]*)\)/ \1/')
+  fi
+  for f in copyright README.md changelog.gz; do
+    [[ -s $tmp/root/usr/share/doc/speedlab/$f ]] || fail "the package has no /usr/share/doc/speedlab/$f"
+  done
+  if command -v help2man >/dev/null; then
+    [[ -s $tmp/root/usr/share/man/man1/speedlab.1.gz ]] || fail "help2man is installed but the package has no man page"
+  fi
   echo "package $(basename "$deb"): $(du -h "$deb" | cut -f1), unpacked speedlab lists $(grep -c '^[a-z]' "$tmp/list-deb.txt") workloads"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]] && sudo -n true 2>/dev/null; then sudo="sudo -n"; fi
+  if [[ $(id -u) -ne 0 && -z $sudo ]]; then
+    echo "note: not root and no sudo: the package was not installed (dpkg -i)"
+  elif dpkg-query -W -f='${Status}' speedlab 2>/dev/null | grep -q "install ok installed"; then
+    echo "note: a speedlab package is installed here already: the package was not installed over it"
+  else
+    step "dpkg -i $(basename "$deb"), speedlab from /usr/bin, dpkg --purge"
+    installed_here="$sudo "
+    $sudo dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i $deb"; }
+    /usr/bin/speedlab --version >"$tmp/version.txt" || fail "/usr/bin/speedlab --version"
+    /usr/bin/speedlab list >"$tmp/list-installed.txt" 2>&1 || { cat "$tmp/list-installed.txt"; fail "/usr/bin/speedlab list"; }
+    grep -q '^vector ' "$tmp/list-installed.txt" || fail "the installed speedlab does not find its plugins"
+    (cd "$tmp" && /usr/bin/speedlab run --workload vector --variant serial --param n=4096 --out "$tmp/run-installed" \
+      --reports markdown,json --calibrate off --profilers host --min-samples 2 --max-samples 3 --warmup 0 \
+      >"$tmp/run-installed.log" 2>&1) || { cat "$tmp/run-installed.log"; fail "the installed speedlab running a CPU point"; }
+    installed_here=""
+    # --purge, not -r: the maintainer scripts cpack adds would leave it in state rc.
+    $sudo dpkg --purge speedlab >/dev/null || fail "dpkg --purge speedlab"
+    ! dpkg-query -W speedlab >/dev/null 2>&1 || fail "dpkg still lists speedlab after --purge"
+    [[ ! -e /usr/bin/speedlab ]] || fail "dpkg --purge left /usr/bin/speedlab"
+    echo "installed: $(head -1 "$tmp/version.txt"), $(grep -c '^[a-z]' "$tmp/list-installed.txt") workloads, a CPU point run; removed"
+  fi
 else
   echo "dpkg-deb not found: package not checked"
 fi
