@@ -286,6 +286,45 @@ void synchronize_current_context() {
   dlclose(lib);
 }
 
+bool synchronize_primary_contexts() {
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return false;
+  using count_fn = int (*)(int*);
+  using device_fn = int (*)(int*, int);
+  using state_fn = int (*)(int, unsigned*, int*);
+  using retain_fn = int (*)(void**, int);
+  using release_fn = int (*)(int);
+  using push_fn = int (*)(void*);
+  using pop_fn = int (*)(void**);
+  using sync_fn = int (*)();
+  auto count = reinterpret_cast<count_fn>(dlsym(lib, "cuDeviceGetCount"));
+  auto device = reinterpret_cast<device_fn>(dlsym(lib, "cuDeviceGet"));
+  auto state = reinterpret_cast<state_fn>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
+  auto retain = reinterpret_cast<retain_fn>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  auto release = reinterpret_cast<release_fn>(dlsym(lib, "cuDevicePrimaryCtxRelease_v2"));
+  auto push = reinterpret_cast<push_fn>(dlsym(lib, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<pop_fn>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  auto sync = reinterpret_cast<sync_fn>(dlsym(lib, "cuCtxSynchronize"));
+  int n = 0;
+  bool ok = count && device && state && retain && release && push && pop && sync && count(&n) == 0;
+  for (int i = 0; ok && i < n; ++i) {
+    int dev = 0, active = 0;
+    unsigned flags = 0;
+    // Only a context the program made active: retaining an inactive one would create it.
+    if (device(&dev, i) != 0 || state(dev, &flags, &active) != 0 || !active) continue;
+    void* ctx = nullptr;
+    if (retain(&ctx, dev) != 0) continue;
+    if (push(ctx) == 0) {
+      ok = sync() == 0 && ok;
+      void* popped = nullptr;
+      pop(&popped);
+    }
+    release(dev);
+  }
+  dlclose(lib);
+  return ok;
+}
+
 std::optional<clock_pair> read_clock_pair() {
   std::optional<clock_pair> best;
   std::uint64_t best_width = ~0ull;

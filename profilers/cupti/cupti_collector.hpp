@@ -124,6 +124,10 @@ std::uint64_t take_dropped_records();
 // Flush returns only completed records, so finish the calling thread's device work first.
 // Through the driver, and only if a context is current: a CPU-only point must not get one.
 void synchronize_current_context();
+// Every active primary context (the runtime API, PyTorch, CuPy and Numba use these),
+// from a thread that need not have one current (the injection library's flush thread after
+// a signal). False when the driver is not loaded or a call failed.
+bool synchronize_primary_contexts();
 
 // One CUPTI clock reading and the steady time at its middle, from the tightest of a few
 // bracketing reads; nothing if CUPTI cannot read its clock.

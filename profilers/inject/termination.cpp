@@ -1,0 +1,206 @@
+// The signal and _exit half of the injection library (termination.hpp). Everything a
+// handler or the _exit hook runs is async-signal-safe: atomics, read/write/poll on pipes,
+// clock_gettime, getpid, sigaction, pthread_sigmask, raise.
+#include "profilers/inject/termination.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace speedlab::inject::termination {
+namespace {
+
+constexpr int handled[] = {SIGTERM, SIGINT, SIGHUP};
+
+int g_wake[2] = {-1, -1}, g_done[2] = {-1, -1};
+std::uint32_t g_wait_ms = default_wait_ms;
+pid_t g_pid = 0;
+std::atomic<bool> g_installed{false};
+std::atomic<bool> g_busy{false}; // a request is being served: a second one does not wait for it
+std::atomic<int> g_kind{request::none}, g_value{0};
+std::atomic<bool> g_final{false};
+// The program's disposition of each handled signal: what our handler passes the signal on
+// to. Written only while our handler is not installed for that signal.
+struct sigaction g_chained[NSIG];
+
+void drain(int fd) {
+  char buf[64];
+  while (::read(fd, buf, sizeof buf) > 0) {
+  }
+}
+
+std::int64_t monotonic_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Asks the flush thread and waits for it, at most g_wait_ms. Not in a forked (or vforked)
+// child: the flush thread and the stream are the parent's.
+void ask_and_wait(request::kind_t kind, int value, bool final) {
+  if (!g_installed.load() || ::getpid() != g_pid) return;
+  if (g_busy.exchange(true)) return;
+  drain(g_done[0]);
+  g_value.store(value);
+  g_final.store(final);
+  g_kind.store(kind);
+  const char byte = 1;
+  (void)!::write(g_wake[1], &byte, 1);
+  const std::int64_t deadline = monotonic_ms() + g_wait_ms;
+  for (std::int64_t left = g_wait_ms; left > 0; left = deadline - monotonic_ms()) {
+    pollfd p{g_done[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) > 0) break;
+  }
+  drain(g_done[0]);
+  g_busy.store(false);
+}
+
+bool is_ours(const struct sigaction& sa);
+
+// The program's handler with the mask it asked for, or the default action: the disposition
+// reset and the signal raised again, so the process ends by it (the launcher sees 128+N).
+void pass_on(int sig, siginfo_t* info, void* context, const struct sigaction& chained) {
+  const bool with_info = chained.sa_flags & SA_SIGINFO;
+  if (!with_info && chained.sa_handler == SIG_IGN) return;
+  if (!with_info && chained.sa_handler == SIG_DFL) {
+    struct sigaction dfl{};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    sigset_t only{};
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+    ::raise(sig);
+    return; // not reached for SIGTERM, SIGINT, SIGHUP
+  }
+  if (chained.sa_flags & SA_RESETHAND) { // one delivery, as the kernel would have done
+    g_chained[sig] = {};
+    g_chained[sig].sa_handler = SIG_DFL;
+  }
+  sigset_t old{};
+  pthread_sigmask(SIG_BLOCK, &chained.sa_mask, &old);
+  if (with_info) chained.sa_sigaction(sig, info, context);
+  else chained.sa_handler(sig);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void on_signal(int sig, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  const struct sigaction chained = g_chained[sig];
+  const bool with_info = chained.sa_flags & SA_SIGINFO;
+  if (with_info || chained.sa_handler != SIG_IGN)
+    ask_and_wait(request::signal, sig, !with_info && chained.sa_handler == SIG_DFL);
+  errno = saved_errno;
+  pass_on(sig, info, context, chained);
+}
+
+bool is_ours(const struct sigaction& sa) { return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == &on_signal; }
+
+// Ours in front of `previous`; SA_RESTART as the program had it (Python installs its
+// handlers without it, so a blocking call returns EINTR and its handler runs at once).
+void install_over(int sig, const struct sigaction& previous) {
+  g_chained[sig] = previous;
+  struct sigaction ours{};
+  ours.sa_sigaction = &on_signal;
+  ours.sa_flags = SA_SIGINFO | SA_ONSTACK | (previous.sa_flags & SA_RESTART);
+  sigemptyset(&ours.sa_mask);
+  ::sigaction(sig, &ours, nullptr);
+}
+
+// Left alone: a signal the program ignores (nohup), or a disposition already ours.
+bool takes_over(const struct sigaction& now) {
+  if (is_ours(now)) return false;
+  return (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_IGN;
+}
+
+// The _exit shim (exit_shim.c) calls this before the process leaves.
+void on_exit_call(int status) { ask_and_wait(request::exit_call, status, true); }
+
+bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0; }
+
+} // namespace
+
+bool install(std::uint32_t wait_ms, std::string& error) {
+  if (g_installed.load()) return true;
+  if (!make_pipe(g_wake) || !make_pipe(g_done)) {
+    error = std::string("cannot create the termination pipes: ") + std::strerror(errno);
+    return false;
+  }
+  g_wait_ms = wait_ms;
+  g_pid = ::getpid();
+  g_installed.store(true);
+  for (int sig : handled) {
+    struct sigaction now{};
+    if (::sigaction(sig, nullptr, &now) == 0 && takes_over(now)) install_over(sig, now);
+  }
+  // The shim is loaded only under `speedlab profile` (LD_PRELOAD); global scope, so dlsym
+  // from this dlopen'ed library finds it.
+  using set_hook_fn = void (*)(void (*)(int));
+  if (auto set_hook = reinterpret_cast<set_hook_fn>(dlsym(RTLD_DEFAULT, "speedlab_exit_shim_set_hook")))
+    set_hook(&on_exit_call);
+  return true;
+}
+
+bool installed() { return g_installed.load(); }
+
+void block_in_this_thread() {
+  sigset_t set{};
+  sigemptyset(&set);
+  for (int sig : handled) sigaddset(&set, sig);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int wake_fd() { return g_wake[0]; }
+
+void wake() {
+  if (g_wake[1] < 0) return;
+  const char byte = 0;
+  (void)!::write(g_wake[1], &byte, 1);
+}
+
+request take() {
+  if (g_wake[0] >= 0) drain(g_wake[0]);
+  request r;
+  r.kind = static_cast<request::kind_t>(g_kind.exchange(request::none));
+  r.value = g_value.load();
+  r.final = g_final.load();
+  return r;
+}
+
+void done() {
+  if (g_done[1] < 0) return;
+  const char byte = 1;
+  (void)!::write(g_done[1], &byte, 1);
+}
+
+std::string recheck() {
+  std::string taken;
+  if (!g_installed.load()) return taken;
+  for (int sig : handled) {
+    struct sigaction now{};
+    if (::sigaction(sig, nullptr, &now) != 0 || !takes_over(now)) continue;
+    install_over(sig, now);
+    taken += (taken.empty() ? "" : ", ") + signal_name(sig);
+  }
+  return taken;
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+  case SIGTERM: return "SIGTERM";
+  case SIGINT: return "SIGINT";
+  case SIGHUP: return "SIGHUP";
+  default: return "signal " + std::to_string(sig);
+  }
+}
+
+} // namespace speedlab::inject::termination

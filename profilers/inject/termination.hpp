@@ -1,0 +1,61 @@
+// How the injection library keeps its records when the process is ended by SIGTERM, SIGINT,
+// SIGHUP or leaves through _exit (docs/profile-format.md, "Termination").
+//
+// A signal handler may only do async-signal-safe things, and flushing CUPTI (locks, malloc,
+// write) is not one. So the handler only asks: it writes one byte to a pipe that wakes the
+// flush thread, waits on a second pipe (poll, bounded by the wait budget) while that thread
+// synchronizes, flushes and writes the chunk, then hands the signal on: to the handler the
+// program had installed, else the default action (the disposition reset and the signal
+// raised again, so the process dies by that signal). The flush thread blocks these signals,
+// so the handler never runs on the thread it waits for.
+//
+// A handler the program installs after this library (torch's elastic agent, a program that
+// sets its SIGTERM handler after CUDA starts) replaces ours; the flush thread looks every
+// recheck_interval_ms and puts ours back in front, chaining to the program's.
+//
+// _exit cannot be caught; the launcher preloads a shim (exit_shim.c) that calls the hook
+// given to it here before the process leaves, through the same request-and-wait.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace speedlab::inject::termination {
+
+inline constexpr std::uint32_t recheck_interval_ms = 250;
+inline constexpr std::uint32_t default_wait_ms = 5000;
+
+// What the flush thread is asked to do.
+struct request {
+  enum kind_t { none, signal, exit_call } kind = none;
+  int value = 0; // the signal number, or _exit's status
+  // True when the process ends right after (the default action of the signal, _exit); false
+  // when a handler of the program runs next and the program may go on.
+  bool final = false;
+};
+
+// Creates the pipes and installs the handlers for SIGTERM, SIGINT and SIGHUP (each signal
+// whose disposition is not SIG_IGN). Registers with the _exit shim if it is loaded. False,
+// with `error` set, when the pipes cannot be made (nothing is installed then).
+bool install(std::uint32_t wait_ms, std::string& error);
+// True once install() succeeded.
+bool installed();
+
+// The flush thread: blocks the handled signals in the calling thread.
+void block_in_this_thread();
+// The descriptor the flush thread polls: readable when a request (or a wake) is waiting.
+int wake_fd();
+// Wakes the flush thread without a request (async-signal-safe).
+void wake();
+// Empties the wake pipe and returns the request waiting, if any.
+request take();
+// The flush thread tells the waiting handler (or _exit) that the request is done.
+void done();
+// Puts our handler back in front of any the program installed since; the program's is the
+// one chained. Returns the signals taken back (for a note).
+std::string recheck();
+
+// "SIGTERM", "SIGINT", "SIGHUP", or "signal N".
+std::string signal_name(int sig);
+
+} // namespace speedlab::inject::termination
