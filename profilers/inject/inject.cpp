@@ -293,7 +293,12 @@ private:
     cupti::take_dropped_records();
     std::vector<std::string> notes;
     // Driver API records too: CuPy and Numba launch and copy through the driver API only.
-    m_enabled = cupti::enable_activities({true, env("SPEEDLAB_PROFILE_DRIVER_API") != "0", false}, notes);
+    // Only the calls the analysis uses (launches, synchronizations, copies, memsets,
+    // allocations, frees) unless SPEEDLAB_PROFILE_API=all: the other calls (PyTorch makes
+    // several per launch) cost a record each and are read by no analysis.
+    cupti::activity_selection what{true, env("SPEEDLAB_PROFILE_DRIVER_API") != "0", false};
+    what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
+    m_enabled = cupti::enable_activities(what, notes);
     for (const auto& n : notes) note(n);
     if (!m_enabled.error.empty()) {
       note(m_enabled.error);
