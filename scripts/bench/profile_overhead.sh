@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# What `speedlab profile` costs beside nsys and torch.profiler, side by side in one call on
+# the GPU machine (issue 29, item 2). Over a carry made by scripts/gpu-prepare.sh:
+#   SPEEDLAB_CARRY=.device-carry bash .device-carry/scripts/bench/profile_overhead.sh
+# or as the gpu-check.sh stage `overhead-bench`.
+#
+# Two workloads, one process per figure, all tools alternated in every round (the order
+# rotates from round to round):
+#   storm  speedlab_launch_storm --no-cupti: 100k empty kernel launches, us per launch
+#          (plain_us_per_launch: measured inside the process, so a tracer's start-up and
+#          write-out are not in it)
+#   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps, us per
+#          step (the fastest of 3 timed loops in the process)
+# Tools: plain; speedlab (speedlab profile, the default); speedlab-all (every runtime and
+# driver call recorded, SPEEDLAB_PROFILE_API=all: the default before issue 29);
+# speedlab-nodriver (SPEEDLAB_PROFILE_DRIVER_API=0); nsys (nsys profile -t cuda,nvtx);
+# torchprof (torch.profiler, CPU and CUDA activities; torch only).
+#
+#   ROUNDS=8 STEPS=300 STORM_ROUNDS=3 BUDGET_S=480
+#   STORM_TOOLS="plain speedlab speedlab-all speedlab-nodriver nsys"
+#   TORCH_TOOLS="plain speedlab speedlab-all nsys torchprof"
+# No new round starts past BUDGET_S seconds (the summary is written all the same, with the
+# rounds done). Every figure goes to $OUT/overhead/results.jsonl as it comes, and the
+# summary (medians with bootstrap 95% intervals, each tool's cost against plain and
+# speedlab's against nsys, paired by round) to $OUT/overhead/summary.md.
+set -uo pipefail
+start_dir=$(pwd)
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+carry="${SPEEDLAB_CARRY:-.device-carry}"
+if [[ $carry != /* ]]; then
+  if [[ -d "$start_dir/$carry" ]]; then carry="$start_dir/$carry"; else carry="$root/$carry"; fi
+fi
+bin=$(cd "$carry" 2>/dev/null && pwd) || { echo "profile_overhead: no carry folder $carry (SPEEDLAB_CARRY)" >&2; exit 2; }
+out="${OUT:-$root/gpu-out}/overhead"
+work=/tmp/speedlab-overhead
+rm -rf "$work"; mkdir -p "$out" "$work/logs"
+export PATH="/usr/local/cuda/bin:$PATH"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
+NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+[[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
+ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-300} STORM_ROUNDS=${STORM_ROUNDS:-3} BUDGET_S=${BUDGET_S:-480}
+STORM_TOOLS=${STORM_TOOLS:-"plain speedlab speedlab-all speedlab-nodriver nsys"}
+TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab speedlab-all nsys torchprof"}
+speedlab="$bin/speedlab"
+storm="$bin/speedlab_launch_storm"
+loop="$root/scripts/bench/torch_loop.py"
+results="$out/results.jsonl"
+: >"$results"
+t0=$(date +%s)
+say() { echo "$*" | tee -a "$out/log.txt"; }
+say "profile_overhead: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
+  "rounds $ROUNDS, steps $STEPS, nsys ${NSYS:-none}; $(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
+
+# The program's command line for one workload.
+program() { # workload [extra args]
+  if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS"; else echo "python3 $loop --steps $STEPS"; fi
+}
+
+# One process of one tool: its last JSON line, or nothing.
+run_one() { # workload tool log
+  local w=$1 tool=$2 log=$3 prog
+  prog=$(program "$w")
+  case $tool in
+    plain) timeout 120 $prog ;;
+    speedlab) timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
+    speedlab-all) SPEEDLAB_PROFILE_API=all timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
+    speedlab-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
+    nsys) [[ -n $NSYS ]] && timeout 180 "$NSYS" profile -t cuda,nvtx -o "$work/nsys" --force-overwrite true $prog ;;
+    torchprof) [[ $w == torch ]] && timeout 120 $prog --torch-profile ;;
+  esac >"$log" 2>&1
+  local rc=$?
+  rm -rf "$work/prof" "$work"/nsys.*
+  return $rc
+}
+
+round=0
+while ((round < ROUNDS)); do
+  if (($(date +%s) - t0 > BUDGET_S)); then say "budget of $BUDGET_S s spent: $round round(s) done"; break; fi
+  round=$((round + 1))
+  for w in storm torch; do
+    [[ $w == storm ]] && tools=($STORM_TOOLS) || tools=($TORCH_TOOLS)
+    n=${#tools[@]}
+    for ((i = 0; i < n; i++)); do
+      tool=${tools[$(((i + round) % n))]} # rotated: no tool always runs first
+      log="$work/logs/$w-$tool-$round.txt"
+      run_one "$w" "$tool" "$log"; rc=$?
+      python3 - "$log" "$w" "$tool" "$round" "$rc" <<'PY' | tee -a "$results"
+import json, sys
+log, w, tool, rnd, rc = sys.argv[1:]
+key = "plain_us_per_launch" if w == "storm" else "us_per_step"
+value = None
+for line in open(log, errors="replace"):
+    if line.startswith("{"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        value = d.get(key, value)
+print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "value": value, "unit": key, "exit": int(rc)}))
+PY
+    done
+  done
+  say "round $round done at $(($(date +%s) - t0)) s"
+done
+
+python3 - "$results" <<'PY' | tee "$out/summary.md"
+import json, random, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rng = random.Random(1)
+def interval(v):  # bootstrap 95% interval of the median
+    if len(v) < 2:
+        return (v[0], v[0]) if v else (float("nan"), float("nan"))
+    meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(2000))
+    return meds[50], meds[1949]
+def fmt(v):
+    lo, hi = interval(v)
+    return f"{statistics.median(v):.2f} [{lo:.2f}, {hi:.2f}]"
+for w, unit in (("storm", "us per launch"), ("torch", "us per step")):
+    by = {}
+    for r in rows:
+        if r["workload"] == w and r["value"] is not None:
+            by.setdefault(r["tool"], {})[r["round"]] = r["value"]
+    if "plain" not in by:
+        print(f"\n{w}: no plain figures\n"); continue
+    print(f"\n### {w} ({unit}; median [bootstrap 95% interval] over rounds; added: paired by round)\n")
+    print("| tool | rounds | per unit | added vs plain | added % |")
+    print("|---|---|---|---|---|")
+    plain = by["plain"]
+    for tool, vals in sorted(by.items(), key=lambda kv: kv[0] != "plain"):
+        added = [vals[r] - plain[r] for r in vals if r in plain]
+        pct = [100 * (vals[r] / plain[r] - 1) for r in vals if r in plain]
+        print(f"| {tool} | {len(vals)} | {fmt(list(vals.values()))} | "
+              f"{fmt(added) if tool != 'plain' else '-'} | {fmt(pct) if tool != 'plain' else '-'} |")
+    if "speedlab" in by and "nsys" in by:
+        d = [by["speedlab"][r] - by["nsys"][r] for r in by["speedlab"] if r in by["nsys"]]
+        lo, hi = interval(d)
+        verdict = "below nsys" if hi < 0 else "above nsys" if lo > 0 else "not told apart from nsys"
+        print(f"\nspeedlab - nsys, paired by round: {fmt(d)} {unit}: {verdict} ({len(d)} rounds)")
+failed = [r for r in rows if r["value"] is None]
+if failed:
+    print(f"\nno figure from {len(failed)} process(es): " +
+          ", ".join(f"{r['workload']}/{r['tool']}/round {r['round']} (exit {r['exit']})" for r in failed[:12]))
+PY
+tar -C "$work" -czf "$out/logs.tar.gz" logs
+say "profile_overhead: done in $(($(date +%s) - t0)) s; $out/summary.md"
