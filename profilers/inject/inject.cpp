@@ -216,6 +216,7 @@ public:
       m_finished = true;
       m_stop = true;
     }
+    termination::closed(); // from here a signal or _exit has nobody to ask
     termination::wake();
     if (m_thread.joinable()) m_thread.join();
     if (m_cupti_on) cupti::synchronize_current_context();
@@ -443,7 +444,6 @@ private:
     pthread_sigmask(SIG_BLOCK, &block, &old);
     m_thread = std::thread([this] { flush_loop(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (env("SPEEDLAB_PROFILE_SIGNALS") == "0") return; // the program's signals untouched
     std::uint32_t wait_ms = termination::default_wait_ms;
     if (const std::string ms = env("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS"); !ms.empty()) {
       char* end = nullptr;
@@ -454,7 +454,8 @@ private:
     }
     m_signal_wait_ms = wait_ms;
     std::string error;
-    if (!termination::install(wait_ms, error))
+    // SPEEDLAB_PROFILE_SIGNALS=0: the program's signals untouched (_exit is still handled).
+    if (!termination::install(wait_ms, env("SPEEDLAB_PROFILE_SIGNALS") != "0", error))
       note("signals: " + error + "; records since the last flush are lost if the process is ended by a signal");
   }
 
@@ -532,6 +533,7 @@ private:
         if (m_finished) return;
         m_finished = m_stop = true;
       }
+      termination::closed();
       if (!m_counter_options.metrics.empty())
         note(how + ": the counters of CUDA contexts still alive are not read (the process is ending)");
       m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), how, m_dropped));

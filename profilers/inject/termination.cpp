@@ -23,7 +23,8 @@ constexpr int handled[] = {SIGTERM, SIGINT, SIGHUP};
 int g_wake[2] = {-1, -1}, g_done[2] = {-1, -1};
 std::uint32_t g_wait_ms = default_wait_ms;
 pid_t g_pid = 0;
-std::atomic<bool> g_installed{false};
+std::atomic<bool> g_installed{false}, g_signals{false};
+std::atomic<bool> g_closed{false}; // the stream is closed, the flush thread gone: nobody to ask
 std::atomic<bool> g_busy{false}; // a request is being served: a second one does not wait for it
 std::atomic<int> g_kind{request::none}, g_value{0};
 std::atomic<bool> g_final{false};
@@ -46,7 +47,7 @@ std::int64_t monotonic_ms() {
 // Asks the flush thread and waits for it, at most g_wait_ms. Not in a forked (or vforked)
 // child: the flush thread and the stream are the parent's.
 void ask_and_wait(request::kind_t kind, int value, bool final) {
-  if (!g_installed.load() || ::getpid() != g_pid) return;
+  if (!g_installed.load() || g_closed.load() || ::getpid() != g_pid) return;
   if (g_busy.exchange(true)) return;
   drain(g_done[0]);
   g_value.store(value);
@@ -129,7 +130,7 @@ bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0; }
 
 } // namespace
 
-bool install(std::uint32_t wait_ms, std::string& error) {
+bool install(std::uint32_t wait_ms, bool signals, std::string& error) {
   if (g_installed.load()) return true;
   if (!make_pipe(g_wake) || !make_pipe(g_done)) {
     error = std::string("cannot create the termination pipes: ") + std::strerror(errno);
@@ -138,7 +139,9 @@ bool install(std::uint32_t wait_ms, std::string& error) {
   g_wait_ms = wait_ms;
   g_pid = ::getpid();
   g_installed.store(true);
+  g_signals.store(signals);
   for (int sig : handled) {
+    if (!signals) break;
     struct sigaction now{};
     if (::sigaction(sig, nullptr, &now) == 0 && takes_over(now)) install_over(sig, now);
   }
@@ -151,6 +154,8 @@ bool install(std::uint32_t wait_ms, std::string& error) {
 }
 
 bool installed() { return g_installed.load(); }
+
+void closed() { g_closed.store(true); }
 
 void block_in_this_thread() {
   sigset_t set{};
@@ -184,7 +189,7 @@ void done() {
 
 std::string recheck() {
   std::string taken;
-  if (!g_installed.load()) return taken;
+  if (!g_signals.load()) return taken;
   for (int sig : handled) {
     struct sigaction now{};
     if (::sigaction(sig, nullptr, &now) != 0 || !takes_over(now)) continue;

@@ -34,12 +34,15 @@ struct request {
   bool final = false;
 };
 
-// Creates the pipes and installs the handlers for SIGTERM, SIGINT and SIGHUP (each signal
-// whose disposition is not SIG_IGN). Registers with the _exit shim if it is loaded. False,
-// with `error` set, when the pipes cannot be made (nothing is installed then).
-bool install(std::uint32_t wait_ms, std::string& error);
+// Creates the pipes, registers with the _exit shim if it is loaded and, with `signals`,
+// installs the handlers for SIGTERM, SIGINT and SIGHUP (each signal whose disposition is not
+// SIG_IGN). False, with `error` set, when the pipes cannot be made (nothing is installed then).
+bool install(std::uint32_t wait_ms, bool signals, std::string& error);
 // True once install() succeeded.
 bool installed();
+// The stream is closed and the flush thread ends: a later signal or _exit asks nobody and
+// waits for nothing.
+void closed();
 
 // The flush thread: blocks the handled signals in the calling thread.
 void block_in_this_thread();
