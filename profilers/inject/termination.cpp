@@ -123,8 +123,23 @@ bool takes_over(const struct sigaction& now) {
   return (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_IGN;
 }
 
-// The _exit shim (exit_shim.c) calls this before the process leaves.
+// The _exit shim (exit_shim.cpp) calls this before the process leaves.
 void on_exit_call(int status) { ask_and_wait(request::exit_call, status, true); }
+
+// ... and this before the process signals itself: when the program has put a handled
+// signal back to the default (Python after an uncaught KeyboardInterrupt), our handler will
+// not run and the signal ends the process, so the stream is closed now. With our handler
+// in place it does the work when the signal arrives.
+void on_self_kill(int sig) {
+  bool ours_handles = false;
+  for (int s : handled) ours_handles |= s == sig;
+  if (!ours_handles || !g_signals.load()) return;
+  struct sigaction now{};
+  if (::sigaction(sig, nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL) return;
+  sigset_t mask{};
+  if (pthread_sigmask(SIG_SETMASK, nullptr, &mask) != 0 || sigismember(&mask, sig)) return; // blocked: not now
+  ask_and_wait(request::signal, sig, true);
+}
 
 bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0; }
 
@@ -147,9 +162,9 @@ bool install(std::uint32_t wait_ms, bool signals, std::string& error) {
   }
   // The shim is loaded only under `speedlab profile` (LD_PRELOAD); global scope, so dlsym
   // from this dlopen'ed library finds it.
-  using set_hook_fn = void (*)(void (*)(int));
-  if (auto set_hook = reinterpret_cast<set_hook_fn>(dlsym(RTLD_DEFAULT, "speedlab_exit_shim_set_hook")))
-    set_hook(&on_exit_call);
+  using set_hooks_fn = void (*)(void (*)(int), void (*)(int));
+  if (auto set_hooks = reinterpret_cast<set_hooks_fn>(dlsym(RTLD_DEFAULT, "speedlab_exit_shim_set_hooks")))
+    set_hooks(&on_exit_call, &on_self_kill);
   return true;
 }
 

@@ -13,8 +13,11 @@
 // sets its SIGTERM handler after CUDA starts) replaces ours; the flush thread looks every
 // recheck_interval_ms and puts ours back in front, chaining to the program's.
 //
-// _exit cannot be caught; the launcher preloads a shim (exit_shim.c) that calls the hook
-// given to it here before the process leaves, through the same request-and-wait.
+// _exit cannot be caught; the launcher preloads a shim (exit_shim.cpp) that calls the hook
+// given to it here before the process leaves, through the same request-and-wait. The shim
+// also sees the process signal itself (kill): a program that put a signal back to the
+// default and raises it (Python after an uncaught KeyboardInterrupt) has the stream closed
+// first.
 #pragma once
 
 #include <cstdint>

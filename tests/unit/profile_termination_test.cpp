@@ -146,3 +146,23 @@ TEST_CASE("termination: the _exit shim goes in front of the program's own preloa
   CHECK(app::preload_with_exit_shim(lib, "/x/libmine.so") == shim + ":/x/libmine.so");
   CHECK(app::preload_with_exit_shim("", "/x/libmine.so") == "/x/libmine.so");
 }
+
+TEST_CASE("termination: Python ended by an uncaught KeyboardInterrupt closes its stream as SIGINT", "[termination]") {
+  // Python runs its SIGINT handler (KeyboardInterrupt), finalizes, then puts SIGINT back to
+  // the default and signals itself, without exit(): the shim sees that kill.
+  if (!have_probe()) return;
+  testing::temp_dir dir;
+  const auto r = run_command(testing::speedlab_binary().string() + " profile --out " + (dir.path() / "p").string() +
+                             " -- " + testing::test_python() +
+                             " -c 'import ctypes, os, signal, time; "
+                             "ctypes.CDLL(os.environ[\"CUDA_INJECTION64_PATH\"]).InitializeInjection(); "
+                             "os.kill(os.getpid(), signal.SIGINT); time.sleep(30)'");
+  INFO(r.output);
+  CHECK(r.exit_code == 130);
+  CHECK_THAT(r.output, Contains("KeyboardInterrupt"));
+  const auto p = the_process(dir.path());
+  CHECK(p["signal"] == 2);
+  CHECK(p["truncated"] == false);
+  CHECK(p["tags"]["closed_by"] == "SIGINT");
+  CHECK_THAT(notes_of(p), Contains("SIGINT received: the records so far are written"));
+}
