@@ -54,6 +54,10 @@ namespace speedlab::inject {
 namespace {
 
 namespace cupti = profiling::cupti;
+
+// Taken by the termination flush; a test program holds it (speedlab_inject_test_hold) to
+// stand for a thread busy inside the CUDA driver with the locks the flush needs.
+std::mutex g_test_flush_lock;
 using profiling::steady_now_ns;
 
 constexpr std::uint32_t default_flush_ms = 500;
@@ -521,10 +525,14 @@ private:
         note(fmt::format("{}: the GPU did not finish its work within {} ms; records of work still running are lost",
                          how, m_signal_wait_ms * 3 / 5));
       {
+        std::lock_guard held_by_test(g_test_flush_lock); // stands for the driver's locks (tests)
         std::lock_guard flushing(m_flush_mutex);
         flush_once(true);
       }
-      if (!r.final) {
+      if (r.handler_next)
+        note(how + " received: the records so far are written and the stream closed; the program's own handler "
+                   "runs next (records after it are not kept)");
+      else if (!r.final) {
         note(how + " received: the records so far are written; the program's own handler runs next");
         return;
       }
@@ -655,6 +663,13 @@ void start_nvtx_capture() {
 } // namespace speedlab::inject
 
 extern "C" {
+
+// Tests only (tests/helpers/signal_probe.cpp): 1 takes the lock the termination flush
+// needs, 0 lets it go, from the calling thread.
+__attribute__((visibility("default"))) void speedlab_inject_test_hold(int hold) {
+  if (hold) speedlab::inject::g_test_flush_lock.lock();
+  else speedlab::inject::g_test_flush_lock.unlock();
+}
 
 // CUDA's injection entry point (CUDA_INJECTION64_PATH), called once per process during
 // CUDA initialization; the once flag guards against a second call all the same.

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,6 +29,13 @@ std::atomic<bool> g_closed{false}; // the stream is closed, the flush thread gon
 std::atomic<bool> g_busy{false}; // a request is being served: a second one does not wait for it
 std::atomic<int> g_kind{request::none}, g_value{0};
 std::atomic<bool> g_final{false};
+std::atomic<bool> g_handler_next{false}; // the program's own handler runs after the close
+// Deferred termination: the signals the handler left for the termination thread, one bit
+// each, and the pipe that wakes that thread.
+std::atomic<unsigned> g_pending{0};
+std::atomic<bool> g_term_thread{false};
+int g_term[2] = {-1, -1};
+
 // The program's disposition of each handled signal: what our handler passes the signal on
 // to. Written only while our handler is not installed for that signal.
 struct sigaction g_chained[NSIG];
@@ -94,12 +102,26 @@ void pass_on(int sig, siginfo_t* info, void* context, const struct sigaction& ch
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
+// Deferred termination: the handler never waits for CUDA or CUPTI work on the thread it
+// interrupted (that thread may hold the driver's locks the final flush needs, a training
+// loop is always inside a launch or a sync). It marks the signal pending, wakes the
+// termination thread and returns, so the interrupted thread goes on and lets its locks go.
+// The termination thread has the flush thread write the records and close the stream
+// (bounded by the wait budget), then delivers the signal again to the program's own
+// disposition. In a forked child, or once the stream is closed, the signal is passed on at
+// once, as before the library.
 void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   const struct sigaction chained = g_chained[sig];
   const bool with_info = chained.sa_flags & SA_SIGINFO;
-  if (with_info || chained.sa_handler != SIG_IGN)
-    ask_and_wait(request::signal, sig, !with_info && chained.sa_handler == SIG_DFL);
+  if (!with_info && chained.sa_handler == SIG_IGN) return;
+  if (g_term_thread.load() && !g_closed.load() && ::getpid() == g_pid) {
+    g_pending.fetch_or(1u << sig);
+    const char byte = 1;
+    (void)!::write(g_term[1], &byte, 1);
+    errno = saved_errno;
+    return;
+  }
   errno = saved_errno;
   pass_on(sig, info, context, chained);
 }
@@ -138,10 +160,64 @@ void on_self_kill(int sig) {
   if (::sigaction(sig, nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL) return;
   sigset_t mask{};
   if (pthread_sigmask(SIG_SETMASK, nullptr, &mask) != 0 || sigismember(&mask, sig)) return; // blocked: not now
+  g_handler_next.store(false);
   ask_and_wait(request::signal, sig, true);
 }
 
 bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0; }
+
+// Puts the program's own disposition of `sig` back and signals the process again: its
+// handler runs, or the default action ends the process by that signal (exit status 128+N as
+// without the library). The stream is closed by then, so ours is not needed in front again.
+void deliver_again(int sig) {
+  ::sigaction(sig, &g_chained[sig], nullptr);
+  ::syscall(SYS_kill, g_pid, sig); // process-directed: this thread blocks it, another takes it
+}
+
+// The termination thread (handled signals blocked): waits for a pending signal, asks the
+// flush thread for the final flush and close (at most the wait budget), then delivers every
+// pending signal again. A flush that hangs only costs the budget: no signal is swallowed.
+void* termination_loop(void*) {
+  for (;;) {
+    pollfd p{g_term[0], POLLIN, 0};
+    if (::poll(&p, 1, -1) <= 0) continue;
+    drain(g_term[0]);
+    unsigned pending = g_pending.load();
+    if (pending == 0) continue;
+    int first = 0;
+    for (int sig : handled) first = first == 0 && (pending & (1u << sig)) ? sig : first;
+    const bool handler_next = (g_chained[first].sa_flags & SA_SIGINFO) || g_chained[first].sa_handler != SIG_DFL;
+    g_handler_next.store(handler_next);
+    ask_and_wait(request::signal, first, true);
+    g_closed.store(true); // also when the flush ran out of time: later signals go straight on
+    pending = g_pending.exchange(0);
+    for (int sig : handled)
+      if (pending & (1u << sig)) deliver_again(sig);
+  }
+  return nullptr;
+}
+
+bool start_termination_thread(std::string& error) {
+  if (!make_pipe(g_term)) {
+    error = std::string("cannot create the termination pipe: ") + std::strerror(errno);
+    return false;
+  }
+  // Created with the handled signals blocked, so none is ever delivered to it.
+  sigset_t block{}, old{};
+  sigemptyset(&block);
+  for (int sig : handled) sigaddset(&block, sig);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  pthread_t thread{};
+  const int rc = pthread_create(&thread, nullptr, &termination_loop, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    error = std::string("cannot start the termination thread: ") + std::strerror(rc);
+    return false;
+  }
+  pthread_detach(thread);
+  g_term_thread.store(true);
+  return true;
+}
 
 } // namespace
 
@@ -153,6 +229,8 @@ bool install(std::uint32_t wait_ms, bool signals, std::string& error) {
   }
   g_wait_ms = wait_ms;
   g_pid = ::getpid();
+  // Without that thread a handler would have to wait where it interrupted: nothing installed.
+  if (signals && !start_termination_thread(error)) return false;
   g_installed.store(true);
   g_signals.store(signals);
   for (int sig : handled) {
@@ -193,6 +271,7 @@ request take() {
   r.kind = static_cast<request::kind_t>(g_kind.exchange(request::none));
   r.value = g_value.load();
   r.final = g_final.load();
+  r.handler_next = r.kind == request::signal && g_handler_next.load();
   return r;
 }
 
@@ -204,7 +283,7 @@ void done() {
 
 std::string recheck() {
   std::string taken;
-  if (!g_signals.load()) return taken;
+  if (!g_signals.load() || g_closed.load()) return taken;
   for (int sig : handled) {
     struct sigaction now{};
     if (::sigaction(sig, nullptr, &now) != 0 || !takes_over(now)) continue;

@@ -2,12 +2,16 @@
 // SIGHUP or leaves through _exit (docs/profile-format.md, "Termination").
 //
 // A signal handler may only do async-signal-safe things, and flushing CUPTI (locks, malloc,
-// write) is not one. So the handler only asks: it writes one byte to a pipe that wakes the
-// flush thread, waits on a second pipe (poll, bounded by the wait budget) while that thread
-// synchronizes, flushes and writes the chunk, then hands the signal on: to the handler the
-// program had installed, else the default action (the disposition reset and the signal
-// raised again, so the process dies by that signal). The flush thread blocks these signals,
-// so the handler never runs on the thread it waits for.
+// write) is not one. Nor may it wait where it interrupted: the thread it runs on may be inside
+// the CUDA driver holding the locks the final flush needs (a training loop always is), so a
+// handler that waited there hung until its budget ran out and wrote nothing. So the handler
+// defers: it marks the signal pending, writes one byte to the termination thread's pipe and
+// returns; the interrupted thread goes on. The termination thread (created at install with
+// these signals blocked) asks the flush thread to synchronize, flush and close the stream,
+// waits for it at most the wait budget, then puts the program's own disposition back and
+// signals the process again: the program's handler runs, or the default action ends the
+// process by that signal (128+N, as without the library). The stream is closed (how: the
+// signal) before the program's handler runs: records after it are not kept.
 //
 // A handler the program installs after this library (torch's elastic agent, a program that
 // sets its SIGTERM handler after CUDA starts) replaces ours; the flush thread looks every
@@ -35,6 +39,8 @@ struct request {
   // True when the process ends right after (the default action of the signal, _exit); false
   // when a handler of the program runs next and the program may go on.
   bool final = false;
+  // A signal whose program's own handler runs after the close (not the default action).
+  bool handler_next = false;
 };
 
 // Creates the pipes, registers with the _exit shim if it is loaded and, with `signals`,

@@ -11,18 +11,22 @@
 #          write-out are not in it)
 #   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps, us per
 #          step (the fastest of 3 timed loops in the process)
-# Tools: plain; speedlab (speedlab profile, the default); speedlab-all (every runtime and
-# driver call recorded, SPEEDLAB_PROFILE_API=all: the default before issue 29);
-# speedlab-nodriver (SPEEDLAB_PROFILE_DRIVER_API=0); nsys (nsys profile -t cuda,nvtx);
-# torchprof (torch.profiler, CPU and CUDA activities; torch only).
+# Tools: plain; speedlab (speedlab profile, the default); nsys (nsys profile -t cuda,nvtx,
+# CPU sampling and context switches off: -s none --cpuctxsw none, which only makes nsys
+# cheaper and its write-out shorter); torchprof (torch.profiler, CPU and CUDA activities;
+# torch only). On request (in STORM_TOOLS / TORCH_TOOLS, or EXTRA=1 for both): speedlab-all
+# (every runtime and driver call recorded, SPEEDLAB_PROFILE_API=all: the default before
+# issue 29) and speedlab-nodriver (SPEEDLAB_PROFILE_DRIVER_API=0).
 #
-#   ROUNDS=8 STEPS=300 STORM_ROUNDS=3 BUDGET_S=480
-#   STORM_TOOLS="plain speedlab speedlab-all speedlab-nodriver nsys"
-#   TORCH_TOOLS="plain speedlab speedlab-all nsys torchprof"
-# No new round starts past BUDGET_S seconds (the summary is written all the same, with the
-# rounds done). Every figure goes to $OUT/overhead/results.jsonl as it comes, and the
-# summary (medians with bootstrap 95% intervals, each tool's cost against plain and
-# speedlab's against nsys, paired by round) to $OUT/overhead/summary.md.
+#   ROUNDS=8 STEPS=300 REPEATS=2 STORM_ROUNDS=2 BUDGET_S=420 EXTRA=0
+#   STORM_TOOLS="plain speedlab nsys"  TORCH_TOOLS="plain speedlab nsys torchprof"
+# BUDGET_S is honoured before each round (not started when the last round's time would not
+# fit) and before each process (not started when that tool's last process would not fit).
+# Every figure goes to $OUT/overhead/results.jsonl as it comes (with the process's wall
+# time, wall_s: what a round's time goes to), and the summary (medians with bootstrap 95%
+# intervals, each tool's cost against plain and speedlab's against nsys, paired by round)
+# to $OUT/overhead/summary.md after EVERY round, so a call killed at its limit still brings
+# back the table of the rounds done.
 set -uo pipefail
 start_dir=$(pwd)
 cd "$(dirname "$0")/../.."
@@ -39,9 +43,14 @@ export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
-ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-300} STORM_ROUNDS=${STORM_ROUNDS:-3} BUDGET_S=${BUDGET_S:-480}
-STORM_TOOLS=${STORM_TOOLS:-"plain speedlab speedlab-all speedlab-nodriver nsys"}
-TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab speedlab-all nsys torchprof"}
+ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-300} REPEATS=${REPEATS:-2} STORM_ROUNDS=${STORM_ROUNDS:-2}
+BUDGET_S=${BUDGET_S:-420} EXTRA=${EXTRA:-0}
+if [[ $EXTRA == 1 ]]; then
+  STORM_TOOLS=${STORM_TOOLS:-"plain speedlab speedlab-all speedlab-nodriver nsys"}
+  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab speedlab-all nsys torchprof"}
+fi
+STORM_TOOLS=${STORM_TOOLS:-"plain speedlab nsys"}
+TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab nsys torchprof"}
 speedlab="$bin/speedlab"
 storm="$bin/speedlab_launch_storm"
 loop="$root/scripts/bench/torch_loop.py"
@@ -54,7 +63,7 @@ say "profile_overhead: $(nvidia-smi --query-gpu=name,driver_version --format=csv
 
 # The program's command line for one workload.
 program() { # workload [extra args]
-  if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS"; else echo "python3 $loop --steps $STEPS"; fi
+  if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS"; else echo "python3 $loop --steps $STEPS --repeats $REPEATS"; fi
 }
 
 # One process of one tool: its last JSON line, or nothing.
@@ -66,7 +75,7 @@ run_one() { # workload tool log
     speedlab) timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
     speedlab-all) SPEEDLAB_PROFILE_API=all timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
     speedlab-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
-    nsys) [[ -n $NSYS ]] && timeout 180 "$NSYS" profile -t cuda,nvtx -o "$work/nsys" --force-overwrite true $prog ;;
+    nsys) [[ -n $NSYS ]] && timeout 120 "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
     torchprof) [[ $w == torch ]] && timeout 120 $prog --torch-profile ;;
   esac >"$log" 2>&1
   local rc=$?
@@ -74,37 +83,10 @@ run_one() { # workload tool log
   return $rc
 }
 
-round=0
-while ((round < ROUNDS)); do
-  if (($(date +%s) - t0 > BUDGET_S)); then say "budget of $BUDGET_S s spent: $round round(s) done"; break; fi
-  round=$((round + 1))
-  for w in storm torch; do
-    [[ $w == storm ]] && tools=($STORM_TOOLS) || tools=($TORCH_TOOLS)
-    n=${#tools[@]}
-    for ((i = 0; i < n; i++)); do
-      tool=${tools[$(((i + round) % n))]} # rotated: no tool always runs first
-      log="$work/logs/$w-$tool-$round.txt"
-      run_one "$w" "$tool" "$log"; rc=$?
-      python3 - "$log" "$w" "$tool" "$round" "$rc" <<'PY' | tee -a "$results"
-import json, sys
-log, w, tool, rnd, rc = sys.argv[1:]
-key = "plain_us_per_launch" if w == "storm" else "us_per_step"
-value = None
-for line in open(log, errors="replace"):
-    if line.startswith("{"):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        value = d.get(key, value)
-print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "value": value, "unit": key, "exit": int(rc)}))
-PY
-    done
-  done
-  say "round $round done at $(($(date +%s) - t0)) s"
-done
+# The table of the rounds done so far (written after every round and at the end).
+summarize() {
+  python3 - "$results" <<'PY'
 
-python3 - "$results" <<'PY' | tee "$out/summary.md"
 import json, random, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rng = random.Random(1)
@@ -137,10 +119,71 @@ for w, unit in (("storm", "us per launch"), ("torch", "us per step")):
         lo, hi = interval(d)
         verdict = "below nsys" if hi < 0 else "above nsys" if lo > 0 else "not told apart from nsys"
         print(f"\nspeedlab - nsys, paired by round: {fmt(d)} {unit}: {verdict} ({len(d)} rounds)")
+walls = {}
+for r in rows:
+    if r.get("wall_s") is not None:
+        walls.setdefault(f'{r["workload"]}/{r["tool"]}', []).append(r["wall_s"])
+if walls:
+    print("\nprocess wall time, median s (what a round's time goes to): " +
+          ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(walls.items())))
 failed = [r for r in rows if r["value"] is None]
 if failed:
     print(f"\nno figure from {len(failed)} process(es): " +
           ", ".join(f"{r['workload']}/{r['tool']}/round {r['round']} (exit {r['exit']})" for r in failed[:12]))
 PY
+}
+
+declare -A last_wall # tool -> seconds its last process took (workload:tool)
+round_s=0
+stop=""
+round=0
+while ((round < ROUNDS)) && [[ -z $stop ]]; do
+  elapsed=$(($(date +%s) - t0))
+  if ((elapsed + round_s > BUDGET_S)); then
+    say "budget of $BUDGET_S s: round $((round + 1)) (about $round_s s) does not fit after $elapsed s; $round round(s) done"
+    break
+  fi
+  round=$((round + 1))
+  round_t0=$(date +%s)
+  for w in storm torch; do
+    [[ $w == storm ]] && tools=($STORM_TOOLS) || tools=($TORCH_TOOLS)
+    n=${#tools[@]}
+    for ((i = 0; i < n; i++)); do
+      tool=${tools[$(((i + round) % n))]} # rotated: no tool always runs first
+      elapsed=$(($(date +%s) - t0))
+      if ((elapsed + ${last_wall[$w:$tool]:-0} > BUDGET_S)); then
+        stop="budget of $BUDGET_S s spent at $elapsed s in round $round (before $w/$tool)"
+        break 2
+      fi
+      log="$work/logs/$w-$tool-$round.txt"
+      s0=$(date +%s.%N)
+      run_one "$w" "$tool" "$log"; rc=$?
+      wall=$(python3 -c "print(round($(date +%s.%N) - $s0, 1))")
+      last_wall[$w:$tool]=$(python3 -c "import math; print(math.ceil($wall))")
+      python3 - "$log" "$w" "$tool" "$round" "$rc" "$wall" <<'PY' | tee -a "$results"
+import json, sys
+log, w, tool, rnd, rc, wall = sys.argv[1:]
+key = "plain_us_per_launch" if w == "storm" else "us_per_step"
+value = None
+for line in open(log, errors="replace"):
+    if line.startswith("{"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        value = d.get(key, value)
+print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "value": value, "unit": key, "exit": int(rc),
+                  "wall_s": float(wall)}))
+PY
+    done
+  done
+  round_s=$(($(date +%s) - round_t0))
+  say "round $round done at $(($(date +%s) - t0)) s ($round_s s)"
+  summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
+done
+[[ -n $stop ]] && say "$stop"
+
+summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
+cat "$out/summary.md"
 tar -C "$work" -czf "$out/logs.tar.gz" logs
 say "profile_overhead: done in $(($(date +%s) - t0)) s; $out/summary.md"

@@ -9,6 +9,10 @@
 //   handler-after   installs it after the library started, then waits until the library
 //                   has put its handler back in front (as a program that sets its handler
 //                   late sees), then waits
+//   busy            loops forever taking, for 20 ms at a time, the lock the library's
+//                   termination flush needs (speedlab_inject_test_hold): a thread busy
+//                   inside CUDA calls when the signal comes
+//   stuck           takes that lock and never lets it go, spinning
 // The handler writes "handled SIGTERM" to HANDLER_FILE and leaves through _exit(42).
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include <nvtx3/nvToolsExt.h>
@@ -49,6 +54,15 @@ bool ours_in_front() {
   return (now.sa_flags & SA_SIGINFO) || now.sa_handler != &on_term;
 }
 
+void (*g_hold)(int) = nullptr;
+
+void spin_ms(long ms) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do clock_gettime(CLOCK_MONOTONIC, &now);
+  while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
 int start_library() {
   const char* lib = std::getenv("CUDA_INJECTION64_PATH");
   void* handle = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : nullptr;
@@ -58,6 +72,7 @@ int start_library() {
     return 1;
   }
   init();
+  g_hold = reinterpret_cast<void (*)(int)>(dlsym(handle, "speedlab_inject_test_hold"));
   return 0;
 }
 
@@ -65,7 +80,7 @@ int start_library() {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: speedlab_signal_probe RANGES READY_FILE wait|exit|handler-before|handler-after [HANDLER_FILE]\n");
+    std::fprintf(stderr, "usage: speedlab_signal_probe RANGES READY_FILE wait|exit|handler-before|handler-after|busy|stuck [HANDLER_FILE]\n");
     return 2;
   }
   const long ranges = std::strtol(argv[1], nullptr, 10);
@@ -84,5 +99,13 @@ int main(int argc, char** argv) {
   const int fd = ::open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd >= 0) ::close(fd);
   if (mode == "exit") _exit(7);
+  if ((mode == "busy" || mode == "stuck") && g_hold) {
+    if (mode == "stuck") g_hold(1);
+    for (;;) { // the signal lands while the lock is held, in the middle of a "call"
+      if (mode == "busy") g_hold(1);
+      spin_ms(20);
+      if (mode == "busy") g_hold(0);
+    }
+  }
   for (;;) ::pause();
 }

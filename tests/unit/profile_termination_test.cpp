@@ -6,6 +6,7 @@
 // flush writes them: whatever the stream holds came from the termination path.
 #include "speedlab_catch.hpp"
 
+#include <chrono>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -98,10 +99,10 @@ TEST_CASE("termination: the program's own SIGTERM handler still runs, installed 
     const auto p = the_process(dir.path());
     CHECK(p["exit_code"] == 42);
     CHECK(p["nvtx_ranges"] == 500);
-    CHECK_THAT(notes_of(p), Contains("SIGTERM received: the records so far are written"));
-    // The handler left through _exit: the preloaded shim let the library close the stream.
+    CHECK_THAT(notes_of(p), Contains("SIGTERM received: the records so far are written and the stream closed"));
+    // The stream is closed before the program's handler runs (it left through _exit then).
     CHECK(p["truncated"] == false);
-    CHECK(p["tags"]["closed_by"] == "_exit(42)");
+    CHECK(p["tags"]["closed_by"] == "SIGTERM");
     if (mode == "handler-after")
       CHECK_THAT(notes_of(p), Contains("the program installed its own handler for SIGTERM"));
   }
@@ -165,4 +166,42 @@ TEST_CASE("termination: Python ended by an uncaught KeyboardInterrupt closes its
   CHECK(p["truncated"] == false);
   CHECK(p["tags"]["closed_by"] == "SIGINT");
   CHECK_THAT(notes_of(p), Contains("SIGINT received: the records so far are written"));
+}
+
+TEST_CASE("termination: a thread busy holding the lock the flush needs still has the stream closed, ended by the "
+          "signal", "[termination]") {
+  // The signal lands on the probe's only thread while it holds the lock (as a thread inside
+  // the CUDA driver holds the driver's): the handler must not wait there. It returns, the
+  // thread lets the lock go within 20 ms, the termination thread has the stream closed and
+  // delivers SIGTERM again to the default action.
+  if (!have_probe()) return;
+  testing::temp_dir dir;
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = profile_probe(dir.path(), "busy", 800, "TERM");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.output);
+  CHECK_THAT(r.output, Contains("status=143"));
+  CHECK(seconds < 4.5); // well inside the 5 s wait budget: nothing waited for it
+  const auto p = the_process(dir.path());
+  CHECK(p["signal"] == 15);
+  CHECK(p["nvtx_ranges"] == 800);
+  CHECK(p["truncated"] == false);
+  CHECK(p["tags"]["closed_by"] == "SIGTERM");
+}
+
+TEST_CASE("termination: a lock never let go costs the wait budget, then the signal still ends the program",
+          "[termination]") {
+  if (!have_probe()) return;
+  testing::temp_dir dir;
+  setenv("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS", "1500", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = profile_probe(dir.path(), "stuck", 100, "TERM");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  unsetenv("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS");
+  INFO(r.output);
+  // Never swallowed: the default action ran after the 1.5 s budget.
+  CHECK_THAT(r.output, Contains("status=143"));
+  CHECK(seconds < 6.0);
+  const auto p = the_process(dir.path());
+  CHECK(p["signal"] == 15);
 }
