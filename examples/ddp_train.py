@@ -10,8 +10,9 @@ Each step is an NVTX range "train_step". --slow-rank R --slow-ms T gives rank R 
 of extra GPU work in every step's forward pass (a spin kernel), so R becomes the straggler
 and the other ranks wait for it in the gradient all-reduce; the rank prints what the extra
 kernel measured (CUDA events) so a report's figure can be checked against it.
---progress FILE has each rank write the number of steps it finished (warm-up included) to
-FILE.rank<N> after each step, to check a stopped job's profile against.
+--progress FILE has each rank append a line "STEPS UNIX_TIME_S" (steps finished, warm-up
+included, and when) to FILE.rank<N> after each step, to check a stopped job's profile against
+(the steps finished before the signal must be in it).
 --torch-profile FILE has each rank write its own torch.profiler totals (kernels, NCCL) for
 the same steps to FILE.rank<N>.json, for comparison (run it without speedlab: two CUPTI
 clients in one process collide).
@@ -41,8 +42,8 @@ def parse():
     p.add_argument("--slow-rank", type=int, default=-1)
     p.add_argument("--slow-ms", type=float, default=0.0)
     p.add_argument("--torch-profile", default="")
-    p.add_argument("--progress", default="", help="after each measured step (synchronized), write its number to "
-                   "FILE.rank<N>: what a rank had finished when it was stopped")
+    p.add_argument("--progress", default="", help="after each measured step (synchronized), append its number and Unix "
+                   "time to FILE.rank<N>: what a rank had finished when it was stopped")
     return p.parse_args()
 
 
@@ -143,8 +144,8 @@ def main():
         loss = step()
         if args.progress:
             torch.cuda.synchronize(device)
-            with open(f"{args.progress}.rank{rank}", "w") as f:
-                f.write(f"{args.warmup + i + 1}\n")
+            with open(f"{args.progress}.rank{rank}", "a") as f:  # "steps unix_time_s", one line a step
+                f.write(f"{args.warmup + i + 1} {time.time():.6f}\n")
     torch.cuda.synchronize(device)
     wall = time.perf_counter() - t0
     if profiler is not None:

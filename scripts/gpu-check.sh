@@ -788,18 +788,23 @@ PY
     for _ in $(seq 120); do [[ -f "$tw/progress-$sig.rank0" && -f "$tw/progress-$sig.rank1" ]] && break; sleep 0.5; done
     sleep 3; kill -TERM $tp; wait $tp; rc=$?
     note "terminate torchrun, agent SIGTERMed (signals: $sig): exit $rc; $(python3 - "$tw/torchrun-$sig" "$tw/progress-$sig" <<'PY' 2>&1 | tail -1
-import json, os, sys
+import json, os, re, sys
 out, progress = sys.argv[1:]
 cells = []
 for r in (0, 1):
     try:
-        done = int(open(f"{progress}.rank{r}").read())
+        steps = [(int(a), float(b)) for a, b in (l.split() for l in open(f"{progress}.rank{r}") if l.strip())]
         p = [q for q in json.load(open(os.path.join(out, f"rank-{r}", "profile.json")))["processes"] if q["used_cuda"]]
     except (OSError, ValueError) as e:
         cells.append(f"rank {r}: {e}"); continue
+    # The library notes when its handler saw the signal; the steps finished by then must be
+    # kept (the rank goes on for the few ms of the final flush: those are extra).
+    at = [float(m.group(1)) for q in p for n in q["notes"] for m in [re.search(r"received at Unix time ([0-9.]+) s", n)] if m]
+    done = max((n for n, t in steps if not at or t <= min(at)), default=0)
     ranges = sum(q["nvtx_ranges"] for q in p)
     by = [q["tags"].get("closed_by", "truncated" if q["truncated"] else "exit") for q in p]
-    cells.append(f"rank {r}: finished {done} steps, stream holds {ranges} train_step ranges "
+    cells.append(f"rank {r}: finished {done} steps before the signal{'' if at else ' (no signal time noted: at death)'}"
+                 f" ({steps[-1][0] if steps else 0} at death), stream holds {ranges} train_step ranges "
                  f"({'every finished step kept' if ranges >= done else f'{done - ranges} LOST'}), "
                  f"{sum(q['kernels'] for q in p)} kernels, closed by {by}")
 print("; ".join(cells))

@@ -521,6 +521,8 @@ private:
     try {
       const std::string how = r.kind == termination::request::signal ? termination::signal_name(r.value)
                                                                      : fmt::format("_exit({})", r.value);
+      if (r.signal_unix_ns != 0) // the work finished before it is what must be kept
+        note(fmt::format("{} received at Unix time {:.6f} s", how, static_cast<double>(r.signal_unix_ns) / 1e9));
       if (m_cupti_on && !synchronize_gpus(m_signal_wait_ms * 3 / 5))
         note(fmt::format("{}: the GPU did not finish its work within {} ms; records of work still running are lost",
                          how, m_signal_wait_ms * 3 / 5));

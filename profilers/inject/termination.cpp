@@ -33,6 +33,7 @@ std::atomic<bool> g_handler_next{false}; // the program's own handler runs after
 // Deferred termination: the signals the handler left for the termination thread, one bit
 // each, and the pipe that wakes that thread.
 std::atomic<unsigned> g_pending{0};
+std::atomic<std::int64_t> g_signal_unix_ns{0};
 std::atomic<bool> g_term_thread{false};
 int g_term[2] = {-1, -1};
 
@@ -116,6 +117,10 @@ void on_signal(int sig, siginfo_t* info, void* context) {
   const bool with_info = chained.sa_flags & SA_SIGINFO;
   if (!with_info && chained.sa_handler == SIG_IGN) return;
   if (g_term_thread.load() && !g_closed.load() && ::getpid() == g_pid) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    std::int64_t none = 0; // the first signal's time: what "finished before the signal" means
+    g_signal_unix_ns.compare_exchange_strong(none, static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec);
     g_pending.fetch_or(1u << sig);
     const char byte = 1;
     (void)!::write(g_term[1], &byte, 1);
@@ -272,6 +277,7 @@ request take() {
   r.value = g_value.load();
   r.final = g_final.load();
   r.handler_next = r.kind == request::signal && g_handler_next.load();
+  r.signal_unix_ns = r.kind == request::signal ? g_signal_unix_ns.load() : 0;
   return r;
 }
 

@@ -41,6 +41,8 @@ struct request {
   bool final = false;
   // A signal whose program's own handler runs after the close (not the default action).
   bool handler_next = false;
+  // When the handler saw the signal (Unix time, ns; 0: not known, e.g. the _exit shim's kill).
+  std::int64_t signal_unix_ns = 0;
 };
 
 // Creates the pipes, registers with the _exit shim if it is loaded and, with `signals`,

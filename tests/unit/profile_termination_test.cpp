@@ -183,6 +183,7 @@ TEST_CASE("termination: a thread busy holding the lock the flush needs still has
   CHECK_THAT(r.output, Contains("status=143"));
   CHECK(seconds < 4.5); // well inside the 5 s wait budget: nothing waited for it
   const auto p = the_process(dir.path());
+  CHECK_THAT(notes_of(p), Contains("SIGTERM received at Unix time"));
   CHECK(p["signal"] == 15);
   CHECK(p["nvtx_ranges"] == 800);
   CHECK(p["truncated"] == false);
