@@ -816,7 +816,8 @@ fi
 
 if has overhead-bench; then
   # speedlab beside nsys and torch.profiler (scripts/bench/profile_overhead.sh; ROUNDS, STEPS,
-  # BUDGET_S and the tool lists pass through): $OUT/overhead/summary.md.
+  # REPEATS, BUDGET_S, EXTRA and the tool lists pass through): $OUT/overhead/summary.md,
+  # rewritten after every round (a call killed at its limit still has the rounds done).
   SPEEDLAB_CARRY="$bin" OUT="$out" bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-bench.txt" 2>&1
   note "overhead bench: exit $?"
   cat "$out/overhead/summary.md" >>"$summary" 2>/dev/null
