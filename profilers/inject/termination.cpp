@@ -179,6 +179,26 @@ void deliver_again(int sig) {
   ::syscall(SYS_kill, g_pid, sig); // process-directed: this thread blocks it, another takes it
 }
 
+// A signal delivered again stays pending when every other thread has come to block it since
+// the handler ran: after 2 s this thread takes it itself (the program's disposition runs
+// here), so it is never swallowed.
+void take_if_nobody_does(unsigned delivered) {
+  sigset_t left{};
+  for (int i = 0; i < 20; ++i) {
+    ::usleep(100000);
+    if (::sigpending(&left) != 0) return;
+    bool any = false;
+    for (int sig : handled) any |= (delivered & (1u << sig)) && sigismember(&left, sig);
+    if (!any) return;
+  }
+  sigset_t take{};
+  sigemptyset(&take);
+  for (int sig : handled)
+    if ((delivered & (1u << sig)) && sigismember(&left, sig)) sigaddset(&take, sig);
+  pthread_sigmask(SIG_UNBLOCK, &take, nullptr);
+  pthread_sigmask(SIG_BLOCK, &take, nullptr);
+}
+
 // The termination thread (handled signals blocked): waits for a pending signal, asks the
 // flush thread for the final flush and close (at most the wait budget), then delivers every
 // pending signal again. A flush that hangs only costs the budget: no signal is swallowed.
@@ -198,6 +218,7 @@ void* termination_loop(void*) {
     pending = g_pending.exchange(0);
     for (int sig : handled)
       if (pending & (1u << sig)) deliver_again(sig);
+    take_if_nobody_does(pending);
   }
   return nullptr;
 }
