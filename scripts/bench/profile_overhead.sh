@@ -6,7 +6,8 @@
 #
 # Two workloads, one process per figure, all tools alternated in every round (the order
 # rotates from round to round):
-#   storm  speedlab_launch_storm --no-cupti: 100k empty kernel launches, us per launch
+#   storm  speedlab_launch_storm --no-cupti: STORM_ROUNDS x STORM_LAUNCHES empty kernel
+#          launches (default 2 x 50k: a tracer's write-out grows with them), us per launch
 #          (plain_us_per_launch: measured inside the process, so a tracer's start-up and
 #          write-out are not in it)
 #   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps, us per
@@ -18,7 +19,7 @@
 # (every runtime and driver call recorded, SPEEDLAB_PROFILE_API=all: the default before
 # issue 29) and speedlab-nodriver (SPEEDLAB_PROFILE_DRIVER_API=0).
 #
-#   ROUNDS=8 STEPS=300 REPEATS=2 STORM_ROUNDS=2 BUDGET_S=420 EXTRA=0
+#   ROUNDS=8 STEPS=300 REPEATS=2 STORM_ROUNDS=2 STORM_LAUNCHES=50000 BUDGET_S=420 EXTRA=0
 #   STORM_TOOLS="plain speedlab nsys"  TORCH_TOOLS="plain speedlab nsys torchprof"
 # BUDGET_S is honoured before each round (not started when the last round's time would not
 # fit) and before each process (not started when that tool's last process would not fit).
@@ -44,6 +45,7 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
 ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-300} REPEATS=${REPEATS:-2} STORM_ROUNDS=${STORM_ROUNDS:-2}
+STORM_LAUNCHES=${STORM_LAUNCHES:-50000}
 BUDGET_S=${BUDGET_S:-420} EXTRA=${EXTRA:-0}
 if [[ $EXTRA == 1 ]]; then
   STORM_TOOLS=${STORM_TOOLS:-"plain speedlab speedlab-all speedlab-nodriver nsys"}
@@ -59,11 +61,11 @@ results="$out/results.jsonl"
 t0=$(date +%s)
 say() { echo "$*" | tee -a "$out/log.txt"; }
 say "profile_overhead: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
-  "rounds $ROUNDS, steps $STEPS, nsys ${NSYS:-none}; $(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
+  "rounds $ROUNDS, steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES, budget $BUDGET_S s, nsys ${NSYS:-none}; $(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 
 # The program's command line for one workload.
 program() { # workload [extra args]
-  if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS"; else echo "python3 $loop --steps $STEPS --repeats $REPEATS"; fi
+  if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS --launches $STORM_LAUNCHES"; else echo "python3 $loop --steps $STEPS --repeats $REPEATS"; fi
 }
 
 # One process of one tool: its last JSON line, or nothing.
