@@ -206,3 +206,24 @@ TEST_CASE("termination: a lock never let go costs the wait budget, then the sign
   const auto p = the_process(dir.path());
   CHECK(p["signal"] == 15);
 }
+
+TEST_CASE("termination: a Python SIGTERM handler that exits has the stream closed first, its exit status kept",
+          "[termination]") {
+  // The handler is installed after the library (as torch's or a job's is): the library puts
+  // its own back in front within 250 ms, then the signal comes while Python sleeps.
+  if (!have_probe()) return;
+  testing::temp_dir dir;
+  const auto r = run_command(testing::speedlab_binary().string() + " profile --out " + (dir.path() / "p").string() +
+                             " -- " + testing::test_python() +
+                             " -c 'import ctypes, os, signal, sys, time; "
+                             "ctypes.CDLL(os.environ[\"CUDA_INJECTION64_PATH\"]).InitializeInjection(); "
+                             "signal.signal(signal.SIGTERM, lambda *a: sys.exit(3)); time.sleep(0.8); "
+                             "os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)'");
+  INFO(r.output);
+  CHECK(r.exit_code == 3);
+  const auto p = the_process(dir.path());
+  CHECK(p["exit_code"] == 3);
+  CHECK(p["truncated"] == false);
+  CHECK(p["tags"]["closed_by"] == "SIGTERM");
+  CHECK_THAT(notes_of(p), Contains("the stream closed; the program's own handler runs next"));
+}
