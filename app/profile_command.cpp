@@ -27,6 +27,7 @@ namespace speedlab::app {
 namespace {
 
 constexpr const char* inject_file = "libspeedlab-inject.so";
+constexpr const char* exit_shim_file = "libspeedlab-exit.so";
 constexpr const char* facts_file = "profile.json";
 
 std::filesystem::path self_dir() {
@@ -146,6 +147,13 @@ std::map<std::string, std::string> injection_environment(const std::filesystem::
   return env;
 }
 
+std::string preload_with_exit_shim(const std::filesystem::path& library, const std::string& current) {
+  std::error_code ec;
+  const std::filesystem::path shim = library.parent_path() / exit_shim_file;
+  if (library.empty() || !std::filesystem::exists(shim, ec)) return current;
+  return current.empty() ? shim.string() : shim.string() + ":" + current;
+}
+
 int command_profile(const profile_options& options) {
   if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
   if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
@@ -189,6 +197,9 @@ int command_profile(const profile_options& options) {
   std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
                            dir.string(), options.flush_interval_ms);
   auto environment = injection_environment(library, dir, options.flush_interval_ms);
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (const std::string with_shim = preload_with_exit_shim(library, preload ? preload : ""); !with_shim.empty())
+    environment["LD_PRELOAD"] = with_shim;
   if (!options.metrics.empty()) {
     // The injection library reads the metric names themselves (it has no set of its own).
     environment["SPEEDLAB_PROFILE_METRICS"] = fmt::format("{}", fmt::join(counters::metric_set(options.metrics), ","));
@@ -264,6 +275,7 @@ int command_profile(const profile_options& options) {
     if (i.truncated)
       state += fmt::format("; truncated: data up to the last flush, {:.3f} s after start",
                            static_cast<double>(i.last_flush_ns - std::min(i.last_flush_ns, i.start_ns)) / 1e9);
+    if (const auto by = i.tags.find("closed_by"); by != i.tags.end()) state += "; stream closed at " + by->second;
     std::cerr << fmt::format("  pid {:<8} {:<40} {}\n", i.pid, short_command(i.command_line), state);
   }
   for (const auto& n : notes) std::cerr << "speedlab: note: " << n << '\n';

@@ -10,6 +10,9 @@ Each step is an NVTX range "train_step". --slow-rank R --slow-ms T gives rank R 
 of extra GPU work in every step's forward pass (a spin kernel), so R becomes the straggler
 and the other ranks wait for it in the gradient all-reduce; the rank prints what the extra
 kernel measured (CUDA events) so a report's figure can be checked against it.
+--progress FILE has each rank append a line "STEPS UNIX_TIME_S" (steps finished, warm-up
+included, and when) to FILE.rank<N> after each step, to check a stopped job's profile against
+(the steps finished before the signal must be in it).
 --torch-profile FILE has each rank write its own torch.profiler totals (kernels, NCCL) for
 the same steps to FILE.rank<N>.json, for comparison (run it without speedlab: two CUPTI
 clients in one process collide).
@@ -39,6 +42,8 @@ def parse():
     p.add_argument("--slow-rank", type=int, default=-1)
     p.add_argument("--slow-ms", type=float, default=0.0)
     p.add_argument("--torch-profile", default="")
+    p.add_argument("--progress", default="", help="after each measured step (synchronized), append its number and Unix "
+                   "time to FILE.rank<N>: what a rank had finished when it was stopped")
     return p.parse_args()
 
 
@@ -135,8 +140,12 @@ def main():
         profiler = profile(activities=[ProfilerActivity.CUDA])
         profiler.__enter__()
     t0 = time.perf_counter()
-    for _ in range(args.steps):
+    for i in range(args.steps):
         loss = step()
+        if args.progress:
+            torch.cuda.synchronize(device)
+            with open(f"{args.progress}.rank{rank}", "a") as f:  # "steps unix_time_s", one line a step
+                f.write(f"{args.warmup + i + 1} {time.time():.6f}\n")
     torch.cuda.synchronize(device)
     wall = time.perf_counter() - t0
     if profiler is not None:

@@ -3,7 +3,9 @@
 # (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
-#                                                      counters-sass counters-degrade (default: all)
+#                                                      counters-sass counters-degrade terminate overhead-bench
+#                                                      (default: all but overhead-bench, which has its own call:
+#                                                      it alone takes about 8 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
 # SPEEDLAB_CARRY names the carried folder (default .device-carry; relative to the directory
@@ -30,7 +32,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (the carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters terminate)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -752,6 +754,73 @@ PY
   cp "$c"/ncu/*.json "$f/" 2>/dev/null
   tar -C "$work" -czf "$out/counters.tar.gz" counters-fixtures -C "$c" $(cd "$c" && ls */report.md 2>/dev/null)
   note "counters fixtures: $(du -h "$out/counters.tar.gz" | cut -f1) packed"
+fi
+
+if has terminate; then
+  # Processes ended by SIGTERM keep their records (profilers/inject/termination.hpp), each case
+  # with the default and with SPEEDLAB_PROFILE_SIGNALS=0 (the library leaves signals alone:
+  # the behaviour before, for comparison):
+  #   pool     multiprocessing.Pool(2), spawn, each task three CuPy kernels (ones, multiply,
+  #            sum); leaving the `with` block terminates the workers (SIGTERM) at once;
+  #   torchrun two gloo ranks on one GPU (speedlab inside each rank), the agent stopped by
+  #            SIGTERM after both ranks finished a few steps: it stops the workers; each rank
+  #            wrote the steps it had finished (--progress), its stream must hold as many.
+  tw="$work/terminate"; rm -rf "$tw"; mkdir -p "$tw"
+  for sig in default 0; do
+    ( [[ $sig == 0 ]] && export SPEEDLAB_PROFILE_SIGNALS=0
+      exec timeout 120 "$speedlab" profile --out "$tw/pool-$sig" -- python3 examples/pool_terminate.py --workers 2 --tasks 2 ) \
+      >"$work/logs/terminate-pool-$sig.txt" 2>&1
+    note "terminate pool (signals: $sig): exit $?; $(python3 - "$tw/pool-$sig/profile.json" <<'PY' 2>&1 | tail -1
+import json, sys
+w = [q for q in json.load(open(sys.argv[1]))["processes"] if q["used_cuda"]]
+print(len(w), "worker streams; kernels per worker", [q["kernels"] for q in w], "(3 per task expected, 6 in all);",
+      "closed by", [q["tags"].get("closed_by", "truncated" if q["truncated"] else "exit") for q in w])
+PY
+)"
+  done
+  for sig in default 0; do
+    rm -f "$tw"/progress-$sig.rank*
+    ( [[ $sig == 0 ]] && export SPEEDLAB_PROFILE_SIGNALS=0
+      export MASTER_PORT=$((29811 + ${#sig})) OMP_NUM_THREADS=2
+      exec timeout 150 torchrun --standalone --nproc_per_node 2 --no-python "$speedlab" profile --out "$tw/torchrun-$sig" -- \
+        python3 examples/ddp_train.py --backend gloo --steps 1000000 --warmup 2 --width 1024 --batch 128 \
+        --progress "$tw/progress-$sig" ) >"$work/logs/terminate-torchrun-$sig.txt" 2>&1 & tp=$!
+    for _ in $(seq 120); do [[ -f "$tw/progress-$sig.rank0" && -f "$tw/progress-$sig.rank1" ]] && break; sleep 0.5; done
+    sleep 3; kill -TERM $tp; wait $tp; rc=$?
+    note "terminate torchrun, agent SIGTERMed (signals: $sig): exit $rc; $(python3 - "$tw/torchrun-$sig" "$tw/progress-$sig" <<'PY' 2>&1 | tail -1
+import json, os, re, sys
+out, progress = sys.argv[1:]
+cells = []
+for r in (0, 1):
+    try:
+        steps = [(int(a), float(b)) for a, b in (l.split() for l in open(f"{progress}.rank{r}") if l.strip())]
+        p = [q for q in json.load(open(os.path.join(out, f"rank-{r}", "profile.json")))["processes"] if q["used_cuda"]]
+    except (OSError, ValueError) as e:
+        cells.append(f"rank {r}: {e}"); continue
+    # The library notes when its handler saw the signal; the steps finished by then must be
+    # kept (the rank goes on for the few ms of the final flush: those are extra).
+    at = [float(m.group(1)) for q in p for n in q["notes"] for m in [re.search(r"received at Unix time ([0-9.]+) s", n)] if m]
+    done = max((n for n, t in steps if not at or t <= min(at)), default=0)
+    ranges = sum(q["nvtx_ranges"] for q in p)
+    by = [q["tags"].get("closed_by", "truncated" if q["truncated"] else "exit") for q in p]
+    cells.append(f"rank {r}: finished {done} steps before the signal{'' if at else ' (no signal time noted: at death)'}"
+                 f" ({steps[-1][0] if steps else 0} at death), stream holds {ranges} train_step ranges "
+                 f"({'every finished step kept' if ranges >= done else f'{done - ranges} LOST'}), "
+                 f"{sum(q['kernels'] for q in p)} kernels, closed by {by}")
+print("; ".join(cells))
+PY
+)"
+  done
+  tar -C "$work" -czf "$out/terminate.tar.gz" --exclude='*.html' --exclude='*.sqlite' --exclude='trace*.json' terminate
+fi
+
+if has overhead-bench; then
+  # speedlab beside nsys and torch.profiler (scripts/bench/profile_overhead.sh; ROUNDS, STEPS,
+  # REPEATS, BUDGET_S, EXTRA and the tool lists pass through): $OUT/overhead/summary.md,
+  # rewritten after every round (a call killed at its limit still has the rounds done).
+  SPEEDLAB_CARRY="$bin" OUT="$out" bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-bench.txt" 2>&1
+  note "overhead bench: exit $?"
+  cat "$out/overhead/summary.md" >>"$summary" 2>/dev/null
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"

@@ -23,15 +23,17 @@ mkdir -p "$carry"
 cp "$build"/speedlab "$carry"/
 # `speedlab profile` finds the injection library beside itself.
 [[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so "$carry"/
+# ... and the _exit shim it preloads into the program (profilers/inject/exit_shim.cpp).
+[[ -f "$build"/libspeedlab-exit.so ]] && cp "$build"/libspeedlab-exit.so "$carry"/
 mkdir -p "$carry"/plugins && cp "$build"/plugins/*.so "$carry"/plugins/
 cp -r "$build"/test-plugins "$carry"/test-plugins 2>/dev/null || true
 mkdir -p "$carry"/tests
 cp -rL "$build"/tests/fixtures "$build"/tests/golden "$build"/tests/tools "$carry"/tests/ 2>/dev/null || true
-for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm; do
+for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm speedlab_signal_probe; do
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
   if [[ -n "$f" ]]; then cp "$f" "$carry"/; fi
 done
-strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-inject.so "$carry"/plugins/*.so 2>/dev/null || true
+strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-inject.so "$carry"/libspeedlab-exit.so "$carry"/plugins/*.so 2>/dev/null || true
 # The scripts and suites the stages read, as this tree has them.
 cp -r scripts suites "$carry"/
 [[ -d examples ]] && cp -r examples "$carry"/

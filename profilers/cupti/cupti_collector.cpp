@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "model/cuda_api.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 
 namespace speedlab::profiling::cupti {
@@ -238,6 +239,53 @@ subscription subscribe(CUpti_CallbackFunc callback, void* user_data, const char*
 
 bool enabled_activities::has(CUpti_ActivityKind k) const { return std::find(kinds.begin(), kinds.end(), k) != kinds.end(); }
 
+// Looked up at run time: a libcupti older than the headers (a wheel's own) may lack them.
+using enable_api_fn = CUptiResult (*)(CUpti_CallbackId, uint8_t);
+enable_api_fn enable_api_function(CUpti_CallbackDomain domain) {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) || !info.dli_fname) return nullptr;
+  void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return nullptr;
+  auto f = reinterpret_cast<enable_api_fn>(dlsym(lib, domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                                                          ? "cuptiActivityEnableRuntimeApi"
+                                                          : "cuptiActivityEnableDriverApi"));
+  dlclose(lib); // libcupti stays loaded: the process links it
+  return f;
+}
+
+std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain) {
+  const auto size = static_cast<CUpti_CallbackId>(domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                                                      ? static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                                      : static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE));
+  std::vector<CUpti_CallbackId> ids;
+  for (CUpti_CallbackId id = 1; id < size; ++id) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, id, &name) != CUPTI_SUCCESS || !name) continue;
+    if (trace::classify_api(name) != trace::api_kind::other) ids.push_back(id);
+  }
+  return ids;
+}
+
+namespace {
+
+// The analysis's calls of one domain, one callback id at a time; false (nothing left
+// enabled) when libcupti cannot do that, so the caller enables the whole kind instead.
+bool enable_calls(CUpti_CallbackDomain domain, std::vector<CUpti_CallbackId>& enabled) {
+  const enable_api_fn enable = enable_api_function(domain);
+  if (!enable) return false;
+  for (CUpti_CallbackId id : analysis_callback_ids(domain)) {
+    if (enable(id, 1) != CUPTI_SUCCESS) {
+      for (CUpti_CallbackId done : enabled) enable(done, 0);
+      enabled.clear();
+      return false;
+    }
+    enabled.push_back(id);
+  }
+  return !enabled.empty();
+}
+
+} // namespace
+
 enabled_activities enable_activities(const activity_selection& what, std::vector<std::string>& notes) {
   enabled_activities e;
   if (CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS) {
@@ -250,11 +298,19 @@ enabled_activities enable_activities(const activity_selection& what, std::vector
                                                                       {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2"},
                                                                       {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
                                                                       {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"}};
+  const auto selected = [&](CUpti_CallbackDomain domain, std::vector<CUpti_CallbackId>& ids, const char* kind) {
+    if (!what.analysis_calls_only) return false;
+    if (enable_calls(domain, ids)) return true;
+    notes.push_back(fmt::format("cupti: this libcupti cannot record single {} calls; every {} call is recorded", kind, kind));
+    return false;
+  };
   if (what.api_records) {
-    optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
+    if (!selected(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids, "runtime API"))
+      optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
     optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
   }
-  if (what.driver_api) optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
+  if (what.driver_api && !selected(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids, "driver API"))
+    optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
   if (what.markers) optional.emplace_back(CUPTI_ACTIVITY_KIND_MARKER, "MARKER");
   for (auto [kind, name] : optional) {
     if (CUptiResult r = cuptiActivityEnable(kind); r == CUPTI_SUCCESS) e.kinds.push_back(kind);
@@ -266,6 +322,12 @@ enabled_activities enable_activities(const activity_selection& what, std::vector
 void disable_activities(enabled_activities& e) {
   for (auto kind : e.kinds) cuptiActivityDisable(kind);
   e.kinds.clear();
+  if (const enable_api_fn runtime = e.runtime_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_RUNTIME_API))
+    for (CUpti_CallbackId id : e.runtime_ids) runtime(id, 0);
+  if (const enable_api_fn driver = e.driver_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_DRIVER_API))
+    for (CUpti_CallbackId id : e.driver_ids) driver(id, 0);
+  e.runtime_ids.clear();
+  e.driver_ids.clear();
 }
 
 std::uint64_t take_dropped_records() {
@@ -284,6 +346,45 @@ void synchronize_current_context() {
   void* ctx = nullptr;
   if (get && sync && get(&ctx) == 0 && ctx) sync();
   dlclose(lib);
+}
+
+bool synchronize_primary_contexts() {
+  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return false;
+  using count_fn = int (*)(int*);
+  using device_fn = int (*)(int*, int);
+  using state_fn = int (*)(int, unsigned*, int*);
+  using retain_fn = int (*)(void**, int);
+  using release_fn = int (*)(int);
+  using push_fn = int (*)(void*);
+  using pop_fn = int (*)(void**);
+  using sync_fn = int (*)();
+  auto count = reinterpret_cast<count_fn>(dlsym(lib, "cuDeviceGetCount"));
+  auto device = reinterpret_cast<device_fn>(dlsym(lib, "cuDeviceGet"));
+  auto state = reinterpret_cast<state_fn>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
+  auto retain = reinterpret_cast<retain_fn>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  auto release = reinterpret_cast<release_fn>(dlsym(lib, "cuDevicePrimaryCtxRelease_v2"));
+  auto push = reinterpret_cast<push_fn>(dlsym(lib, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<pop_fn>(dlsym(lib, "cuCtxPopCurrent_v2"));
+  auto sync = reinterpret_cast<sync_fn>(dlsym(lib, "cuCtxSynchronize"));
+  int n = 0;
+  bool ok = count && device && state && retain && release && push && pop && sync && count(&n) == 0;
+  for (int i = 0; ok && i < n; ++i) {
+    int dev = 0, active = 0;
+    unsigned flags = 0;
+    // Only a context the program made active: retaining an inactive one would create it.
+    if (device(&dev, i) != 0 || state(dev, &flags, &active) != 0 || !active) continue;
+    void* ctx = nullptr;
+    if (retain(&ctx, dev) != 0) continue;
+    if (push(ctx) == 0) {
+      ok = sync() == 0 && ok;
+      void* popped = nullptr;
+      pop(&popped);
+    }
+    release(dev);
+  }
+  dlclose(lib);
+  return ok;
 }
 
 std::optional<clock_pair> read_clock_pair() {

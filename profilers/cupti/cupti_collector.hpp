@@ -109,12 +109,23 @@ struct activity_selection {
   bool api_records = true;  // RUNTIME + SYNCHRONIZATION
   bool driver_api = false;  // DRIVER
   bool markers = false;     // MARKER (libcupti as NVTX tool)
+  // Runtime and driver records only of the calls the analysis uses (model/cuda_api.hpp:
+  // launches, synchronizations, copies, memsets, allocations, frees), enabled callback id by
+  // callback id (cuptiActivityEnableRuntimeApi/DriverApi) instead of the whole kind: the
+  // injection library's default. Where the loaded libcupti lacks those calls, the whole kind
+  // is enabled and a note says so.
+  bool analysis_calls_only = false;
 };
 struct enabled_activities {
   std::vector<CUpti_ActivityKind> kinds;
+  // The callback ids enabled one by one (analysis_calls_only).
+  std::vector<CUpti_CallbackId> runtime_ids, driver_ids;
   std::string error; // CONCURRENT_KERNEL refused: nothing enabled
   bool has(CUpti_ActivityKind k) const;
 };
+// The callback ids of a domain (runtime or driver API) whose calls model/cuda_api.hpp
+// classifies as anything but `other`.
+std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain);
 enabled_activities enable_activities(const activity_selection& what, std::vector<std::string>& notes);
 void disable_activities(enabled_activities& e);
 
@@ -124,6 +135,10 @@ std::uint64_t take_dropped_records();
 // Flush returns only completed records, so finish the calling thread's device work first.
 // Through the driver, and only if a context is current: a CPU-only point must not get one.
 void synchronize_current_context();
+// Every active primary context (the runtime API, PyTorch, CuPy and Numba use these),
+// from a thread that need not have one current (the injection library's flush thread after
+// a signal). False when the driver is not loaded or a call failed.
+bool synchronize_primary_contexts();
 
 // One CUPTI clock reading and the steady time at its middle, from the tightest of a few
 // bracketing reads; nothing if CUPTI cannot read its clock.

@@ -20,12 +20,14 @@
 // Only these three entry points are exported (inject.map). Nothing here throws out of a CUDA,
 // CUPTI or NVTX callback; problems become note chunks in the stream.
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
+#include <future>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -45,12 +47,17 @@
 #include "profilers/cupti/cupti_collector.hpp"
 #include "profilers/counters/counter_collector.hpp"
 #include "profilers/inject/flush_policy.hpp"
+#include "profilers/inject/termination.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 
 namespace speedlab::inject {
 namespace {
 
 namespace cupti = profiling::cupti;
+
+// Taken by the termination flush; a test program holds it (speedlab_inject_test_hold) to
+// stand for a thread busy inside the CUDA driver with the locks the flush needs.
+std::mutex g_test_flush_lock;
 using profiling::steady_now_ns;
 
 constexpr std::uint32_t default_flush_ms = 500;
@@ -199,7 +206,7 @@ public:
       note(fmt::format("{} libcupti copies are loaded in this process ({}); records come from {}", files.size(),
                        fmt::join(files, ", "), info.tags["libcupti"]));
     start_cupti();
-    m_thread = std::thread([this] { flush_loop(); });
+    start_flush_thread();
     return true;
   }
 
@@ -213,7 +220,8 @@ public:
       m_finished = true;
       m_stop = true;
     }
-    m_wake.notify_all();
+    termination::closed(); // from here a signal or _exit has nobody to ask
+    termination::wake();
     if (m_thread.joinable()) m_thread.join();
     if (m_cupti_on) cupti::synchronize_current_context();
     write_counters();
@@ -253,7 +261,8 @@ public:
   void flush_point() noexcept {
     if (!m_cupti_on) return;
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    m_wake.notify_all();
+    m_flush_requested.store(true);
+    termination::wake();
   }
 
 private:
@@ -289,7 +298,12 @@ private:
     cupti::take_dropped_records();
     std::vector<std::string> notes;
     // Driver API records too: CuPy and Numba launch and copy through the driver API only.
-    m_enabled = cupti::enable_activities({true, env("SPEEDLAB_PROFILE_DRIVER_API") != "0", false}, notes);
+    // Only the calls the analysis uses (launches, synchronizations, copies, memsets,
+    // allocations, frees) unless SPEEDLAB_PROFILE_API=all: the other calls (PyTorch makes
+    // several per launch) cost a record each and are read by no analysis.
+    cupti::activity_selection what{true, env("SPEEDLAB_PROFILE_DRIVER_API") != "0", false};
+    what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
+    m_enabled = cupti::enable_activities(what, notes);
     for (const auto& n : notes) note(n);
     if (!m_enabled.error.empty()) {
       note(m_enabled.error);
@@ -424,31 +438,129 @@ private:
       static_cast<injector*>(self)->flush_point();
   }
 
-  void flush_loop() {
-    std::unique_lock lock(m_mutex);
-    while (!m_stop) {
-      m_wake.wait_for(lock, std::chrono::milliseconds(m_flush_ms));
-      if (m_stop) break;
-      lock.unlock(); // never held across a CUPTI call
-      try {
-        std::lock_guard flushing(m_flush_mutex);
-        const bool force = m_policy.should_force(steady_now_ns());
-        flush_once(force);
-        if (force) {
-          m_policy.forced(steady_now_ns());
-          if (!m_force_said) {
-            m_force_said = true;
-            note(fmt::format("cupti: no kernel or copy record came out for {:.1f} s while work was launched (the "
-                             "GPU was busy at every flush): this flush, and any later one after as long, forced "
-                             "CUPTI's buffers out; records of work running at such a flush are lost and counted as "
-                             "dropped (SPEEDLAB_PROFILE_FORCE_AFTER_MS, 0: never force)",
-                             static_cast<double>(m_policy.force_after_ns()) / 1e9));
-          }
-        }
-      } catch (...) {
-      }
-      lock.lock();
+  // The flush thread starts with SIGTERM, SIGINT and SIGHUP blocked (inherited from this
+  // thread's mask, so no signal can reach it before it runs), then the handlers go in: a
+  // handler never runs on the thread it waits for (termination.hpp).
+  void start_flush_thread() {
+    sigset_t block{}, old{};
+    sigemptyset(&block);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&block, sig);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    m_thread = std::thread([this] { flush_loop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    std::uint32_t wait_ms = termination::default_wait_ms;
+    if (const std::string ms = env("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS"); !ms.empty()) {
+      char* end = nullptr;
+      const long v = std::strtol(ms.c_str(), &end, 10);
+      if (end != ms.c_str() && *end == '\0' && v > 0 && v <= 600000) wait_ms = static_cast<std::uint32_t>(v);
+      else note("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS='" + ms + "' is not a number of milliseconds from 1 to 600000: " +
+                std::to_string(wait_ms) + " ms is used");
     }
+    m_signal_wait_ms = wait_ms;
+    std::string error;
+    // SPEEDLAB_PROFILE_SIGNALS=0: the program's signals untouched (_exit is still handled).
+    if (!termination::install(wait_ms, env("SPEEDLAB_PROFILE_SIGNALS") != "0", error))
+      note("signals: " + error + "; records since the last flush are lost if the process is ended by a signal");
+  }
+
+  // Wakes for a termination request, a flush point or finish(); otherwise every
+  // recheck_interval_ms (the program may have replaced a handler) and flushes every m_flush_ms.
+  void flush_loop() {
+    std::uint64_t next_flush = steady_now_ns() + m_flush_ms * 1000000ull;
+    for (;;) {
+      const std::uint64_t now = steady_now_ns();
+      const std::uint64_t until_flush_ms = next_flush > now ? (next_flush - now + 999999) / 1000000 : 0;
+      pollfd p{termination::wake_fd(), POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<std::uint64_t>(until_flush_ms, termination::recheck_interval_ms)));
+      const termination::request r = termination::take();
+      {
+        std::lock_guard lock(m_mutex);
+        if (m_stop) break;
+      }
+      if (r.kind != termination::request::none) {
+        on_termination(r);
+        termination::done();
+        if (r.final) break;
+        continue;
+      }
+      if (const std::string taken = termination::recheck(); !taken.empty())
+        note("signals: the program installed its own handler for " + taken + "; speedlab's runs first and passes " +
+             "the signal on to it");
+      if (steady_now_ns() < next_flush && !m_flush_requested.exchange(false)) continue;
+      periodic_flush();
+      next_flush = steady_now_ns() + m_flush_ms * 1000000ull;
+    }
+  }
+
+  void periodic_flush() {
+    try {
+      std::lock_guard flushing(m_flush_mutex);
+      const bool force = m_policy.should_force(steady_now_ns());
+      flush_once(force);
+      if (force) {
+        m_policy.forced(steady_now_ns());
+        if (!m_force_said) {
+          m_force_said = true;
+          note(fmt::format("cupti: no kernel or copy record came out for {:.1f} s while work was launched (the "
+                           "GPU was busy at every flush): this flush, and any later one after as long, forced "
+                           "CUPTI's buffers out; records of work running at such a flush are lost and counted as "
+                           "dropped (SPEEDLAB_PROFILE_FORCE_AFTER_MS, 0: never force)",
+                           static_cast<double>(m_policy.force_after_ns()) / 1e9));
+        }
+      }
+    } catch (...) {
+    }
+  }
+
+  // A signal or _exit (termination.hpp), on the flush thread while the handler waits: the
+  // GPU's work finished (bounded: the launching thread is stopped anywhere, maybe inside the
+  // driver), CUPTI's buffers forced out into a records chunk, and, when the process ends
+  // next, the closing chunk naming how. When the program's own handler runs next, the
+  // process may go on: a note, and the stream stays open.
+  void on_termination(const termination::request& r) noexcept {
+    try {
+      const std::string how = r.kind == termination::request::signal ? termination::signal_name(r.value)
+                                                                     : fmt::format("_exit({})", r.value);
+      if (r.signal_unix_ns != 0) // the work finished before it is what must be kept
+        note(fmt::format("{} received at Unix time {:.6f} s", how, static_cast<double>(r.signal_unix_ns) / 1e9));
+      if (m_cupti_on && !synchronize_gpus(m_signal_wait_ms * 3 / 5))
+        note(fmt::format("{}: the GPU did not finish its work within {} ms; records of work still running are lost",
+                         how, m_signal_wait_ms * 3 / 5));
+      {
+        std::lock_guard held_by_test(g_test_flush_lock); // stands for the driver's locks (tests)
+        std::lock_guard flushing(m_flush_mutex);
+        flush_once(true);
+      }
+      if (r.handler_next)
+        note(how + " received: the records so far are written and the stream closed; the program's own handler "
+                   "runs next (records after it are not kept)");
+      else if (!r.final) {
+        note(how + " received: the records so far are written; the program's own handler runs next");
+        return;
+      }
+      {
+        std::lock_guard lock(m_mutex);
+        if (m_finished) return;
+        m_finished = m_stop = true;
+      }
+      termination::closed();
+      if (!m_counter_options.metrics.empty())
+        note(how + ": the counters of CUDA contexts still alive are not read (the process is ending)");
+      m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), how, m_dropped));
+    } catch (...) {
+    }
+  }
+
+  // Every active primary context synchronized from a helper thread, waited for at most
+  // `wait_ms`: a context the stopped thread holds a driver lock on must not hang the flush.
+  static bool synchronize_gpus(std::uint32_t wait_ms) {
+    auto finished = std::make_shared<std::promise<void>>();
+    std::future<void> f = finished->get_future();
+    std::thread([finished] {
+      cupti::synchronize_primary_contexts();
+      finished->set_value();
+    }).detach();
+    return f.wait_for(std::chrono::milliseconds(wait_ms)) == std::future_status::ready;
   }
 
   // CUPTI's buffers -> parsed records -> one records chunk. Callers hold m_flush_mutex (the
@@ -523,7 +635,8 @@ private:
   std::mutex m_mutex; // guards m_stop/m_finished; never held across a CUPTI call
   // One flush at a time. Held across CUPTI calls, so no CUPTI callback ever takes it.
   std::mutex m_flush_mutex;
-  std::condition_variable m_wake;
+  std::atomic<bool> m_flush_requested{false}; // a flush point asked for a flush now
+  std::uint32_t m_signal_wait_ms = termination::default_wait_ms;
   bool m_stop = false, m_finished = false;
 };
 
@@ -552,6 +665,13 @@ void start_nvtx_capture() {
 } // namespace speedlab::inject
 
 extern "C" {
+
+// Tests only (tests/helpers/signal_probe.cpp): 1 takes the lock the termination flush
+// needs, 0 lets it go, from the calling thread.
+__attribute__((visibility("default"))) void speedlab_inject_test_hold(int hold) {
+  if (hold) speedlab::inject::g_test_flush_lock.lock();
+  else speedlab::inject::g_test_flush_lock.unlock();
+}
 
 // CUDA's injection entry point (CUDA_INJECTION64_PATH), called once per process during
 // CUDA initialization; the once flag guards against a second call all the same.
