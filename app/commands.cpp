@@ -305,6 +305,9 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
     progress.starting(i, point_id(pp.workload, pp.variant, pp.params));
     std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
     if (!r) break; // abandoned by a stop signal
+    if (!suite.isolate && wants_own_process_pass(req))
+      r->profiler_messages.push_back("source: the source pass needs a process of its own per point (isolation on, "
+                                     "the default); no source view");
     if (device) { // the device is part of the point's identity
       r->params[device_param] = std::to_string(*device);
       r->id = point_id(r->workload, r->variant, r->params);

@@ -116,6 +116,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
   if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
   if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
+  if (p.source) j["source"] = *p.source;                                // only runs with the source backend
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -156,6 +157,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("self_timed_ns", p.self_timed_ns);
   get("size_axes", p.size_axes);
   get("counters", p.counters);
+  get("source", p.source);
 }
 
 } // namespace speedlab
