@@ -27,8 +27,8 @@ std::optional<point_result> run_one(const run_request& request, double timeout_s
 // the point's measurements are kept as they are.
 std::optional<point_result> run_isolated(const run_request& request, double timeout_s) {
   std::optional<point_result> r = run_one(request, timeout_s);
-  if (!r || r->status == point_status::skipped || r->status == point_status::crashed ||
-      r->status == point_status::timeout || !wants_own_process_pass(request))
+  // Only a point that ran to the end (valid or not) gets the pass.
+  if (!r || (r->status != point_status::ok && r->status != point_status::invalid) || !wants_own_process_pass(request))
     return r;
   run_request pass_request = request;
   pass_request.own_process_pass = true;

@@ -389,6 +389,9 @@ static point_result own_process_pass(const run_request& req, point_result& r, Fi
 }
 
 bool wants_own_process_pass(const run_request& req) {
+  // Only CUDA variants running their kernels in this process have code to sample (a Python
+  // variant's kernels run in its worker).
+  if (!req.variant || req.variant->kind != variant_kind::cuda || req.variant->language != "c++") return false;
   for (const auto& name : req.profilers)
     if (auto prof = profiling::make_profiler(name); prof && prof->own_process()) return true;
   return false;

@@ -797,7 +797,16 @@ if has source; then
   python3 scripts/source_table.py "$sw" 2>&1 | tee -a "$summary" "$out/summary.txt"
   tar -C "$work" -czf "$out/source.tar.gz" --exclude='*.ncu-rep' --exclude='traces' --exclude='*.sqlite' \
     --exclude='trace.json' source
-  note "source fixtures: $(du -h "$out/source.tar.gz" | cut -f1) packed"
+  # The fixture for tests/fixtures/source (tests/unit/source_view_test.cpp): per case its
+  # results.jsonl and raw dumps, and ncu's CSVs; unpack with tar -xzf ... -C tests/fixtures.
+  sf="$work/source-fixture/source"; rm -rf "$work/source-fixture"; mkdir -p "$sf"
+  for c in softmax transpose; do
+    [[ -f "$sw/$c/run/results.jsonl" ]] || continue
+    mkdir -p "$sf/$c" && cp "$sw/$c/run/results.jsonl" "$sf/$c/" && cp -r "$sw/$c/dump" "$sf/$c/"
+  done
+  cp "$sw"/ncu-*-sass.csv "$sf/" 2>/dev/null
+  tar -C "$work/source-fixture" -czf "$out/source-fixture.tar.gz" source
+  note "source fixtures: $(du -h "$out/source.tar.gz" | cut -f1) packed, tests/fixtures part $(du -h "$out/source-fixture.tar.gz" | cut -f1)"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <tuple>
 
 #include <dlfcn.h>
@@ -87,7 +88,10 @@ public:
     m_data.size = sizeof(CUpti_PCSamplingData);
     m_data.collectNumPcs = buffer_pcs;
     m_data.pPcData = m_pcs.data();
-    for (std::size_t i = 0; i < buffer_pcs; ++i) m_pcs[i].stallReason = &m_stalls[i * (reasons ? reasons : 1)];
+    for (std::size_t i = 0; i < buffer_pcs; ++i) {
+      m_pcs[i].size = sizeof(CUpti_PCSamplingPCData);
+      m_pcs[i].stallReason = &m_stalls[i * (reasons ? reasons : 1)];
+    }
   }
   CUpti_PCSamplingData* get() { return &m_data; }
 
@@ -247,6 +251,7 @@ void source_collector::impl::on_module_loaded(const CUpti_ModuleResourceData* mo
 // Everything sampled so far, copied out of CUPTI's buffers (GetData until none remain).
 void source_collector::impl::read_samples(context_state& c) {
   sample_buffer buffer(c.indexes.size());
+  bool waited = false;
   for (int round = 0; round < 10000; ++round) {
     CUpti_PCSamplingData* data = buffer.get();
     data->totalNumPcs = 0;
@@ -277,7 +282,12 @@ void source_collector::impl::read_samples(context_state& c) {
       std::free(pc.functionName); // CUPTI allocates it; the caller frees it
       records.push_back(std::move(rec));
     }
-    if (data->remainingNumPcs == 0 && data->totalNumPcs == 0) return;
+    if (data->remainingNumPcs == 0 && data->totalNumPcs == 0) {
+      // CUPTI's worker threads decode asynchronously: one more look after a pause, then done.
+      if (waited) return;
+      waited = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
   }
 }
 
@@ -461,6 +471,9 @@ void source_collector::start() {
 void source_collector::next_phase() {
   std::lock_guard lock(m->mutex);
   stop_sampling();
+  // The samples are read: sampling is switched off before the kernels are patched (the two
+  // were not checked together).
+  for (auto& c : m->contexts) m->disable(c);
   // SPEEDLAB_SOURCE_SASS=off: PC sampling only (a diagnostic, and a way around a driver
   // whose patching misbehaves).
   if (const char* v = std::getenv("SPEEDLAB_SOURCE_SASS"); v && std::string_view(v) == "off") return;

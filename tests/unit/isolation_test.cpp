@@ -109,3 +109,38 @@ TEST_CASE("runner: a variant's own timings are kept per measured repetition, onl
     CHECK(series[i] <= r.samples_ns[i]); // the loop lies inside its repetition
   }
 }
+
+TEST_CASE("isolation: the source pass's process joins the point as notes, never replacing what was measured",
+          "[isolation][source]") {
+  const auto* w = registry().find("faulty");
+  planned_point pp{"faulty", "ok", {{"n", "1000"}, {"mode", "a"}, {"scale", "1.5"}}, {}, {}};
+  // A CPU variant has no kernels to sample: no second process, no note.
+  run_request req{w, w->find_variant("ok"), pp, 1, {"host", "source"}, false, {}, {}, {}};
+  CHECK_FALSE(wants_own_process_pass(req));
+
+  point_result measured;
+  measured.samples_ns = {5, 6};
+  measured.profiler_messages = {"first"};
+  point_result pass;
+  pass.status = point_status::crashed;
+  pass.reason = "crashed during source: SIGSEGV";
+  pass.samples_ns = {99};
+  pass.profiler_messages = {"source: a note"};
+  merge_own_process_pass(measured, pass);
+  CHECK(measured.samples_ns == std::vector<double>{5, 6});
+  CHECK_FALSE(measured.source);
+  REQUIRE(measured.profiler_messages.size() == 3);
+  CHECK(measured.profiler_messages[1] == "source: a note");
+  CHECK_THAT(measured.profiler_messages[2], Contains("ended crashed: crashed during source: SIGSEGV"));
+
+  pass = point_result{};
+  pass.source = source::source_pass{};
+  pass.source->total_samples = 7;
+  merge_own_process_pass(measured, pass);
+  REQUIRE(measured.source);
+  CHECK(measured.source->total_samples == 7);
+  // A second pass never replaces the first one's view.
+  pass.source->total_samples = 8;
+  merge_own_process_pass(measured, pass);
+  CHECK(measured.source->total_samples == 7);
+}

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "analysis/analyze.hpp"
 #include "analysis/source_lines.hpp"
@@ -221,4 +222,79 @@ TEST_CASE("source view: uncoalesced-access names the line the loads wait at", "[
     CHECK(evidence);
   }
   CHECK(seen);
+}
+
+namespace {
+
+// One raw dump of the source pass (SPEEDLAB_SOURCE_DUMP, profilers/source) read back as the
+// folding's inputs: stall names by index, PC records, SASS records and the PC -> line table.
+struct recorded_pass {
+  std::map<std::uint32_t, std::string> names;
+  std::vector<source::pc_record> records;
+  std::vector<source::sass_record> sass;
+  std::map<std::tuple<std::uint64_t, std::string, std::uint64_t>, source::line_location> lines;
+};
+
+recorded_pass read_dump(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  recorded_pass p;
+  for (const auto& [index, name] : j.at("stall_names").items()) p.names[static_cast<std::uint32_t>(std::stoul(index))] = name;
+  using u64 = std::uint64_t;
+  for (const auto& r : j.at("records"))
+    p.records.push_back({r.at("cubin_crc").get<u64>(), r.at("pc_offset").get<u64>(), r.at("function").get<std::string>(),
+                         r.at("stalls").get<std::vector<std::pair<std::uint32_t, u64>>>()});
+  for (const auto& r : j.value("sass", nlohmann::json::array()))
+    p.sass.push_back({r.at("cubin_crc").get<u64>(), r.at("pc_offset").get<u64>(), r.at("function").get<std::string>(),
+                      r.at("metrics").get<std::map<std::string, u64>>()});
+  for (const auto& l : j.at("lines"))
+    if (l.contains("line"))
+      p.lines[{l.at("cubin_crc").get<u64>(), l.at("function").get<std::string>(), l.at("pc_offset").get<u64>()}] = {
+          l.at("file").get<std::string>(), l.at("line").get<std::uint32_t>()};
+  return p;
+}
+
+} // namespace
+
+// tests/fixtures/source/<case>/: results.jsonl and dump/source-*.json of the GPU stage
+// (scripts/gpu-check.sh source, source.tar.gz). Folding the raw records again gives what the
+// run stored: the same kernels, top lines, shares and stalls.
+TEST_CASE("source view: recorded H100 records fold to what the run stored", "[source][fixture]") {
+  const auto root = speedlab::testing::fixture_dir() / "source";
+  if (!std::filesystem::exists(root)) {
+    WARN("no recorded source fixture yet (tests/fixtures/source from scripts/gpu-check.sh source): skipped");
+    return;
+  }
+  std::size_t compared = 0;
+  for (const auto& c : std::filesystem::directory_iterator(root)) {
+    if (!std::filesystem::exists(c.path() / "results.jsonl")) continue;
+    std::vector<point_result> points;
+    std::ifstream in(c.path() / "results.jsonl");
+    for (std::string line; std::getline(in, line);) points.push_back(read_point_record(nlohmann::json::parse(line)));
+    for (const auto& d : std::filesystem::directory_iterator(c.path() / "dump")) {
+      const recorded_pass rec = read_dump(d.path());
+      const auto correlate = [&rec](std::uint64_t crc, const std::string& fn, std::uint64_t pc) -> std::optional<source::line_location> {
+        auto it = rec.lines.find({crc, fn, pc});
+        return it == rec.lines.end() ? source::line_location{} : it->second;
+      };
+      const auto folded = source::fold(rec.records, rec.names, correlate, rec.sass, &no_text);
+      if (folded.empty()) continue;
+      for (const auto& p : points) {
+        if (!p.source || p.source->kernels.empty() || p.source->kernels[0].kernel != folded[0].kernel) continue;
+        INFO(d.path().string() << " vs " << p.id);
+        REQUIRE(p.source->kernels.size() == folded.size());
+        for (std::size_t k = 0; k < folded.size(); ++k) {
+          CHECK(p.source->kernels[k].samples == folded[k].samples);
+          REQUIRE(p.source->kernels[k].lines.size() == folded[k].lines.size());
+          for (std::size_t i = 0; i < folded[k].lines.size(); ++i) {
+            CHECK(p.source->kernels[k].lines[i].line == folded[k].lines[i].line);
+            CHECK(p.source->kernels[k].lines[i].share == Approx(folded[k].lines[i].share));
+            CHECK(p.source->kernels[k].lines[i].sectors_per_request == folded[k].lines[i].sectors_per_request);
+          }
+        }
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 0);
 }
