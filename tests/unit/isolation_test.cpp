@@ -2,6 +2,7 @@
 
 #include "app/isolation.hpp"
 #include "app/plugin_loader.hpp"
+#include "speedlab/config.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
@@ -112,11 +113,24 @@ TEST_CASE("runner: a variant's own timings are kept per measured repetition, onl
 
 TEST_CASE("isolation: the source pass's process joins the point as notes, never replacing what was measured",
           "[isolation][source]") {
-  const auto* w = registry().find("faulty");
-  planned_point pp{"faulty", "ok", {{"n", "1000"}, {"mode", "a"}, {"scale", "1.5"}}, {}, {}};
-  // A CPU variant has no kernels to sample: no second process, no note.
-  run_request req{w, w->find_variant("ok"), pp, 1, {"host", "source"}, false, {}, {}, {}};
+  // A CPU variant, or a Python one whose kernels run in its worker, has no kernels to sample
+  // here: no second process, no note.
+  variant_spec v;
+  v.kind = variant_kind::serial;
+  run_request req{};
+  req.variant = &v;
+  req.profilers = {"host", "source"};
   CHECK_FALSE(wants_own_process_pass(req));
+  v.kind = variant_kind::cuda;
+  v.language = "python";
+  CHECK_FALSE(wants_own_process_pass(req));
+  v.language = "c++";
+  req.profilers = {"host", "cupti"};
+  CHECK_FALSE(wants_own_process_pass(req));
+#if SPEEDLAB_HAS_CUPTI
+  req.profilers = {"host", "cupti", "source"};
+  CHECK(wants_own_process_pass(req)); // a CUDA variant in this process: the pass runs
+#endif
 
   point_result measured;
   measured.samples_ns = {5, 6};

@@ -178,7 +178,9 @@ TEST_CASE("source view: report.md and report.html show the top lines, escaped", 
   CHECK(md.find("softmax.cu:25") != std::string::npos);
   CHECK(md.find("softmax_naive(float const*, float*, int, int)") != std::string::npos);
   CHECK(md.find("waiting on global memory 80.0%") != std::string::npos);
-  CHECK(md.find("<script>") == std::string::npos);
+  // In a code span (literal text in GitHub Markdown), with the table's pipe escaped.
+  CHECK(md.find("<script>|") == std::string::npos);
+  CHECK(md.find("// <script>\\|") != std::string::npos);
   const auto html = test_golden::render("html", f.input(), "report.html");
   CHECK(html.find("id=\"source-lines\"") != std::string::npos);
   CHECK(html.find("&lt;script&gt;|`") != std::string::npos);
