@@ -126,6 +126,10 @@ struct source_collector::impl {
   std::uint64_t dropped = 0, total = 0;
   std::uint64_t pass_start = 0, pass_end = 0;
   bool said_hw_full = false;
+  // CUPTI's function-name strings: one string may be shared by many PC records (and by later
+  // reads), so each is freed once, when the collector ends (cupti_pcsampling.h). Freeing it per
+  // record was a double free on the H100.
+  std::set<char*> function_names;
   // The SASS-metrics phase: configured per device, enabled on the first sampled context.
   std::map<std::uint64_t, std::string> sass_ids; // metric id -> name
   std::vector<source::sass_record> sass;
@@ -279,7 +283,7 @@ void source_collector::impl::read_samples(context_state& c) {
         const std::uint64_t samples = pc.stallReason[s].samples;
         rec.stalls.emplace_back(index, samples);
       }
-      std::free(pc.functionName); // CUPTI allocates it; the caller frees it
+      if (pc.functionName) function_names.insert(pc.functionName);
       records.push_back(std::move(rec));
     }
     if (data->remainingNumPcs == 0 && data->totalNumPcs == 0) {
@@ -451,6 +455,7 @@ source_collector::~source_collector() {
   m->sass_stop();
   for (auto& c : m->contexts) m->disable(c);
   if (m->subscribed) cuptiUnsubscribe(m->subscriber);
+  for (char* name : m->function_names) std::free(name);
 }
 
 void source_collector::start() {
