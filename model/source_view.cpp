@@ -76,15 +76,18 @@ void add_sass(std::map<std::string, kernel_acc>& kernels, const std::vector<sass
       auto it = s.metrics.find(name);
       return it == s.metrics.end() ? std::uint64_t{0} : it->second;
     };
+    // CUPTI gives one record per (instruction, metric): a load's sectors come in a record of
+    // their own, beside the one that counts its requests (seen on the H100).
     const std::uint64_t requests = value(global_ld_metric) + value(global_st_metric);
-    if (requests == 0) continue;
+    const std::uint64_t sectors = value(sectors_metric);
+    if (requests == 0 && sectors == 0) continue;
     bool has_line = false;
     auto& k = kernels[s.function];
     line_acc& acc = k.lines[place_of(correlate, s.cubin_crc, s.function, s.pc_offset, has_line)];
     k.line_info = k.line_info || has_line;
     acc.first_pc = std::min(acc.first_pc, s.pc_offset);
     acc.requests += requests;
-    acc.sectors += value(sectors_metric);
+    acc.sectors += sectors;
   }
 }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The source stage's summary (scripts/gpu-check.sh source): per kernel, speedlab's top source
-line (results.jsonl, source pass) beside ncu's (the SourceCounters page as SASS rows, folded
-to lines with the PC -> file:line table speedlab dumped from the same cubin).
+lines (results.jsonl, source pass) beside ncu's (the SourceCounters page printed as CUDA lines
+with their SASS rows: `ncu -i R --page source --csv --print-source cuda,sass`, whose line rows
+carry ncu's own per-line sums).
 
-  python3 scripts/source_table.py DIR     DIR as the stage leaves it: <case>/run/results.jsonl,
-                                          <case>/dump/source-*.json, ncu-<name>-sass.csv
+  python3 scripts/source_table.py DIR [--markdown]
+      DIR as the stage leaves it: <case>/run/results.jsonl, ncu-<name>-cuda-sass.csv
 """
 import csv
 import glob
@@ -12,106 +13,89 @@ import json
 import os
 import sys
 
-
-# ncu-<case>-sass.csv -> the kernel that case profiled (gpu-check.sh source, ncu_case).
+# ncu-<case>-cuda-sass.csv -> the kernel that case profiled (gpu-check.sh source, ncu_case).
 NCU_KERNELS = {"softmax-naive": "softmax_naive", "softmax-block": "softmax_block",
                "transpose-naive": "naive_kernel", "transpose-tiled": "tiled_kernel"}
+# ncu's stall columns -> CUPTI's stall reason names (the part after warps_issue_stalled_).
+NCU_STALLS = {"stall_long_sb": "long_scoreboard", "stall_lg": "lg_throttle", "stall_barrier": "barrier",
+              "stall_short_sb": "short_scoreboard", "stall_wait": "wait", "stall_math": "math_pipe_throttle",
+              "stall_mio": "mio_throttle", "stall_not_selected": "not_selected", "stall_selected": "selected",
+              "stall_branch_resolving": "branch_resolving", "stall_dispatch": "dispatch_stall",
+              "stall_no_instructions": "no_instructions", "stall_drain": "drain", "stall_membar": "membar",
+              "stall_imc": "imc_miss", "stall_tex": "tex_throttle", "stall_sleep": "sleeping", "stall_misc": "misc"}
 
 
-def short(path):
-    return os.path.basename(path) if path else "?"
-
-
-def speedlab_tops(d):
-    """(mangled kernel, variant) -> top line dict, from every case's results."""
-    tops = {}
+def speedlab_kernels(d):
+    """(kernel name, variant) -> the kernel's source view, from every case's results."""
+    out = {}
     for f in glob.glob(os.path.join(d, "*", "run", "results.jsonl")):
         for line in open(f):
             p = json.loads(line)
             for k in (p.get("source") or {}).get("kernels", []):
                 if k.get("lines"):
-                    tops[(k["kernel"], p["variant"])] = (k, k["lines"][0])
-    return tops
+                    out[(k["kernel"], p["variant"])] = k
+    return out
 
 
-def pc_lines(d):
-    """mangled kernel -> {pc offset: (file, line)} from the raw dumps."""
-    table = {}
-    for f in glob.glob(os.path.join(d, "*", "dump", "source-*.json")):
-        for e in json.load(open(f)).get("lines", []):
-            if "line" in e:
-                table.setdefault(e["function"], {})[e["pc_offset"]] = (e["file"], e["line"])
-    return table
+def number(v):
+    try:
+        return float(v.replace(",", ""))
+    except (AttributeError, ValueError):
+        return 0.0
 
 
-def ncu_rows(path):
-    """SASS rows of ncu's source page CSV: (address, sass text, all samples, {stall column: value})."""
-    lines = open(path, errors="replace").read().splitlines()
-    start = next((i for i, l in enumerate(lines) if '"Address"' in l or l.startswith("Address")), None)
+def ncu_lines(path):
+    """line -> (all samples, {stall: samples}, global sectors, global requests) from ncu's line rows."""
+    text = open(path, errors="replace").read().splitlines()
+    start = next((i for i, l in enumerate(text) if l.startswith('"Line No"')), None)
     if start is None:
-        return []
-    rows = []
-    for r in csv.DictReader(lines[start:]):
-        try:
-            addr = int(r.get("Address", ""), 16)
-        except ValueError:
-            continue
-        samples_key = next((k for k in r if k and k.startswith("Warp Stall Sampling (All")), None)
-        num = lambda v: float(v.replace(",", "")) if v and v.replace(",", "").replace(".", "").isdigit() else 0.0
-        stalls = {k: num(v) for k, v in r.items() if k and k.startswith("stall_")}
-        rows.append((addr, r.get("Source", ""), num(r.get(samples_key, "")) if samples_key else 0.0, stalls))
-    return rows
+        return {}
+    header = next(csv.reader([text[start]]))
+    samples = header.index("Warp Stall Sampling (All Samples)")
+    sectors = next((i for i, h in enumerate(header) if h == "L2 Theoretical Sectors Global"), None)
+    requests = next((i for i, h in enumerate(header) if h in ("Global Load Requests", "Requests Global")), None)
+    stall_cols = {i: NCU_STALLS[h] for i, h in enumerate(header) if h in NCU_STALLS}
+    lines = {}
+    for row in csv.reader(text[start + 1:]):
+        if len(row) <= samples or not row[0] or row[2] != "-":
+            continue  # SASS rows have an address; line rows have '-'
+        stalls = {name: number(row[i]) for i, name in stall_cols.items() if i < len(row)}
+        lines[int(row[0])] = (number(row[samples]), stalls,
+                              number(row[sectors]) if sectors is not None else 0.0,
+                              number(row[requests]) if requests is not None else 0.0)
+    return lines
 
 
-def ncu_top(rows, pcs):
-    """ncu's top line through speedlab's PC table, and its top instruction."""
-    if not rows:
-        return None
-    base = min(r[0] for r in rows)
-    total = sum(r[2] for r in rows) or 1
-    by_line, stalls, unmapped = {}, {}, 0.0
-    for addr, _, n, st in rows:
-        loc = pcs.get(addr - base)
-        if loc is None:
-            unmapped += n
-            continue
-        by_line[loc] = by_line.get(loc, 0) + n
-        for k, v in st.items():
-            stalls.setdefault(loc, {})[k] = stalls.setdefault(loc, {}).get(k, 0) + v
-    top_sass = max(rows, key=lambda r: r[2])
-    if not by_line:
-        return None, 0, "", top_sass, unmapped / total
-    loc = max(by_line, key=by_line.get)
-    st = stalls.get(loc, {})
-    top_stall = max(st, key=st.get) if st else ""
-    return loc, by_line[loc] / total, top_stall, top_sass, unmapped / total
+def top_stall(stalls):
+    return max(stalls, key=stalls.get) if stalls and max(stalls.values()) > 0 else "-"
+
+
+def compare(kernel, view, ncu):
+    total = sum(v[0] for v in ncu.values()) or 1.0
+    ncu_top = max(ncu, key=lambda k: ncu[k][0])
+    mine = view["lines"][0]
+    mine_stall = mine["stalls"][0]["reason"] if mine.get("stalls") else "-"
+    ncu_line_share = ncu.get(mine["line"], (0,))[0] / total
+    agree = mine["line"] == ncu_top and mine_stall == top_stall(ncu[ncu_top][1])
+    return (f"{kernel}: speedlab line {mine['line']} {100 * mine['share']:.1f}% {mine_stall}"
+            f" | ncu line {ncu_top} {100 * ncu[ncu_top][0] / total:.1f}% {top_stall(ncu[ncu_top][1])}"
+            f" (ncu gives speedlab's line {100 * ncu_line_share:.1f}%) | {'agree' if agree else 'DIFFER'}")
 
 
 def main():
     d = sys.argv[1]
-    tops, pcs = speedlab_tops(d), pc_lines(d)
-    if not tops:
+    views = speedlab_kernels(d)
+    if not views:
         print("source: no kernel with source lines in the results (see <case>/run.txt and profiler_messages)")
-    for (kernel, variant), (k, top) in sorted(tops.items()):
-        stall = top["stalls"][0] if top.get("stalls") else {}
-        spr = top.get("sectors_per_request")
-        mine = (f"{short(top['file'])}:{top['line']} {100 * top['share']:.0f}% of {k['samples']} samples, "
-                f"{stall.get('reason', '-')} {100 * stall.get('share', 0):.0f}%" + (f", {spr:.1f} sectors/req" if spr else ""))
-        theirs = "ncu: no CSV"
-        for csv_path in glob.glob(os.path.join(d, "ncu-*-sass.csv")):
-            rows = ncu_rows(csv_path)
-            name = os.path.basename(csv_path)
-            if not rows or NCU_KERNELS.get(name[4:-9], "?") not in kernel:
-                continue
-            res = ncu_top(rows, pcs.get(kernel, {}))
-            if res is None:
-                continue
-            loc, share, st, sass, unmapped = res
-            where = f"{short(loc[0])}:{loc[1]}" if loc else "unmapped"
-            agree = "agree" if loc and loc == (top["file"], top["line"]) else "DIFFER"
-            theirs = (f"ncu ({name}): {where} {100 * share:.0f}%, {st or '-'}; top SASS +0x{sass[0] - min(r[0] for r in rows):x} "
-                      f"'{sass[1][:40]}'; {100 * unmapped:.0f}% of ncu samples at PCs speedlab never sampled; {agree}")
-        print(f"source {variant} {kernel[:40]}: speedlab {mine} | {theirs}")
+    for path in sorted(glob.glob(os.path.join(d, "ncu-*-cuda-sass.csv"))):
+        case = os.path.basename(path)[4:-len("-cuda-sass.csv")]
+        short = NCU_KERNELS.get(case)
+        match = [(k, v) for (k, var), v in views.items() if short and short in k]
+        ncu = ncu_lines(path)
+        if not match or not ncu:
+            print(f"source {case}: {'no speedlab view' if not match else 'no ncu line rows'}")
+            continue
+        print(f"source {case} {compare(short, match[0][1], ncu)}")
 
 
 if __name__ == "__main__":

@@ -116,6 +116,24 @@ TEST_CASE("source fold: SASS metrics give each line its sectors per request; top
   CHECK(ks[0].lines[0].global_requests == 200);
 }
 
+TEST_CASE("source fold: sectors in records of their own, as CUPTI gives one record per (PC, metric)", "[source]") {
+  // On the H100 a load's request count and its sectors arrived as two records of one PC.
+  std::vector<source::sass_record> sass{
+      {crc, 0x50, naive, {{"smsp__sass_inst_executed_op_global_ld", 100}}},
+      {crc, 0x50, naive, {{"smsp__sass_sectors_mem_global", 3200}}},
+      {crc, 0x10, naive, {{"smsp__sass_inst_executed_op_global_ld", 50}}},
+      {crc, 0x10, naive, {{"smsp__sass_sectors_mem_global", 200}}},
+  };
+  const auto ks = source::fold(records(), h100_names, table(), sass, &no_text);
+  REQUIRE(ks.size() == 1);
+  REQUIRE(ks[0].lines.size() == 2);
+  REQUIRE(ks[0].lines[0].line == 25);
+  REQUIRE(ks[0].lines[0].sectors_per_request);
+  CHECK(*ks[0].lines[0].sectors_per_request == Approx(32));
+  REQUIRE(ks[0].lines[1].sectors_per_request);
+  CHECK(*ks[0].lines[1].sectors_per_request == Approx(4));
+}
+
 TEST_CASE("source: stall names, words and the line reader", "[source]") {
   CHECK(source::stall_short_name("smsp__pcsamp_warps_issue_stalled_barrier") == "barrier");
   CHECK(source::stall_short_name("smsp__pcsamp_warps_issue_stalled_barrier_not_issued").empty());
