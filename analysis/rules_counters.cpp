@@ -13,6 +13,7 @@
 #include "analysis/occupancy.hpp"
 #include "analysis/rule_support.hpp"
 #include "analysis/rules.hpp"
+#include "analysis/source_lines.hpp"
 #include "model/counters.hpp"
 
 namespace speedlab::analysis {
@@ -140,10 +141,14 @@ public:
       const double busy = std::clamp(k.f.memory_throughput_pct.value_or(50) / 100, 0.0, 1.0);
       const double s = 1 + (worst / 4 - 1) * busy;
       const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      finding f = start(ctx, fmt::format("kernel {}: {} accesses use {:.1f} sectors per request",
-                                         k.counters.kernel, ld >= st ? "load" : "store", worst),
+      // The source pass, when run, names the line ("... at softmax.cu:25").
+      const auto line = uncoalesced_line(ctx.point, k.counters.kernel);
+      finding f = start(ctx, fmt::format("kernel {}: {} accesses use {:.1f} sectors per request{}",
+                                         k.counters.kernel, ld >= st ? "load" : "store", worst,
+                                         line ? " at " + source::line_label(*line) : ""),
                         gain);
       add_kernel(f, k);
+      if (line) add(f, "source line", describe_line(*line) + (line->text.empty() ? "" : ": " + line->text));
       if (ld > 0) add(f, "global loads", sectors_text(ld));
       if (st > 0) add(f, "global stores", sectors_text(st));
       if (k.f.memory_throughput_pct) add(f, "memory throughput", pct(*k.f.memory_throughput_pct) + " of peak");

@@ -363,6 +363,9 @@ std::optional<point_result> measure_round(const planned_point& pp, int rounds, i
   if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
   std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
   if (r && r->language == "c++") r->build = w->build; // the plugin's flavour travels with the point
+  if (r && !suite.isolate && wants_own_process_pass(req))
+    r->profiler_messages.push_back("source: the source pass needs a process of its own per point (isolation on, "
+                                   "the default); no source view");
   if (r && device) { // the device is part of the point's identity
     r->params[device_param] = std::to_string(*device);
     r->id = point_id(r->workload, r->variant, r->params);

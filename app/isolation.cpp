@@ -19,7 +19,27 @@ point_result failed_point(const run_request& req, point_status status, std::stri
   return r;
 }
 
+namespace {
+std::optional<point_result> run_one(const run_request& request, double timeout_s);
+}
+
+// The point in one child; then, when a backend needs it (source lines), its own-process
+// pass in a second child, whose findings join the point's result. A failing pass is a note:
+// the point's measurements are kept as they are.
 std::optional<point_result> run_isolated(const run_request& request, double timeout_s) {
+  std::optional<point_result> r = run_one(request, timeout_s);
+  // Only a point that ran to the end (valid or not) gets the pass.
+  if (!r || (r->status != point_status::ok && r->status != point_status::invalid) || !wants_own_process_pass(request))
+    return r;
+  run_request pass_request = request;
+  pass_request.own_process_pass = true;
+  if (std::optional<point_result> pass = run_one(pass_request, timeout_s)) merge_own_process_pass(*r, *pass);
+  return r;
+}
+
+namespace {
+
+std::optional<point_result> run_one(const run_request& request, double timeout_s) {
   const child_outcome out = run_in_child(
       [&request](const heartbeat_function& heartbeat) {
         run_request child = request;
@@ -55,5 +75,7 @@ std::optional<point_result> run_isolated(const run_request& request, double time
   return failed_point(request, point_status::crashed,
                       fmt::format("{} during {} without a result", describe_end(out.wait_status), phase));
 }
+
+} // namespace
 
 } // namespace speedlab::app

@@ -113,9 +113,11 @@ public:
     for (const auto& name : req.profilers) {
       auto prof = profiling::make_profiler(name);
       if (!prof) {
-        messages.push_back(fmt::format("profiler '{}' is not built into this speedlab", name));
+        if (!req.own_process_pass) messages.push_back(fmt::format("profiler '{}' is not built into this speedlab", name));
         continue;
       }
+      // The point's process and the own-process pass each take only their backends.
+      if (prof->own_process() != req.own_process_pass) continue;
       if (std::string why = prof->unavailable_reason(); !why.empty()) {
         messages.push_back(fmt::format("{}: {}", name, why));
         continue;
@@ -162,7 +164,10 @@ public:
       profiling::profile_data pass;
       try {
         m_pass_sessions[i]->start();
-        repetition();
+        for (std::size_t k = 0; k < m_pass_sessions[i]->pass_repetitions(); ++k) {
+          repetition();
+          m_pass_sessions[i]->repetition_end();
+        }
         m_pass_sessions[i]->stop();
         m_pass_sessions[i]->collect(pass);
       } catch (const std::exception& e) {
@@ -171,6 +176,7 @@ public:
       m_pass_sessions[i].reset();
       for (auto& msg : pass.messages) r.profiler_messages.push_back(std::move(msg));
       if (pass.counters && !r.counters) r.counters = std::move(pass.counters);
+      if (pass.source && !r.source) r.source = std::move(pass.source);
     }
     m_pass_sessions.clear();
   }
@@ -208,6 +214,11 @@ public:
       repetition(false);
       ++m_r.warmup_runs;
     }
+  }
+
+  void warm_up_once() {
+    progress("warmup");
+    repetition(false);
   }
 
   void measure(profiler_sessions& sessions) {
@@ -255,7 +266,7 @@ public:
   // The own-pass sessions' repetitions (profiler_sessions::own_passes), after the timed ones.
   void own_passes(profiler_sessions& sessions) {
     sessions.own_passes(m_r, [&] {
-      progress("counters");
+      progress(m_req.own_process_pass ? "source" : "counters");
       repetition(false);
     });
   }
@@ -364,6 +375,36 @@ point_result new_point_result(const run_request& req) {
   return r;
 }
 
+// The own-process pass: its sessions exist before setup (they must see every module load);
+// one warm-up repetition takes the first-launch costs, then one repetition of their own.
+template <class Finish>
+static point_result own_process_pass(const run_request& req, point_result& r, Finish& finish) {
+  profiler_sessions sessions(req, r.profiler_messages);
+  point_run run(req, r);
+  run.setup();
+  run.warm_up_once();
+  run.own_passes(sessions);
+  run.teardown();
+  return finish(point_status::ok, {});
+}
+
+bool wants_own_process_pass(const run_request& req) {
+  // Only CUDA variants running their kernels in this process have code to sample (a Python
+  // variant's kernels run in its worker).
+  if (!req.variant || req.variant->kind != variant_kind::cuda || req.variant->language != "c++") return false;
+  for (const auto& name : req.profilers)
+    if (auto prof = profiling::make_profiler(name); prof && prof->own_process()) return true;
+  return false;
+}
+
+void merge_own_process_pass(point_result& into, const point_result& pass) {
+  for (const auto& msg : pass.profiler_messages) into.profiler_messages.push_back(msg);
+  if (pass.status != point_status::ok)
+    into.profiler_messages.push_back(fmt::format("source: its pass in a process of its own ended {}: {}",
+                                                 to_string(pass.status), pass.reason));
+  if (pass.source && !into.source) into.source = pass.source;
+}
+
 point_result measure_point(const run_request& req) {
   const auto& w = *req.workload;
   const auto& v = *req.variant;
@@ -386,6 +427,7 @@ point_result measure_point(const run_request& req) {
     r.work = {wm.bytes_read, wm.bytes_written, wm.flops, wm.items, wm.host_to_device_bytes, wm.device_to_host_bytes,
               wm.fp64};
 
+    if (req.own_process_pass) return own_process_pass(req, r, finish);
     profiler_sessions sessions(req, r.profiler_messages);
     const tracing_scope tracing(sessions.has("cupti") ? &req.profiler_options : nullptr);
     point_run run(req, r);

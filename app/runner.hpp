@@ -30,6 +30,10 @@ struct run_request {
   std::string visible_devices;
   // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
   std::function<void(const std::string& phase)> progress;
+  // The pass of the backends that need a process of their own (profiler::own_process:
+  // source lines), run by the isolation layer after the point: only those sessions, created
+  // before setup, one warm-up and one repetition; the result carries only what they saw.
+  bool own_process_pass = false;
 };
 
 // Thrown by a variant's setup when the point cannot run here after all (a Python variant
@@ -42,6 +46,11 @@ struct point_skipped : std::runtime_error {
 std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s);
 
 point_result measure_point(const run_request& request);
+// True when a backend of the request needs the own-process pass (profiler::own_process).
+bool wants_own_process_pass(const run_request& request);
+// Into a point's result, what its own-process pass recorded (never replacing what the point
+// measured), or why the pass gave nothing.
+void merge_own_process_pass(point_result& into, const point_result& pass);
 // The point's identity (id, names, params, threads) before anything is measured.
 point_result new_point_result(const run_request& request);
 

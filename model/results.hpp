@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/counters.hpp"
+#include "model/source_view.hpp"
 
 namespace speedlab {
 
@@ -111,6 +112,9 @@ struct point_result {
   // Hardware counters read in a pass of their own after the measured repetitions (the
   // counters backend); absent when not asked for or unavailable.
   std::optional<counters::counter_pass> counters;
+  // Source lines of each kernel (PC sampling folded to file:line) from the source backend's
+  // pass, in a process of its own after the point's; absent when not asked for or unavailable.
+  std::optional<source::source_pass> source;
 
   double started_unix_s = 0;
   double duration_s = 0;                       // whole point, setup to teardown

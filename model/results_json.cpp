@@ -149,6 +149,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
   if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
   if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
   if (p.build.known()) j["plugin_build"] = p.build;                    // only plugins that export it
+  if (p.source) j["source"] = *p.source;                                // only runs with the source backend
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -202,6 +203,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
     if (r < 0 || r >= p.rounds_planned)
       throw std::invalid_argument("sample_rounds: round " + std::to_string(r) + " outside 0.." +
                                   std::to_string(p.rounds_planned - 1));
+  get("source", p.source);
 }
 
 } // namespace speedlab

@@ -141,6 +141,24 @@ std::string trace_path_problem(const std::string& trace_file) {
   return inside ? std::string() : fmt::format("trace_file '{}' is not under traces/", trace_file);
 }
 
+// A share is a fraction of samples; a line's samples are part of its kernel's.
+static void check_source_pass(const source::source_pass& s) {
+  auto fraction = [](double v, const std::string& where) {
+    if (v > 1.0 + 1e-9) throw bad_record(fmt::format("{}: share {} is above 1", where, v));
+  };
+  for (std::size_t k = 0; k < s.kernels.size(); ++k) {
+    const auto& kernel = s.kernels[k];
+    for (std::size_t i = 0; i < kernel.lines.size(); ++i) {
+      const auto& line = kernel.lines[i];
+      const std::string where = fmt::format("source.kernels[{}].lines[{}]", k, i);
+      fraction(line.share, where);
+      if (line.samples > kernel.samples)
+        throw bad_record(fmt::format("{}: {} samples, more than its kernel's {}", where, line.samples, kernel.samples));
+      for (std::size_t r = 0; r < line.stalls.size(); ++r) fraction(line.stalls[r].share, fmt::format("{}.stalls[{}]", where, r));
+    }
+  }
+}
+
 point_result read_point_record(const json& j) {
   require_object(j, "point record");
   check_schema_version(j, results_schema_version);
@@ -162,6 +180,7 @@ point_result read_point_record(const json& j) {
       if (p.samples_ns[i] <= 0) throw bad_record(fmt::format("samples_ns[{}] is {}: a measured time must be positive", i, p.samples_ns[i]));
     if (p.wall.median <= 0) throw bad_record("status is ok but wall.median is not positive");
   }
+  if (p.source) check_source_pass(*p.source);
   return p;
 }
 

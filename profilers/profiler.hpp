@@ -3,7 +3,8 @@
 // The runner calls start() before the first measured repetition, marks every
 // repetition, calls stop() after the last, then collect() once. A session whose own_pass()
 // is true (hardware counters: kernels are replayed) never sees the measured repetitions:
-// the runner gives it one repetition of its own after the others' sessions are collected.
+// the runner gives it one repetition of its own after the others' sessions are collected;
+// a backend whose own_process() is true (source lines) gets that pass in another process.
 // Sessions never throw from stop()/collect(): problems go to messages().
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "model/counters.hpp"
+#include "model/source_view.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::profiling {
@@ -53,6 +55,7 @@ struct profile_data {
   trace::device_trace device;
   std::vector<host_usage> host; // one per measured repetition (host backend)
   std::optional<counters::counter_pass> counters; // counters backend
+  std::optional<source::source_pass> source;       // source backend
   std::vector<std::string> messages;
 };
 
@@ -66,6 +69,9 @@ public:
   virtual void collect(profile_data& out) = 0;
   // True: run in a pass of its own (one unmeasured repetition), apart from the timed ones.
   virtual bool own_pass() const { return false; }
+  // Repetitions an own pass needs (the source backend: one sampled, one with SASS metrics);
+  // repetition_end() follows each of them.
+  virtual std::size_t pass_repetitions() const { return 1; }
 };
 
 class profiler {
@@ -75,6 +81,11 @@ public:
   virtual std::string description() const = 0;
   // Empty when usable here, else why not (stated once by the runner, never fatal).
   virtual std::string unavailable_reason() const { return {}; }
+  // True: its sessions run in a process of their own, after the point's, created before the
+  // variant's setup (CUPTI shows a module's code only to a subscriber present when it loads,
+  // and one subscriber per process leaves no room beside the cupti backend's). The runner
+  // then gives the session one warm-up and one repetition of its own (own_pass).
+  virtual bool own_process() const { return false; }
   virtual std::unique_ptr<session> create_session(const profiler_options& options) = 0;
 };
 

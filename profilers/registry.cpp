@@ -14,6 +14,7 @@ std::unique_ptr<profiler> make_host_profiler();
 #if SPEEDLAB_HAS_CUPTI
 std::unique_ptr<profiler> make_cupti_profiler();
 std::unique_ptr<profiler> make_counters_profiler();
+std::unique_ptr<profiler> make_source_profiler();
 #endif
 
 const std::map<std::string, profiler_factory>& profiler_registry() {
@@ -23,6 +24,7 @@ const std::map<std::string, profiler_factory>& profiler_registry() {
 #if SPEEDLAB_HAS_CUPTI
       {"cupti", make_cupti_profiler},
       {"counters", make_counters_profiler},
+      {"source", make_source_profiler},
 #endif
   };
   return registry;
@@ -37,7 +39,7 @@ std::unique_ptr<profiler> make_profiler(const std::string& name) {
 
 std::string profiler_not_built_reason(const std::string& name) {
 #if !SPEEDLAB_HAS_CUPTI
-  if (name == "cupti" || name == "counters") return "speedlab was built without CUDA/CUPTI";
+  if (name == "cupti" || name == "counters" || name == "source") return "speedlab was built without CUDA/CUPTI";
 #endif
   (void)name;
   return {};

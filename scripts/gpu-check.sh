@@ -3,7 +3,7 @@
 # (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
-#                                                      counters-sass counters-degrade terminate overhead-bench
+#                                                      counters-sass counters-degrade terminate source overhead-bench
 #                                                      (default: all but overhead-bench, which has its own call:
 #                                                      it alone takes about 8 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -32,7 +32,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (the carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters terminate)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters terminate source)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -821,6 +821,61 @@ if has overhead-bench; then
   SPEEDLAB_CARRY="$bin" OUT="$out" bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-bench.txt" 2>&1
   note "overhead bench: exit $?"
   cat "$out/overhead/summary.md" >>"$summary" 2>/dev/null
+fi
+
+if has source; then
+  # Source lines (issue 30): speedlab's source pass (--profilers host,cupti,source) on the
+  # row-softmax example (cuda-naive: one thread per row, uncoalesced; cuda: one block per
+  # row), built out of tree by `scripts/new-kernel-demo.sh prepare` into $carry/sdk, and on
+  # the transpose lesson (cuda-naive: strided writes; cuda: tiled); then ncu's source page
+  # (SourceCounters) on the same kernels, one launch each. Raw CUPTI records
+  # (SPEEDLAB_SOURCE_DUMP), results and ncu CSVs are packed as the fixture source.tar.gz.
+  sw="$work/source"; rm -rf "$sw"; mkdir -p "$sw"
+  rs="$bin/sdk/row-softmax/build"
+  [[ -d $rs ]] || note "source: no $rs (run scripts/new-kernel-demo.sh prepare after gpu-prepare.sh); row-softmax left out"
+  fast=(--max-time 0.5 --min-time 0.1 --max-samples 50 --calibrate off --reports markdown,html,json --force)
+  src_case() { # name, then speedlab run arguments
+    local name=$1; shift
+    mkdir -p "$sw/$name/dump"
+    SPEEDLAB_SOURCE_DUMP="$sw/$name/dump" timeout 150 "$speedlab" run --profilers host,cupti,source "${fast[@]}" \
+      --out "$sw/$name/run" "$@" >"$sw/$name/run.txt" 2>&1
+    note "source: $name speedlab exit $? ($(ls "$sw/$name/dump" | wc -l) dumps)"
+  }
+  ncu_case() { # name, kernel regex, then speedlab run arguments
+    local name=$1 kernel=$2; shift 2
+    timeout 120 ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source yes \
+      -k "regex:$kernel" --launch-skip 1 --launch-count 1 -f -o "$sw/ncu-$name" \
+      "$speedlab" run --no-isolate --profilers host --calibrate off --max-samples 3 --min-samples 2 --reports json \
+      --force --out "$sw/ncu-$name-run" "$@" >"$sw/ncu-$name.log" 2>&1
+    local rc=$?
+    ncu -i "$sw/ncu-$name.ncu-rep" --page source --csv --print-source sass >"$sw/ncu-$name-sass.csv" 2>>"$sw/ncu-$name.log"
+    ncu -i "$sw/ncu-$name.ncu-rep" --page source --csv --print-source cuda,sass >"$sw/ncu-$name-cuda-sass.csv" 2>>"$sw/ncu-$name.log"
+    ncu -i "$sw/ncu-$name.ncu-rep" --page details --csv >"$sw/ncu-$name-details.csv" 2>>"$sw/ncu-$name.log"
+    note "source: ncu $name exit $rc"
+  }
+  rsargs=(--plugin-path "$rs" -w row-softmax -p rows=16384 -p cols=1024)
+  tpargs=(-w transpose -p size=4096)
+  if [[ -d $rs ]]; then
+    src_case softmax "${rsargs[@]}" -v cuda -v cuda-naive
+    ncu_case softmax-naive softmax_naive "${rsargs[@]}" -v cuda-naive
+    ncu_case softmax-block softmax_block "${rsargs[@]}" -v cuda
+  fi
+  src_case transpose "${tpargs[@]}" -v cuda -v cuda-naive
+  ncu_case transpose-naive naive_kernel "${tpargs[@]}" -v cuda-naive
+  ncu_case transpose-tiled tiled_kernel "${tpargs[@]}" -v cuda
+  python3 scripts/source_table.py "$sw" 2>&1 | tee -a "$summary" "$out/summary.txt"
+  tar -C "$work" -czf "$out/source.tar.gz" --exclude='*.ncu-rep' --exclude='traces' --exclude='*.sqlite' \
+    --exclude='trace.json' source
+  # The fixture for tests/fixtures/source (tests/unit/source_view_test.cpp): per case its
+  # results.jsonl and raw dumps, and ncu's CSVs; unpack with tar -xzf ... -C tests/fixtures.
+  sf="$work/source-fixture/source"; rm -rf "$work/source-fixture"; mkdir -p "$sf"
+  for c in softmax transpose; do
+    [[ -f "$sw/$c/run/results.jsonl" ]] || continue
+    mkdir -p "$sf/$c" && cp "$sw/$c/run/results.jsonl" "$sf/$c/" && cp -r "$sw/$c/dump" "$sf/$c/"
+  done
+  cp "$sw"/ncu-*-sass.csv "$sf/" 2>/dev/null
+  tar -C "$work/source-fixture" -czf "$out/source-fixture.tar.gz" source
+  note "source fixtures: $(du -h "$out/source.tar.gz" | cut -f1) packed, tests/fixtures part $(du -h "$out/source-fixture.tar.gz" | cut -f1)"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"

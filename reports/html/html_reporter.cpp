@@ -13,6 +13,7 @@
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
 #include "reports/common/report_data.hpp"
+#include "reports/common/source_table.hpp"
 #include "reports/common/text.hpp"
 #include "reports/html/html_program.hpp"
 #include "reports/html/html_style.hpp"
@@ -58,6 +59,7 @@ public:
     roofline();
     timeline();
     what_ifs();
+    source_lines();
     timing_checks();
     integrity();
     m_w << "</main>"_html;
@@ -132,6 +134,7 @@ private:
     if (!m_in.analysis.roofline.empty()) link("roofline", "Roofline");
     link("timeline", "Timeline");
     if (!m_in.analysis.what_ifs.empty()) link("what-if", "What-if");
+    if (!source_rows(m_in.points).empty()) link("source-lines", "Source lines");
     if (!m_in.analysis.timing_checks.empty()) link("own-timings", "Own timings");
     link("integrity", "Measurement integrity");
     m_w << "</nav>"_html;
@@ -611,6 +614,22 @@ private:
                        num_cell(fmt_duration(w.projected_ns)), num_cell(fmt_ratio(w.max_speedup)), text_cell(w.arithmetic)}});
     table(m_w, {"point", "if", "measured", "at best", "max speedup", "arithmetic"}, rows,
           {false, false, true, true, true, false});
+    m_w << "</section>"_html;
+  }
+
+  // The source pass's top lines per kernel; every cell escaped (file names and source text
+  // come from the program).
+  void source_lines() {
+    const auto rows = source_rows(m_in.points);
+    if (rows.empty()) return;
+    m_w << "<section id=\"source-lines\"><h2>Source lines</h2>"_html;
+    m_w.element("p", source_table_intro);
+    std::vector<row> cells;
+    for (const auto& r : rows)
+      cells.push_back({{code_cell(r.point), code_cell(r.kernel), code_cell(r.line), num_cell(r.share), text_cell(r.stalls),
+                        num_cell(r.sectors), r.text.empty() ? text_cell("—") : code_cell(r.text)}});
+    table(m_w, {"point", "kernel", "line", "samples", "stalls", "sectors/request", "source"}, cells,
+          {false, false, false, true, false, true, false});
     m_w << "</section>"_html;
   }
 

@@ -12,6 +12,7 @@
 #include "reports/common/overview.hpp"
 #include "model/statistics.hpp"
 #include "reports/common/report_data.hpp"
+#include "reports/common/source_table.hpp"
 #include "reports/common/text.hpp"
 #include "reports/markdown/markdown_program.hpp"
 #include "reports/markdown/markdown_table.hpp"
@@ -74,6 +75,7 @@ public:
     // Where the run has Python variants, their readers came for this table.
     cpp_over_python();
     groups(short_report_groups, false);
+    source_lines();
     m_out += "Everything else (every finding with its evidence, per-workload tables, time splits, crossovers, "
              "roofline, what-if bounds, measurement integrity) is in `report-full.md`.\n\n";
     header();
@@ -92,6 +94,7 @@ public:
     for (const auto& w : m_workloads) workload(w);
     roofline();
     what_ifs();
+    source_lines();
     python_variants();
     timing_checks();
     integrity();
@@ -444,6 +447,20 @@ private:
     m_out += "compute as speedlab timed the request, as the Python side timed the call (time.perf_counter_ns), "
              "and the difference: the bridge's round trip (JSON over a socket), medians.\n\n";
     table(m_out, {"point", "speedlab", "python", "bridge"}, rows, {false, true, true, true});
+  }
+
+  // The source pass's top lines per kernel (only runs with the source backend).
+  void source_lines() {
+    const auto rows = source_rows(m_in.points);
+    if (rows.empty()) return;
+    m_out += "## Source lines\n\n";
+    m_out += std::string(source_table_intro) + "\n\n";
+    table_rows cells;
+    for (const auto& r : rows)
+      cells.push_back({md_code(r.point), md_code(r.kernel), md_code(r.line), r.share, md_text(r.stalls), r.sectors,
+                       r.text.empty() ? "—" : md_code(r.text)});
+    table(m_out, {"point", "kernel", "line", "samples", "stalls", "sectors/request", "source"}, cells,
+          {false, false, false, true, false, true, false});
   }
 
   void timing_checks() {

@@ -2,6 +2,7 @@
 
 #include "app/isolation.hpp"
 #include "app/plugin_loader.hpp"
+#include "speedlab/config.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
@@ -108,4 +109,52 @@ TEST_CASE("runner: a variant's own timings are kept per measured repetition, onl
     CHECK(series[i] > 0);
     CHECK(series[i] <= r.samples_ns[i]); // the loop lies inside its repetition
   }
+}
+
+TEST_CASE("isolation: the source pass's process joins the point as notes, never replacing what was measured",
+          "[isolation][source]") {
+  // A CPU variant, or a Python one whose kernels run in its worker, has no kernels to sample
+  // here: no second process, no note.
+  variant_spec v;
+  v.kind = variant_kind::serial;
+  run_request req{};
+  req.variant = &v;
+  req.profilers = {"host", "source"};
+  CHECK_FALSE(wants_own_process_pass(req));
+  v.kind = variant_kind::cuda;
+  v.language = "python";
+  CHECK_FALSE(wants_own_process_pass(req));
+  v.language = "c++";
+  req.profilers = {"host", "cupti"};
+  CHECK_FALSE(wants_own_process_pass(req));
+#if SPEEDLAB_HAS_CUPTI
+  req.profilers = {"host", "cupti", "source"};
+  CHECK(wants_own_process_pass(req)); // a CUDA variant in this process: the pass runs
+#endif
+
+  point_result measured;
+  measured.samples_ns = {5, 6};
+  measured.profiler_messages = {"first"};
+  point_result pass;
+  pass.status = point_status::crashed;
+  pass.reason = "crashed during source: SIGSEGV";
+  pass.samples_ns = {99};
+  pass.profiler_messages = {"source: a note"};
+  merge_own_process_pass(measured, pass);
+  CHECK(measured.samples_ns == std::vector<double>{5, 6});
+  CHECK_FALSE(measured.source);
+  REQUIRE(measured.profiler_messages.size() == 3);
+  CHECK(measured.profiler_messages[1] == "source: a note");
+  CHECK_THAT(measured.profiler_messages[2], Contains("ended crashed: crashed during source: SIGSEGV"));
+
+  pass = point_result{};
+  pass.source = source::source_pass{};
+  pass.source->total_samples = 7;
+  merge_own_process_pass(measured, pass);
+  REQUIRE(measured.source);
+  CHECK(measured.source->total_samples == 7);
+  // A second pass never replaces the first one's view.
+  pass.source->total_samples = 8;
+  merge_own_process_pass(measured, pass);
+  CHECK(measured.source->total_samples == 7);
 }
