@@ -51,7 +51,7 @@ scaling_limit diagnose_scaling(const rule_context& ctx, finding& f, double speed
   lim.oversubscribed = lim.cores && n > lim.cores->value;
   if (lim.achieved > 0)
     add(f, "achieved memory bandwidth", text::gbps(lim.achieved) + (lim.bw ? " of " + detail::ceiling_text(*lim.bw) : ""));
-  if (in_cache) add(f, "working set", text::bytes(bytes) + " (fits in the " + text::bytes(*llc) + " last-level cache)");
+  if (in_cache && bytes <= *llc) add(f, "working set", text::bytes(bytes) + " (fits in the " + text::bytes(*llc) + " last-level cache)");
   return lim;
 }
 
@@ -444,7 +444,9 @@ public:
     const bool memory = r->bound == "memory";
     const auto llc = property_number(ctx.device, keys::prop_llc_bytes);
     const double bytes = p.work.bytes();
-    const bool in_cache = memory && llc && *llc > 0 && bytes < 2 * *llc;
+    // Fits: the whole working set is no larger than the last-level cache (between one and two
+    // caches neither "from cache" nor a DRAM gain is claimed).
+    const bool in_cache = memory && llc && *llc > 0 && bytes <= *llc;
     finding f = start(ctx, "", 1);
     add_evidence(f, *r, low, high, in_cache ? &*llc : nullptr, bytes);
     const std::string roof = memory ? "memory roof" : "compute peak";

@@ -15,6 +15,8 @@
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
+#include <cupti_pcsampling.h>
+#include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
 namespace {
@@ -124,3 +126,21 @@ SPEEDLAB_CUPTI_FORWARD(cuptiSubscribe_v2,
                         CUpti_SubscriberParams* pParams),
                        (subscriber, callback, userdata, pParams))
 SPEEDLAB_CUPTI_FORWARD(cuptiUnsubscribe, (CUpti_SubscriberHandle subscriber), (subscriber))
+// The source pass (profilers/source): PC sampling, SASS-to-source correlation, SASS metrics.
+SPEEDLAB_CUPTI_FORWARD(cuptiGetCubinCrc, (CUpti_GetCubinCrcParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiGetSassToSourceCorrelation, (CUpti_GetSassToSourceCorrelationParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingDisable, (CUpti_PCSamplingDisableParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingEnable, (CUpti_PCSamplingEnableParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingGetData, (CUpti_PCSamplingGetDataParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingGetNumStallReasons, (CUpti_PCSamplingGetNumStallReasonsParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingGetStallReasons, (CUpti_PCSamplingGetStallReasonsParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingSetConfigurationAttribute, (CUpti_PCSamplingConfigurationInfoParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingStart, (CUpti_PCSamplingStartParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiPCSamplingStop, (CUpti_PCSamplingStopParams * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsDisable, (CUpti_SassMetricsDisable_Params * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsEnable, (CUpti_SassMetricsEnable_Params * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsFlushData, (CUpti_SassMetricsFlushData_Params * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsGetDataProperties, (CUpti_SassMetricsGetDataProperties_Params * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsGetProperties, (CUpti_SassMetrics_GetProperties_Params * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsSetConfig, (CUpti_SassMetricsSetConfig_Params * pParams), (pParams))
+SPEEDLAB_CUPTI_FORWARD(cuptiSassMetricsUnsetConfig, (CUpti_SassMetricsUnsetConfig_Params * pParams), (pParams))

@@ -125,7 +125,8 @@ TEST_CASE("source fold: sectors in records of their own, as CUPTI gives one reco
       {crc, 0x10, naive, {{"smsp__sass_sectors_mem_global", 200}}},
   };
   const auto ks = source::fold(records(), h100_names, table(), sass, &no_text);
-  REQUIRE(ks.size() == 1);
+  REQUIRE(ks.size() == 2); // the naive kernel first (most samples), then the unknown cubin's
+  REQUIRE(ks[0].kernel == naive);
   REQUIRE(ks[0].lines.size() == 2);
   REQUIRE(ks[0].lines[0].line == 25);
   REQUIRE(ks[0].lines[0].sectors_per_request);
