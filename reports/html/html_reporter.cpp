@@ -3,6 +3,7 @@
 // bars, speedup curves with crossovers, the roofline and the timeline of one repetition.
 // Every string from results is escaped through html::writer (see html_writer.hpp).
 #include <algorithm>
+#include <map>
 #include <fstream>
 #include <set>
 
@@ -212,29 +213,13 @@ private:
 
   // The first screen: one row per workload x variant (x parameter set) at the largest size
   // of its sweep, the sweep one click away.
-  void overview() {
-    m_w << "<section id=\"overview\"><h2>Overview</h2>"_html;
-    const auto rows = overview_rows(m_workloads, m_index, m_in.analysis);
-    if (rows.empty()) {
-      m_w << "<p class=\"note\">No points.</p></section>"_html;
-      return;
-    }
-    m_w << "<p class=\"legend\">"_html;
-    for (const auto& part : split_parts()) {
-      m_w.open("span", {{"class", "swatch"}, {"style", std::string("background:") + html::split_colour(part.key)}});
-      m_w.close("span");
-      m_w << part.label;
-    }
-    m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
-           "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner"_html;
-    if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
-      m_w << " · skipped variants: one row per workload, reasons under the table"_html;
-    m_w << "</span></p>"_html;
+  // One overview table: a row per variant at the largest size of each sweep.
+  void overview_table(const std::vector<overview_row>& rows, const std::vector<std::string>& reasons) {
+    if (rows.empty()) return;
     m_w << "<div class=\"scroll\"><table class=\"overview\"><thead><tr><th>workload</th><th>variant</th><th>at</th>"
            "<th class=\"num\">median</th><th class=\"num\">vs serial [95% CI]</th><th>time split</th>"
            "<th class=\"num\">% of roof</th><th>top finding</th></tr></thead><tbody>"_html;
     std::size_t last_workload = rows.front().workload_index + 1;
-    const auto reasons = skipped_reasons(rows);
     for (const auto& r : rows) {
       const auto& p = *r.point;
       const bool quiet = p.expected_invalid || p.status == point_status::skipped; // not a problem of the run
@@ -288,6 +273,41 @@ private:
       m_w << "</td></tr>"_html;
     }
     m_w << "</tbody></table></div>"_html;
+  }
+
+  void overview() {
+    m_w << "<section id=\"overview\"><h2>Overview</h2>"_html;
+    const auto rows = overview_rows(m_workloads, m_index, m_in.analysis);
+    if (rows.empty()) {
+      m_w << "<p class=\"note\">No points.</p></section>"_html;
+      return;
+    }
+    m_w << "<p class=\"legend\">"_html;
+    for (const auto& part : split_parts()) {
+      m_w.open("span", {{"class", "swatch"}, {"style", std::string("background:") + html::split_colour(part.key)}});
+      m_w.close("span");
+      m_w << part.label;
+    }
+    m_w << "<span class=\"note\"> · largest size of each sweep (click it for the sweep) · speedup over serial with "
+           "its 95% interval · % of the roof that bounds it · <span class=\"win\">fastest</span> marks the winner"_html;
+    if (std::any_of(rows.begin(), rows.end(), [](const overview_row& r) { return r.folded(); }))
+      m_w << " · skipped variants: one row per workload, reasons under the table"_html;
+    m_w << "</span></p>"_html;
+    const auto reasons = skipped_reasons(rows);
+    std::vector<overview_row> main_rows, python_rows;
+    // The lessons' Python variants fold under the table (the best of each workload is set
+    // beside the best C++ variant below): the first screen keeps the C++ variants' answer.
+    for (const auto& r : rows)
+      (!r.folded() && r.point->language == "python" ? python_rows : main_rows).push_back(r);
+    overview_table(main_rows, reasons);
+    if (!python_rows.empty()) {
+      m_w << "<details class=\"python-rows\"><summary>"_html
+          << fmt::format("The lessons' Python variants: {} rows (the best of each workload is compared with the best "
+                         "C++ variant below)", python_rows.size())
+          << "</summary>"_html;
+      overview_table(python_rows, reasons);
+      m_w << "</details>"_html;
+    }
     if (!reasons.empty()) {
       m_w << "<p class=\"skipped-line\">Skipped because: "_html;
       for (std::size_t i = 0; i < reasons.size(); ++i)
@@ -600,8 +620,13 @@ private:
       rows.push_back({{code_cell(s.workload), s.params_key.empty() ? text_cell("—") : code_cell(s.params_key),
                        code_cell(s.variant), code_cell(s.baseline), num_cell(ratio)}});
     }
+    const bool fold = rows.size() > 5; // the page stays a few screens tall (docs/reports.md)
+    if (fold)
+      m_w << "<details><summary>"_html << fmt::format("{} workloads and parameters compared", rows.size())
+          << "</summary>"_html;
     table(m_w, {"workload", "parameters", "best C++", "best Python", "C++ speedup"}, rows,
           {false, false, false, false, true});
+    if (fold) m_w << "</details>"_html;
     m_w << "</section>"_html;
   }
 
@@ -647,14 +672,26 @@ private:
                        num_cell(std::to_string(c.repetitions)),
                        text_cell(c.verdict + (c.note.empty() ? "" : ": " + c.note))}});
     }
+    // A long list (every Python point times itself) folds behind its verdict counts.
+    const bool fold = rows.size() > 8;
+    if (fold) {
+      std::map<std::string, std::size_t> verdicts;
+      for (const auto& c : m_in.analysis.timing_checks) ++verdicts[c.verdict];
+      std::string counts;
+      for (const auto& [v, n] : verdicts) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + v;
+      m_w << "<details><summary>"_html << fmt::format("{} own timings: {}", rows.size(), counts) << "</summary>"_html;
+    }
     table(m_w, {"point", "own timing", "own (median)", "profiler (median)", "difference", "largest difference (abs)",
                 "repetitions", "verdict"},
           rows, {false, false, true, true, true, true, true, false});
+    if (fold) m_w << "</details>"_html;
     m_w << "</section>"_html;
   }
 
   void integrity() {
-    m_w << "<section id=\"integrity\"><h2>Measurement integrity</h2>"_html;
+    // Folded like a workload section: what a reader checks, not the answer.
+    m_w << "<section id=\"integrity\"><details class=\"workload\"><summary><h2>Measurement integrity</h2> "
+           "<span class=\"where\">device, profilers, dropped records, noise, failed points</span></summary>"_html;
     const auto& d = m_in.analysis.device;
     m_w << "<h3>Device</h3>"_html;
     m_w.element("p", d.gpu_name.empty() ? "No GPU model: CPU-only results." : "GPU: " + d.gpu_name);
@@ -720,7 +757,7 @@ private:
 
     noise();
     failed_points();
-    m_w << "</section>"_html;
+    m_w << "</details></section>"_html;
   }
 
   void noise() {
