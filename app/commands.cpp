@@ -444,6 +444,38 @@ const char* signal_name(int sig) {
 
 } // namespace
 
+namespace {
+
+// Device and host ceilings for the analysis, measured in a child (CUDA stays out of this
+// process): the run's device.json, and with --devices each GPU's own (device-<N>.json).
+std::map<int, analysis::device_model> obtain_device_models(const suite_config& suite, const std::vector<int>& devices,
+                                                           int stopped_by, saved_run& saved, run_info& info) {
+  std::map<int, analysis::device_model> device_models;
+  if (!stopped_by && devices.empty()) saved.device = obtain_device_model(suite.calibrate, saved.dir, suite.timeout_s);
+  for (std::size_t i = 0; i < devices.size() && !stop_signal(); ++i) {
+    const int d = devices[i];
+    const std::string visible = visible_devices_for(d, std::getenv("CUDA_VISIBLE_DEVICES"));
+    auto model = obtain_device_model(suite.calibrate, saved.dir, suite.timeout_s, visible, fmt::format("device-{}.json", d));
+    if (!model) continue;
+    model->properties["device_index"] = std::to_string(d);
+    if (i == 0) { // the run's device.json: the first listed GPU
+      write_json_file(saved.dir / "device.json", nlohmann::json(*model));
+      saved.device = *model;
+    }
+    device_models[d] = std::move(*model);
+  }
+  if (devices.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& [d, m] : device_models) names.push_back(fmt::format("{}: {}", d, m.gpu_name));
+    info.notes.push_back(fmt::format("--devices: every point ran on each of devices {} in turn ({}); each device's "
+                                     "points are analysed against its own ceilings (device-<N>.json)",
+                                     fmt::join(devices, ", "), fmt::join(names, "; ")));
+  }
+  return device_models;
+}
+
+} // namespace
+
 int command_run(const run_options& options) {
   suite_config suite = prepare_suite(options);
   plugin_registry registry;
@@ -497,32 +529,11 @@ int command_run(const run_options& options) {
   info.notes.assign(notes.begin(), notes.end());
   for (const auto& n : info.notes) std::cerr << "speedlab: note: " << n << '\n';
 
-  // Device and host ceilings for the analysis, measured in a child (CUDA stays out of this process).
   saved_run saved;
   saved.dir = out;
   saved.points = folder->kept_points();
   saved.points.insert(saved.points.end(), results.begin(), results.end());
-  std::map<int, analysis::device_model> device_models; // --devices: each GPU's own ceilings
-  if (!stopped_by && devices.empty()) saved.device = obtain_device_model(suite.calibrate, out, suite.timeout_s);
-  for (std::size_t i = 0; i < devices.size() && !stop_signal(); ++i) {
-    const int d = devices[i];
-    const std::string visible = visible_devices_for(d, std::getenv("CUDA_VISIBLE_DEVICES"));
-    auto model = obtain_device_model(suite.calibrate, out, suite.timeout_s, visible, fmt::format("device-{}.json", d));
-    if (!model) continue;
-    model->properties["device_index"] = std::to_string(d);
-    if (i == 0) { // the run's device.json: the first listed GPU
-      write_json_file(out / "device.json", nlohmann::json(*model));
-      saved.device = *model;
-    }
-    device_models[d] = std::move(*model);
-  }
-  if (devices.size() > 1) {
-    std::vector<std::string> names;
-    for (const auto& [d, m] : device_models) names.push_back(fmt::format("{}: {}", d, m.gpu_name));
-    info.notes.push_back(fmt::format("--devices: every point ran on each of devices {} in turn ({}); each device's "
-                                     "points are analysed against its own ceilings (device-<N>.json)",
-                                     fmt::join(devices, ", "), fmt::join(names, "; ")));
-  }
+  const std::map<int, analysis::device_model> device_models = obtain_device_models(suite, devices, stopped_by, saved, info);
   record_device(info, saved.device);
   saved.run = info;
   folder->write_run_info(info);

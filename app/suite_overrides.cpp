@@ -23,9 +23,8 @@ void check(const std::optional<T>& value, const char* option, const number_rule&
   }
 }
 
-} // namespace
-
-void apply_overrides(suite_config& s, const cli_overrides& cli) {
+// Every number in range and the pairs in order, before anything is applied.
+void check_overrides(const cli_overrides& cli) {
   check(cli.timeout_s, "--timeout", limits::timeout_s);
   check(cli.max_time_s, "--max-time", limits::max_time_s);
   check(cli.min_time_s, "--min-time", limits::min_time_s);
@@ -44,7 +43,10 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   if (cli.output && cli.output->empty()) throw config_error("<command line>: --out is an empty path; name a folder");
   if (cli.python && cli.python->empty())
     throw config_error("<command line>: --python is empty; name an interpreter, or leave it out to let speedlab pick one");
+}
 
+// The run-wide settings and the measurement bounds, over the suite's.
+void apply_settings(suite_config& s, const cli_overrides& cli) {
   if (cli.output) s.output = *cli.output;
   if (cli.isolate) s.isolate = *cli.isolate;
   if (cli.timeout_s) s.timeout_s = *cli.timeout_s;
@@ -75,7 +77,10 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
   apply_measure(s.measure);
   for (auto& w : s.workloads)
     if (w.measure) apply_measure(*w.measure);
+}
 
+// --workload, --variant and --param: what runs.
+void apply_selection(suite_config& s, const cli_overrides& cli) {
   if (!cli.workloads.empty()) {
     // --workload selects (and keeps the suite's settings for those it already names).
     std::vector<workload_request> selected;
@@ -111,6 +116,14 @@ void apply_overrides(suite_config& s, const cli_overrides& cli) {
       w.param_where[name] = command_line;
     }
   }
+}
+
+} // namespace
+
+void apply_overrides(suite_config& s, const cli_overrides& cli) {
+  check_overrides(cli);
+  apply_settings(s, cli);
+  apply_selection(s, cli);
 }
 
 } // namespace speedlab::app
