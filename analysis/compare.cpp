@@ -75,8 +75,25 @@ void rounds_interval(point_delta& d, const point_result& b, const point_result& 
   d.verdict = rounds_verdict(r.ratio, r.ci_low, r.ci_high, threshold);
 }
 
+// Round k of BASE against round k of NEW (one interleaved measurement); false with fewer than
+// 2 rounds in common (the caller falls back to the unpaired rule).
+bool paired_interval(point_delta& d, const point_result& b, const point_result& n, double threshold,
+                     double confidence) {
+  const round_interval r = paired_ratio_interval(paired_round_medians(b, n), confidence);
+  if (!r.ok) return false;
+  d.method = "paired";
+  d.ratio = r.ratio;
+  d.ci_low = r.ci_low;
+  d.ci_high = r.ci_high;
+  d.confidence = confidence;
+  d.p_value = r.p_value;
+  d.significant = r.ci_low > 1 || r.ci_high < 1;
+  d.verdict = rounds_verdict(r.ratio, r.ci_low, r.ci_high, threshold);
+  return true;
+}
+
 point_delta delta_of(const point_result& b, const point_result& n, const compare_options& options,
-                     double family_confidence) {
+                     double family_confidence, bool paired) {
   point_delta d;
   d.id = b.id;
   d.workload = b.workload;
@@ -93,7 +110,8 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
   d.base_rounds_planned = b.rounds_planned;
   d.new_rounds_planned = n.rounds_planned;
   if (both_valid(b, n)) {
-    if (has_rounds(b) && has_rounds(n)) rounds_interval(d, b, n, options.threshold, family_confidence);
+    if (paired && paired_interval(d, b, n, options.threshold, family_confidence)) {
+    } else if (has_rounds(b) && has_rounds(n)) rounds_interval(d, b, n, options.threshold, family_confidence);
     else one_process_interval(d, b, n, options.threshold);
     d.parts = split_parts(b, n);
   } else {
@@ -107,11 +125,26 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
 
 // What the reader must know about how the intervals were made.
 void describe_method(comparison& c) {
-  std::size_t fallback = 0, short_rounds = 0;
+  std::size_t fallback = 0, short_rounds = 0, paired = 0;
   for (const auto& d : c.points) {
     fallback += d.method == "bootstrap" || d.method == "median-ci";
-    short_rounds += d.method == "rounds" && (d.base_rounds < d.base_rounds_planned || d.new_rounds < d.new_rounds_planned);
+    paired += d.method == "paired";
+    short_rounds += (d.method == "rounds" || d.method == "paired") &&
+                    (d.base_rounds < d.base_rounds_planned || d.new_rounds < d.new_rounds_planned);
   }
+  if (paired)
+    c.method_notes.push_back(fmt::format(
+        "paired test: BASE and NEW are the two sides of one interleaved measurement (id {}): round k of each point "
+        "was measured on both sides back to back, in alternating order, so a load or frequency shift during the run "
+        "hits both sides of a round alike and cancels in that round's ratio. {} points are judged by a paired t on "
+        "the log of each round's NEW / BASE median ratio (degrees of freedom: rounds - 1); two runs measured apart "
+        "would be judged by Welch's t on each side's rounds, whose interval must also cover the drift between the "
+        "runs",
+        c.base_run.interleave_id, paired));
+  if (c.paired && paired < c.family)
+    c.method_notes.push_back(fmt::format("{} points have fewer than 2 rounds measured on both sides and fall back to "
+                                         "Welch's t on each side's rounds",
+                                         c.family - paired));
   if (c.family)
     c.method_notes.push_back(fmt::format(
         "{} points compared by the spread between their rounds (separate processes): each interval at {:.4g}% "
@@ -133,6 +166,19 @@ void describe_method(comparison& c) {
 }
 
 } // namespace
+
+std::string unpaired_reason(const run_info& b, const run_info& n) {
+  if (b.interleave_id.empty() && n.interleave_id.empty()) return "neither run was measured interleaved (run.json has no interleave_id)";
+  if (b.interleave_id.empty()) return "BASE was not measured interleaved (its run.json has no interleave_id)";
+  if (n.interleave_id.empty()) return "NEW was not measured interleaved (its run.json has no interleave_id)";
+  if (b.interleave_id != n.interleave_id)
+    return fmt::format("BASE and NEW come from different interleaved measurements (interleave_id {} and {})",
+                       b.interleave_id, n.interleave_id);
+  if (b.interleave_side == n.interleave_side)
+    return fmt::format("BASE and NEW are the same side ('{}') of interleaved measurement {}", b.interleave_side,
+                       b.interleave_id);
+  return {};
+}
 
 bool comparison::has_regression() const { return count("slower") + count("broken") > 0; }
 
@@ -167,6 +213,7 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   c.new_run = new_run;
   c.threshold = options.threshold;
   c.warnings = settings_differences(base_run, base, new_run, next); // analysis/run_settings.hpp
+  c.paired = unpaired_reason(base_run, new_run).empty();
 
   std::map<std::string, const point_result*> by_id;
   for (const auto& p : next) by_id.emplace(p.id, &p);
@@ -185,7 +232,7 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   // Each end of the interval errs with probability alpha / family: the gate's question (any
   // point slower where nothing changed) is one-sided, and so is "any point faster".
   const double confidence = 1 - 2 * options.alpha / static_cast<double>(std::max<std::size_t>(1, c.family));
-  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, options, confidence));
+  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, options, confidence, c.paired));
   describe_method(c);
   for (const auto& n : next)
     if (!seen.count(n.id) && std::find(c.only_new.begin(), c.only_new.end(), n.id) == c.only_new.end())

@@ -37,13 +37,14 @@ struct point_delta {
   double base_median_ns = 0, new_median_ns = 0;
   std::size_t base_samples = 0, new_samples = 0;
   double ratio = 0, ci_low = 0, ci_high = 0; // NEW / BASE: above 1 means slower
-  // "rounds" (between-round spread, family-wise interval), "bootstrap" or "median-ci" (one
+  // "paired" (round k of BASE with round k of NEW, one interleaved measurement: paired t on
+  // the per-round log ratios), "rounds" (between-round spread, Welch's t), "bootstrap" or "median-ci" (one
   // process's samples: fewer than 2 rounds on a side), "none".
   std::string method;
   int base_rounds = 1, new_rounds = 1;       // rounds with samples on each side
   int base_rounds_planned = 1, new_rounds_planned = 1;
   double confidence = 0.95;                   // of [ci_low, ci_high]
-  double p_value = -1;                        // "rounds": two-sided Welch p, before the family correction
+  double p_value = -1;                        // "paired"/"rounds": two-sided t p, before the family correction
   bool significant = false;                   // the interval excludes 1 (no change)
   // "slower", "faster", "same", "unclear" (too noisy to say), "broken" (valid in BASE,
   // failed or invalid in NEW), "fixed" (the other way round), "not measured" (neither valid).
@@ -55,6 +56,9 @@ struct comparison {
   run_info base_run, new_run;
   double threshold = 0.05, alpha = 0.05;
   std::size_t family = 0;              // points compared by rounds: each at confidence 1 - 2 alpha / family
+  // BASE and NEW are the two sides of one interleaved measurement (run_info::interleave_id):
+  // points are compared round by round ("paired"); otherwise each side's rounds apart (Welch).
+  bool paired = false;
   std::vector<std::string> method_notes; // how the intervals were made; fallbacks said here
   // Settings that differ (host, CPU, GPU, driver, threads, measurement settings, speedlab
   // version, plugin builds), each with the points it affects: analysis/run_settings.hpp.
@@ -76,6 +80,10 @@ std::string compare_verdict(double ratio, double ci_low, double ci_high, double 
 // "faster" when it is beyond the threshold and the interval excludes 1 (no change);
 // "unclear" when beyond the threshold but not significant.
 std::string rounds_verdict(double ratio, double ci_low, double ci_high, double threshold);
+
+// Why two runs are not the two sides of one interleaved measurement, or "" when they are
+// (same interleave_id, one "base" and one "new"): what `compare --paired` refuses with.
+std::string unpaired_reason(const run_info& base_run, const run_info& new_run);
 
 comparison compare_runs(const run_info& base_run, const std::vector<point_result>& base,
                         const run_info& new_run, const std::vector<point_result>& next,

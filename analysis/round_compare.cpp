@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include <boost/math/distributions/students_t.hpp>
@@ -70,6 +71,51 @@ round_interval round_ratio_interval(const std::vector<double>& base, const std::
   const boost::math::students_t dist(out.df);
   out.p_value = 2 * boost::math::cdf(boost::math::complement(dist, std::abs(diff) / se));
   out.ok = true;
+  return out;
+}
+
+std::vector<std::pair<double, double>> paired_round_medians(const point_result& base, const point_result& next) {
+  const auto by_index = [](const point_result& p) {
+    std::map<int, std::vector<double>> by;
+    if (p.sample_rounds.size() != p.samples_ns.size()) return by; // not measured in rounds
+    for (std::size_t i = 0; i < p.samples_ns.size(); ++i) by[p.sample_rounds[i]].push_back(p.samples_ns[i]);
+    return by;
+  };
+  const auto b = by_index(base), n = by_index(next);
+  std::vector<std::pair<double, double>> out;
+  for (const auto& [round, samples] : b)
+    if (auto it = n.find(round); it != n.end()) out.emplace_back(stats::median(samples), stats::median(it->second));
+  return out;
+}
+
+round_interval paired_ratio_interval(const std::vector<std::pair<double, double>>& pairs, double confidence) {
+  round_interval out;
+  const auto usable = [](double x) { return x > 0 && std::isfinite(x); };
+  if (pairs.size() < 2 || !(confidence > 0 && confidence < 1)) return out;
+  std::vector<double> d;
+  for (const auto& [b, n] : pairs) {
+    if (!usable(b) || !usable(n)) return out;
+    d.push_back(std::log(n) - std::log(b));
+  }
+  const double count = static_cast<double>(d.size());
+  const double mean = std::accumulate(d.begin(), d.end(), 0.0) / count;
+  double variance = 0;
+  for (double x : d) variance += (x - mean) * (x - mean);
+  variance /= count - 1;
+  const double se = std::sqrt(variance / count);
+  out.ratio = std::exp(mean);
+  out.df = count - 1;
+  out.ok = true;
+  if (se == 0) { // every round moved by exactly the same factor
+    out.ci_low = out.ci_high = out.ratio;
+    out.p_value = mean == 0 ? 1 : 0;
+    return out;
+  }
+  const double t = student_t_two_sided(confidence, out.df);
+  out.ci_low = std::exp(mean - t * se);
+  out.ci_high = std::exp(mean + t * se);
+  const boost::math::students_t dist(out.df);
+  out.p_value = 2 * boost::math::cdf(boost::math::complement(dist, std::abs(mean) / se));
   return out;
 }
 

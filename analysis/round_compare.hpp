@@ -8,7 +8,10 @@
 // alpha / m), so a family of points is held to alpha as a whole for "slower".
 #pragma once
 
+#include <utility>
 #include <vector>
+
+#include "model/results.hpp"
 
 namespace speedlab::analysis {
 
@@ -26,6 +29,21 @@ std::vector<double> round_medians(const std::vector<std::vector<double>>& rounds
 // `confidence` in (0, 1), e.g. 0.95, or 1 - 0.05 / m for a family of m points.
 round_interval round_ratio_interval(const std::vector<double>& base_round_medians,
                                     const std::vector<double>& new_round_medians, double confidence);
+
+// Paired rounds (`speedlab compare --base-plugins A --new-plugins B`: round k of a point
+// measured on both sides back to back, in alternating order): the medians of the rounds that
+// have samples on both sides, as (base, new), in round order. Rounds are matched by their
+// index (point_result::sample_rounds), never by position, so a side that lost a round to a
+// failure or a stop pairs the rest correctly.
+std::vector<std::pair<double, double>> paired_round_medians(const point_result& base, const point_result& next);
+
+// The paired interval: one number per round, d_k = log(new_k / base_k); the ratio is
+// exp(mean d), its interval Student's t with n - 1 degrees of freedom on the d's. Drift that
+// moves both sides of a round alike (load, frequency) cancels in d_k, so the interval sees
+// only what differs within a round. ok is false with fewer than 2 pairs or a median <= 0.
+// A rank test (Wilcoxon signed-rank) cannot reach a Bonferroni level over 8 points with
+// fewer than 9 pairs (its smallest two-sided p is 2 / 2^n), so the t is kept.
+round_interval paired_ratio_interval(const std::vector<std::pair<double, double>>& pairs, double confidence);
 
 // The two-sided quantile t such that P(|T| <= t) = confidence for Student's t with df
 // degrees of freedom.

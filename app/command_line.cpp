@@ -12,6 +12,7 @@
 
 #include "app/checked_number.hpp"
 #include "app/commands.hpp"
+#include "app/interleave.hpp"
 #include "app/names.hpp"
 #include "app/new_project.hpp"
 #include "app/profile_command.hpp"
@@ -75,7 +76,8 @@ void take_number(const CLI::App& cmd, const run_command_line& line, const char* 
   }
 }
 
-int run_from_command_line(const CLI::App& cmd, run_command_line& line) {
+// The number options and flags into run_options (after parsing).
+void take_run_settings(const CLI::App& cmd, run_command_line& line) {
   cli_overrides& o = line.run.overrides;
   take_number(cmd, line, "--timeout", limits::timeout_s, o.timeout_s);
   take_number(cmd, line, "--max-time", limits::max_time_s, o.max_time_s);
@@ -90,7 +92,57 @@ int run_from_command_line(const CLI::App& cmd, run_command_line& line) {
   if (line.self_timing) o.self_timing = true;
   if (!line.profilers.empty()) o.profilers = line.profilers;
   if (!line.reports.empty()) o.reports = line.reports;
+}
+
+int run_from_command_line(const CLI::App& cmd, run_command_line& line) {
+  take_run_settings(cmd, line);
   return command_run(line.run);
+}
+
+void add_selection_options(CLI::App* cmd, run_options& run) {
+  cmd->add_option("--workload,-w", run.overrides.workloads, "Workload to run; repeatable");
+  cmd->add_option("--variant,-v", run.overrides.variants, "Variant to run; repeatable");
+  cmd->add_option("--param,-p", run.overrides.params, "name=value or name=sweep (2^10..2^20, 1e3:1e6:10, a,b)");
+}
+
+// The measurement settings `run` and `compare --base-plugins/--new-plugins` share; returns
+// their names (compare refuses them when it only reads two folders).
+std::vector<std::string> add_measure_options(CLI::App* cmd, run_command_line& line) {
+  run_options& run = line.run;
+  std::vector<std::string> names;
+  auto number_option = [&](const char* name, const char* help) {
+    cmd->add_option(name, line.numbers[name], help);
+    names.push_back(name);
+  };
+  number_option("--timeout", "Seconds one run may take before it is killed");
+  number_option("--max-time", "Most seconds of measurement per point");
+  number_option("--min-time", "Least seconds of measurement per point");
+  number_option("--min-samples", "Least repetitions per point");
+  number_option("--max-samples", "Most repetitions per point");
+  number_option("--warmup", "Warm-up repetitions per point");
+  number_option("--threads", "Threads for 'threads' variants (0: all cores)");
+  number_option("--rounds", "Rounds per point: separate runs spread over the suite, for compare's run-to-run spread "
+                            "(default 5; 10 when compare measures both sides)");
+  number_option("--counters-per-kernel",
+                "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
+  cmd->add_option("--profilers", line.profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
+  cmd->add_option("--metrics", run.overrides.metric_set,
+                  "Counter metric set for the counters backend: default, full, or metric names joined by commas");
+  cmd->add_option("--reports", line.reports, "Report formats (markdown or md, html, json, csv, perfetto, nsys-sqlite or nsys)")
+      ->delimiter(',');
+  cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
+      ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
+  cmd->add_option("--python", run.overrides.python,
+                  "Python interpreter of the Python variants (default: python3 on the PATH, else /usr/bin/python3, "
+                  "whichever imports what each variant needs; a venv's or conda's works)");
+  cmd->add_option("--python-variants", run.overrides.python_variants, "File of Python variants to add; repeatable");
+  cmd->add_flag("--no-python", run.overrides.no_python, "Run the C++ variants only");
+  cmd->add_flag("--self-timing", line.self_timing,
+                "Variants that can time their own work (cudaEvents) do, beside the profiler's figures");
+  for (const char* n : {"--profilers", "--metrics", "--reports", "--calibrate", "--python", "--python-variants",
+                        "--no-python", "--self-timing"})
+    names.push_back(n);
+  return names;
 }
 
 } // namespace
@@ -101,9 +153,7 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   run.command_line = input.text;
   auto* cmd = app.add_subcommand("run", "Run a suite (the built-in default without SUITE.yaml)");
   cmd->add_option("suite", run.suite_file, "Suite file (YAML)");
-  cmd->add_option("--workload,-w", run.overrides.workloads, "Workload to run; repeatable");
-  cmd->add_option("--variant,-v", run.overrides.variants, "Variant to run; repeatable");
-  cmd->add_option("--param,-p", run.overrides.params, "name=value or name=sweep (2^10..2^20, 1e3:1e6:10, a,b)");
+  add_selection_options(cmd, run);
   cmd->add_option("--out,-o", run.overrides.output, "Output folder");
   auto* force_flag =
       cmd->add_flag("--force", run.force, "Replace an earlier run in the output folder (otherwise refused)");
@@ -114,32 +164,7 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   cmd->add_flag("--no-isolate", line->no_isolate, "Run every point in this process (a crash ends the suite)");
   cmd->add_option("--devices", run.overrides.devices,
                   "GPUs to run each point on, in turn: all, or indices such as 0,1 (default: device 0 only)");
-  auto number_option = [&](const char* name, const char* help) { cmd->add_option(name, line->numbers[name], help); };
-  number_option("--timeout", "Seconds one run may take before it is killed");
-  number_option("--max-time", "Most seconds of measurement per point");
-  number_option("--min-time", "Least seconds of measurement per point");
-  number_option("--min-samples", "Least repetitions per point");
-  number_option("--max-samples", "Most repetitions per point");
-  number_option("--warmup", "Warm-up repetitions per point");
-  number_option("--threads", "Threads for 'threads' variants (0: all cores)");
-  number_option("--rounds", "Rounds per point: separate runs spread over the suite, for compare's run-to-run spread "
-                            "(default 5)");
-  number_option("--counters-per-kernel",
-                "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
-  cmd->add_option("--profilers", line->profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
-  cmd->add_option("--metrics", run.overrides.metric_set,
-                  "Counter metric set for the counters backend: default, full, or metric names joined by commas");
-  cmd->add_option("--reports", line->reports, "Report formats (markdown or md, html, json, csv, perfetto, nsys-sqlite or nsys)")
-      ->delimiter(',');
-  cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
-      ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
-  cmd->add_option("--python", run.overrides.python,
-                  "Python interpreter of the Python variants (default: python3 on the PATH, else /usr/bin/python3, "
-                  "whichever imports what each variant needs; a venv's or conda's works)");
-  cmd->add_option("--python-variants", run.overrides.python_variants, "File of Python variants to add; repeatable");
-  cmd->add_flag("--no-python", run.overrides.no_python, "Run the C++ variants only");
-  cmd->add_flag("--self-timing", line->self_timing,
-                "Variants that can time their own work (cudaEvents) do, beside the profiler's figures");
+  add_measure_options(cmd, *line);
   return [cmd, line] { return run_from_command_line(*cmd, *line); };
 }
 
@@ -154,21 +179,81 @@ command_action add_report_command(CLI::App& app) {
   return [options] { return command_report(*options); };
 }
 
-command_action add_compare_command(CLI::App& app) {
-  auto options = std::make_shared<compare_cli_options>();
+namespace {
+
+// `compare`: two saved folders, or, with --base-plugins/--new-plugins, both sides measured now.
+struct compare_command_line {
+  compare_cli_options compare;
+  run_command_line measure;
+  std::vector<std::string> measure_only; // options that only mean something when measuring
+  std::vector<std::string> base_plugins, new_plugins;
+};
+
+int compare_from_command_line(const CLI::App& cmd, compare_command_line& line) {
+  compare_cli_options& c = line.compare;
+  const bool measuring = cmd.count("--base-plugins") + cmd.count("--new-plugins") > 0;
+  if (!measuring) {
+    for (const auto& name : line.measure_only)
+      if (cmd.count(name))
+        throw config_error(fmt::format("{} is for measuring: give it with --base-plugins DIR --new-plugins DIR "
+                                       "(comparing two saved folders measures nothing)",
+                                       name));
+    if (c.base_dir.empty() || c.new_dir.empty())
+      throw config_error("compare needs two run folders, BASE and NEW (or --base-plugins DIR --new-plugins DIR to "
+                         "measure both sides now)");
+    return command_compare(c);
+  }
+  if (!c.new_dir.empty())
+    throw config_error(fmt::format("with --base-plugins/--new-plugins compare measures both sides: give at most a "
+                                   "suite file, not two folders ('{}', '{}')",
+                                   c.base_dir, c.new_dir));
+  take_run_settings(cmd, line.measure);
+  interleave_options o;
+  o.run = line.measure.run;
+  if (!c.base_dir.empty()) o.run.suite_file = c.base_dir;
+  o.base_plugins = line.base_plugins;
+  o.new_plugins = line.new_plugins;
+  o.compare = c;
+  if (!cmd.count("--format")) o.compare.formats = {"md", "json", "html"};
+  return command_compare_interleaved(o);
+}
+
+} // namespace
+
+command_action add_compare_command(CLI::App& app, const command_line_input& input) {
+  auto line = std::make_shared<compare_command_line>();
+  compare_cli_options& options = line->compare;
+  line->measure.run.command_line = input.text;
   auto* cmd = app.add_subcommand(
-      "compare", "Compare two saved runs point by point (exit 1 on a clear regression beyond the threshold)");
-  cmd->add_option("base", options->base_dir, "Output folder of the reference run")->required();
-  cmd->add_option("new", options->new_dir, "Output folder of the run to judge")->required();
-  cmd->add_option("--threshold", options->threshold_percent,
+      "compare", "Compare two saved runs point by point (exit 1 on a clear regression beyond the threshold); with "
+                 "--base-plugins and --new-plugins, measure both sides now, interleaved, and compare them round by "
+                 "round");
+  cmd->add_option("base", options.base_dir, "Output folder of the reference run (measuring: the suite file, optional)");
+  cmd->add_option("new", options.new_dir, "Output folder of the run to judge");
+  cmd->add_option("--base-plugins", line->base_plugins,
+                  "Measure now: plugin folder (or file) of the reference side, e.g. main's build/plugins; repeatable")
+      ->allow_extra_args(false); // one folder per use: a suite file after it stays the suite
+  cmd->add_option("--new-plugins", line->new_plugins,
+                  "Measure now: plugin folder (or file) of the side to judge, e.g. the PR's build/plugins; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--threshold", options.threshold_percent,
                   "Smallest change in percent that matters: a point is slower or faster when beyond it and "
                   "significant over the whole comparison (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
-  cmd->add_option("--format,-f", options->formats, "md (or markdown), html, json (default md)")
+  cmd->add_option("--format,-f", options.formats,
+                  "md (or markdown), html, json (default md; measuring: all three)")
       ->delimiter(',')
       ->check(CLI::IsMember({"md", "markdown", "html", "htm", "json"}));
-  cmd->add_option("--out,-o", options->out_dir, "Folder for compare.md/.html/.json (default: stdout)");
-  return [options] { return command_compare(*options); };
+  cmd->add_option("--out,-o", options.out_dir,
+                  "Folder for compare.md/.html/.json (default: stdout; measuring: required, also holds base/ and new/)");
+  cmd->add_flag("--paired", options.paired,
+                "Refuse unless BASE and NEW are the two sides of one interleaved measurement (compared round by round)");
+  add_selection_options(cmd, line->measure.run);
+  cmd->add_flag("--force", line->measure.run.force, "Measuring: replace earlier runs in OUT/base and OUT/new");
+  cmd->add_flag("--no-isolate", line->measure.no_isolate, "Measuring: run every point in this process");
+  line->measure_only = add_measure_options(cmd, line->measure);
+  for (const char* n : {"--workload", "--variant", "--param", "--force", "--no-isolate"}) line->measure_only.push_back(n);
+  return [cmd, line] { return compare_from_command_line(*cmd, *line); };
 }
 
 command_action add_analyze_command(CLI::App& app) {
@@ -234,7 +319,7 @@ command_registry add_every_command(CLI::App& app, const command_line_input& inpu
   commands["list"] = add_list_command(app);
   commands["run"] = add_run_command(app, input);
   commands["report"] = add_report_command(app);
-  commands["compare"] = add_compare_command(app);
+  commands["compare"] = add_compare_command(app, input);
   commands["analyze"] = add_analyze_command(app);
   commands["calibrate"] = add_calibrate_command(app);
   commands["new"] = add_new_command(app);

@@ -42,7 +42,7 @@ using command_registry = std::map<std::string, command_action>;
 command_action add_list_command(CLI::App& app);
 command_action add_run_command(CLI::App& app, const command_line_input& input);
 command_action add_report_command(CLI::App& app);
-command_action add_compare_command(CLI::App& app);
+command_action add_compare_command(CLI::App& app, const command_line_input& input);
 command_action add_analyze_command(CLI::App& app);
 command_action add_calibrate_command(CLI::App& app);
 command_action add_new_command(CLI::App& app);

@@ -35,6 +35,7 @@
 #include "app/profile_report.hpp"
 #include "app/progress.hpp"
 #include "app/rounds.hpp"
+#include "app/run_steps.hpp"
 #include "app/suite_plan.hpp"
 #include "app/terminal_summary.hpp"
 #include "profilers/profiler.hpp"
@@ -64,6 +65,10 @@ std::string cupti_options_note(const profiling::profiler_options& o) {
   return s;
 }
 
+} // namespace
+
+// The steps of a run that `speedlab compare --base-plugins/--new-plugins` shares
+// (app/run_steps.hpp), from here to the next anonymous namespace and in the block below.
 void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli_paths) {
   const auto paths = plugin_search_path(cli_paths);
   if (paths.empty()) std::cerr << "speedlab: warning: no plugin folder found (use --plugin-path or SPEEDLAB_PLUGIN_PATH)\n";
@@ -99,6 +104,8 @@ analysis::analysis_result analyze_saved(const saved_run& saved) {
   return analysis::analyze(saved.points, device,
                            [&saved](const point_result& p) { return load_point_trace(saved.dir, p); });
 }
+
+namespace {
 
 // --devices with several GPUs: each device's points analysed against that device's model,
 // the results put together (the first device's model is the run's).
@@ -214,8 +221,6 @@ int command_list(const list_options& options) {
   }
   return registry.errors().empty() ? exit_ok : exit_failures;
 }
-
-namespace {
 
 // The suite with the command line applied, its profilers and report formats checked.
 suite_config prepare_suite(const run_options& options) {
@@ -441,8 +446,6 @@ const char* signal_name(int sig) {
   const char* name = sigabbrev_np(sig);
   return name ? name : "?";
 }
-
-} // namespace
 
 namespace {
 

@@ -9,6 +9,10 @@
 #include "app/python_variants.hpp"
 #include "app/suite_config.hpp"
 
+namespace speedlab::analysis {
+struct comparison;
+}
+
 namespace speedlab::app {
 
 // Exit codes: 0 every point valid (or skipped with a reason, or wrong on purpose and
@@ -48,8 +52,14 @@ struct compare_cli_options {
   double threshold_percent = 5;
   std::vector<std::string> formats = {"md"}; // md, html, json
   std::string out_dir;                       // empty: the first format to stdout
+  bool paired = false; // refuse unless BASE and NEW are one interleaved measurement's sides
 };
 int command_compare(const compare_cli_options& options);
+
+// Writes compare.<format> for each format into out_dir (empty: the first format to stdout),
+// says the counts on stderr and returns compare's exit code (1: slower or broken).
+int write_comparison(const analysis::comparison& c, const std::vector<std::string>& formats,
+                     const std::string& out_dir);
 
 struct analyze_options {
   std::string dir;

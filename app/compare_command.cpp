@@ -3,9 +3,12 @@
 #include <filesystem>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "analysis/compare.hpp"
 #include "app/commands.hpp"
 #include "app/output_folder.hpp"
+#include "app/suite_config.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/compare/compare_report.hpp"
 
@@ -31,9 +34,21 @@ saved_run load_side(const std::string& dir, const char* side) {
 int command_compare(const compare_cli_options& options) {
   const saved_run base = load_side(options.base_dir, "BASE");
   const saved_run next = load_side(options.new_dir, "NEW");
+  if (options.paired)
+    if (const std::string why = analysis::unpaired_reason(base.run, next.run); !why.empty())
+      throw config_error(fmt::format("--paired: {} and {} are not the two sides of one interleaved measurement: {}; "
+                                     "measure both with `speedlab compare --base-plugins DIR --new-plugins DIR --out "
+                                     "OUT`, or leave out --paired to compare them unpaired",
+                                     options.base_dir, options.new_dir, why));
   analysis::compare_options o;
   o.threshold = options.threshold_percent / 100;
-  const auto c = analysis::compare_runs(base.run, base.points, next.run, next.points, o);
+  return write_comparison(analysis::compare_runs(base.run, base.points, next.run, next.points, o), options.formats,
+                          options.out_dir);
+}
+
+int write_comparison(const analysis::comparison& c, const std::vector<std::string>& formats,
+                     const std::string& out_dir) {
+  const compare_cli_options options{.formats = formats, .out_dir = out_dir};
   if (options.out_dir.empty()) {
     std::cout << render(c, options.formats.empty() ? "md" : options.formats.front());
   } else {

@@ -162,6 +162,12 @@ struct run_info {
   int threads = 0;                // threads of the threads variants (--threads, or all cores)
   std::map<std::string, std::string> settings;       // the suite's measurement settings, as text
   std::map<std::string, plugin_build> plugin_builds; // per workload: how its plugin was compiled
+  // `speedlab compare --base-plugins A --new-plugins B` measures both sides in one process,
+  // round k of a point on each side back to back, so compare can pair round k with round k.
+  // Empty in runs measured on their own.
+  std::string interleave_id;      // shared by the two sides of one interleaved measurement
+  std::string interleave_side;    // "base" or "new"
+  std::string interleave_partner; // the other side's folder, relative to this one ("../new")
 };
 
 void to_json(nlohmann::json& j, const summary_stats& s);

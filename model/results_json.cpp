@@ -93,7 +93,8 @@ SPEEDLAB_JSON_FIELDS(work_figures, bytes_read, bytes_written, flops, items,
 SPEEDLAB_JSON_FIELDS(plugin_build, optimized, ndebug)
 SPEEDLAB_JSON_FIELDS(run_info, speedlab_version, started_at, hostname, cpu_model, cpu_cores,
                                                 gpu_name, command_line, suite, wall_s, profilers, notes, driver_version,
-                                                threads, settings, plugin_builds)
+                                                threads, settings, plugin_builds, interleave_id,
+                                                interleave_side, interleave_partner)
 
 plugin_build plugin_build_from_flags(int flags) {
   plugin_build b;

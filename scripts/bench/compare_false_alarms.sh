@@ -9,8 +9,14 @@
 #     per point, as runs were measured before rounds), one more run per pair with --rounds
 #     BEFORE_ROUNDS is timed, between the others so that both see the same load.
 #  4. A run against itself: every point "same", exit 0.
+# With INTERLEAVE=1 each pair is one interleaved command instead of two runs:
+#   `speedlab compare --base-plugins P --new-plugins P SUITE --out i<N>` with P = BUILD_DIR/plugins
+#   on both sides (a self-comparison: its exit code is the false alarm), its NEW side then
+#   slowed as above and compared with its BASE side (paired, same interleave_id) for power;
+#   with BEFORE_ROUNDS, two sequential runs with --rounds BEFORE_ROUNDS are timed per pair (what
+#   a gate ran before: main's run, then the PR's).
 # Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=compare's default]
-# Environment: ROUNDS (default: the suite's), SLOW=workload/variant (default vector/threads),
+# Environment: INTERLEAVE (1: see above), ROUNDS (default: the suite's; interleaved: compare's), SLOW=workload/variant (default vector/threads),
 #   FACTOR (default 1.1), BEFORE_ROUNDS (unset: no timing runs), KEEP_DIR (keep the runs there),
 #   REUSE_DIR (a KEEP_DIR of an earlier benchmark: re-compare its runs a1..aN / b1..bN without
 #   running the suite again, e.g. after a change to compare; its files are only read, the new
@@ -62,6 +68,42 @@ for line in open(path):
 open(path, "w").write("\n".join(out) + "\n")
 PY
 }
+
+interleaved() { # one interleaved self-comparison per pair, then its NEW side slowed
+  local start alarms=0 hits=0 i rc src v named t0 before0; start=$(date +%s)
+  for i in $(seq 1 "$pairs"); do
+    t0=$(date +%s.%N)
+    set +e; "$speedlab" compare "$suite" --base-plugins "$build/plugins" --new-plugins "$build/plugins" \
+      --out "$work/i$i" --reports json --format json,md "${rounds_arg[@]}" "${threshold_arg[@]}" >/dev/null 2>"$work/i$i.log"
+    rc=$?; set -e
+    [ "$rc" -gt 1 ] && { echo "interleaved pair $i failed with exit $rc:"; cat "$work/i$i.log"; exit 2; }
+    run_times+=("$(python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.3f}')" "$t0")")
+    if [ -n "${BEFORE_ROUNDS:-}" ]; then # main's run, then the PR's: what a gate did before
+      before0=$(date +%s.%N)
+      run "$work/before$i-a" --rounds "$BEFORE_ROUNDS"; run "$work/before$i-b" --rounds "$BEFORE_ROUNDS"
+      before_times+=("$(python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.3f}')" "$before0")")
+    fi
+    [ "$rc" -eq 1 ] && alarms=$((alarms + 1))
+    v=$(verdicts "$work/i$i/compare.json")
+    slow "$work/i$i/new" "$work/i$i/new-slow"
+    src=$(compare "$work/i$i/base" "$work/i$i/new-slow" "$work/s$i")
+    named=$(slower_ids "$work/s$i/compare.json")
+    [ "$src" -eq 1 ] && [[ " $named" == *" $slow_variant/"* ]] && hits=$((hits + 1))
+    echo "pair $i: interleaved self exit $rc: $v | $slow_variant x$factor: exit $src, slower: $named"
+  done
+  echo "interleaved self-comparisons: $pairs, false alarms (exit 1): $alarms"
+  echo "$slow_variant x$factor, NEW side of the same command: $hits of $pairs exit 1 naming it"
+  echo "threshold: ${threshold:-default}; rounds: ${ROUNDS:-compare default}; $(( $(date +%s) - start )) s"
+  python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]; print(f"interleaved command time: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} commands")' "${run_times[@]}"
+  if [ -n "${BEFORE_ROUNDS:-}" ]; then
+    python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[2:]]; print(f"two sequential runs with --rounds {sys.argv[1]}: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} pairs")' "$BEFORE_ROUNDS" "${before_times[@]}"
+    python3 -c 'import statistics,sys; n=len(sys.argv)//2; a=[float(x) for x in sys.argv[1:n+1]]; b=[float(x) for x in sys.argv[n+1:]]; print(f"ratio of medians (interleaved / two sequential runs): {statistics.median(a)/statistics.median(b):.2f}x")' "${run_times[@]}" "${before_times[@]}"
+  fi
+}
+if [ -n "${INTERLEAVE:-}" ]; then
+  [ -n "${REUSE_DIR:-}" ] && { echo "INTERLEAVE and REUSE_DIR together are not offered" >&2; exit 2; }
+  interleaved; exit 0
+fi
 
 start=$(date +%s)
 alarms=0; hits=0; total_points=0; declare -A count=()

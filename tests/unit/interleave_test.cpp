@@ -1,0 +1,279 @@
+// Interleaved measurement (`speedlab compare --base-plugins A --new-plugins B`): rounds paired
+// by index, the paired interval's false alarms and power under drift that both sides of a
+// round share, compare's choice of test, and the command end to end on the built-in plugins.
+#include "speedlab_catch.hpp"
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/analysis_stats.hpp"
+#include "analysis/compare.hpp"
+#include "analysis/round_compare.hpp"
+#include "app/commands.hpp"
+#include "model/statistics.hpp"
+#include "reports/compare/compare_report.hpp"
+#include "test_support.hpp"
+
+using Catch::Contains;
+using namespace speedlab;
+using namespace speedlab::analysis;
+namespace t = speedlab::testing;
+
+namespace {
+
+struct normal_draws {
+  explicit normal_draws(std::uint64_t seed) : m_rng(seed) {}
+  double operator()() {
+    const double u1 = (static_cast<double>(m_rng.next() >> 11) + 0.5) / 9007199254740992.0;
+    const double u2 = (static_cast<double>(m_rng.next() >> 11) + 0.5) / 9007199254740992.0;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  analysis::stats::rng m_rng;
+};
+
+point_result point_of(const std::string& variant) {
+  point_result p;
+  p.workload = "vector";
+  p.variant = variant;
+  p.params = {{"n", "1024"}};
+  p.id = "vector/" + variant + "/n=1024";
+  return p;
+}
+
+void add_round(point_result& p, int round, double level, double within, normal_draws& draw, int per_round = 10) {
+  for (int i = 0; i < per_round; ++i) {
+    p.samples_ns.push_back(level * std::exp(within * draw()));
+    p.sample_rounds.push_back(round);
+  }
+}
+
+// Two sides of one interleaved measurement of `points` points: each round's level moves by
+// `shared` (drift: load, frequency) for both sides alike, plus `apart` for each side alone
+// (what differs between the two processes of a round); samples spread by `within`. The
+// whole run also shifts by `shift` on both sides, as two runs seconds apart do.
+std::pair<std::vector<point_result>, std::vector<point_result>> interleaved(int points, int rounds, double shared,
+                                                                            double apart, double within,
+                                                                            normal_draws& draw,
+                                                                            const std::string& slow = "",
+                                                                            double factor = 1.0) {
+  std::vector<point_result> base, next;
+  const double shift = std::exp(0.10 * draw());
+  for (int k = 0; k < points; ++k) {
+    const std::string v = "v" + std::to_string(k);
+    point_result b = point_of(v), n = point_of(v);
+    b.rounds = b.rounds_planned = n.rounds = n.rounds_planned = rounds;
+    for (int r = 0; r < rounds; ++r) {
+      const double level = 1e6 * (k + 1) * shift * std::exp(shared * draw());
+      add_round(b, r, level * std::exp(apart * draw()), within, draw);
+      add_round(n, r, level * std::exp(apart * draw()) * (v == slow ? factor : 1.0), within, draw);
+    }
+    b.wall = speedlab::stats::summarize(b.samples_ns);
+    n.wall = speedlab::stats::summarize(n.samples_ns);
+    base.push_back(std::move(b));
+    next.push_back(std::move(n));
+  }
+  return {base, next};
+}
+
+run_info side(const std::string& id, const std::string& name) {
+  run_info r;
+  r.speedlab_version = "0.1.0";
+  r.suite = "s.yaml";
+  r.interleave_id = id;
+  r.interleave_side = name;
+  r.interleave_partner = name == "base" ? "../new" : "../base";
+  return r;
+}
+
+void save(const std::filesystem::path& dir, const run_info& r, const std::vector<point_result>& points) {
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run.json") << nlohmann::json(r).dump();
+  std::ofstream out(dir / "results.jsonl");
+  for (const auto& p : points) out << nlohmann::json(p).dump() << '\n';
+}
+
+} // namespace
+
+TEST_CASE("interleave: rounds pair by their index, not their position", "[interleave]") {
+  point_result b = point_of("serial"), n = point_of("serial");
+  b.samples_ns = {10, 12, 11, 20, 22, 30, 31};
+  b.sample_rounds = {0, 0, 0, 1, 1, 3, 3};
+  n.samples_ns = {14, 15, 40, 41, 42, 33};
+  n.sample_rounds = {0, 0, 2, 2, 2, 3};
+  const auto pairs = paired_round_medians(b, n);
+  REQUIRE(pairs.size() == 2); // rounds 0 and 3: round 1 is BASE's only, round 2 NEW's only
+  CHECK(pairs[0] == std::pair<double, double>(11, 14.5));
+  CHECK(pairs[1] == std::pair<double, double>(30.5, 33));
+  point_result unrounded = point_of("serial");
+  unrounded.samples_ns = {1, 2, 3};
+  CHECK(paired_round_medians(unrounded, n).empty());
+}
+
+TEST_CASE("interleave: paired_ratio_interval is a t on the per-round log ratios", "[interleave]") {
+  // Ratios 1.1, 1.2, 1.0 (logs 0.0953, 0.1823, 0): mean 0.0925, sd 0.0912, se 0.0526.
+  const auto r = paired_ratio_interval({{10, 11}, {20, 24}, {5, 5}}, 0.95);
+  REQUIRE(r.ok);
+  CHECK(r.df == 2);
+  CHECK(r.ratio == Approx(std::exp((std::log(1.1) + std::log(1.2)) / 3)));
+  const double se = 0.0911669 / std::sqrt(3.0);
+  CHECK(std::log(r.ci_high) - std::log(r.ratio) == Approx(4.302653 * se).epsilon(1e-4));
+  CHECK(r.p_value > 0.05); // the interval includes 1
+  CHECK(!paired_ratio_interval({{10, 11}}, 0.95).ok);         // one pair: no spread
+  CHECK(!paired_ratio_interval({{10, 11}, {0, 3}}, 0.95).ok); // a median <= 0
+  const auto exact = paired_ratio_interval({{10, 11}, {20, 22}}, 0.95);
+  CHECK(exact.ci_low == Approx(1.1));
+  CHECK(exact.ci_high == Approx(1.1));
+}
+
+TEST_CASE("interleave: shared drift neither alarms nor hides a 10% change; Welch on the same data does", "[interleave]") {
+  // 8 points, 10 rounds; 6% drift per round and a 10% shift per run, both shared by the two
+  // sides of a round; 2% between the two processes of a round; 2% within.
+  normal_draws draw(2026);
+  const run_info b = side("id-1", "base"), n = side("id-1", "new"), apart_b = side("", ""), apart_n = side("", "");
+  int alarms = 0, welch_alarms = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto [x, y] = interleaved(8, 10, 0.06, 0.02, 0.02, draw);
+    const auto c = compare_runs(b, x, n, y);
+    REQUIRE(c.paired);
+    CHECK(c.points[0].method == "paired");
+    CHECK(c.points[0].confidence == Approx(1 - 2 * 0.05 / 8));
+    alarms += c.has_regression();
+    welch_alarms += compare_runs(apart_b, x, apart_n, y).has_regression();
+  }
+  CHECK(alarms <= 10); // alpha = 5% over the 8 points together
+  int found = 0, others = 0, welch_found = 0;
+  for (int i = 0; i < 100; ++i) {
+    const auto [x, y] = interleaved(8, 10, 0.06, 0.02, 0.02, draw, "v3", 1.10);
+    const auto c = compare_runs(b, x, n, y);
+    for (const auto& d : c.points) {
+      if (d.verdict != "slower") continue;
+      (d.variant == "v3" ? found : others) += 1;
+    }
+    const auto w = compare_runs(apart_b, x, apart_n, y);
+    for (const auto& d : w.points) welch_found += d.verdict == "slower" && d.variant == "v3";
+  }
+  CHECK(found >= 95);
+  CHECK(others <= 5);
+  CHECK(welch_found < 50); // the unpaired test cannot see through the drift
+  (void)welch_alarms;
+}
+
+TEST_CASE("interleave: compare pairs only the two sides of one measurement and says which test", "[interleave]") {
+  normal_draws draw(5);
+  const auto [x, y] = interleaved(2, 6, 0.03, 0.01, 0.01, draw);
+  CHECK(unpaired_reason(side("a", "base"), side("a", "new")).empty());
+  CHECK_THAT(unpaired_reason(side("a", "base"), side("b", "new")), Contains("different interleaved measurements"));
+  CHECK_THAT(unpaired_reason(side("a", "base"), side("a", "base")), Contains("same side"));
+  CHECK_THAT(unpaired_reason(side("", ""), side("a", "new")), Contains("BASE was not measured interleaved"));
+  const auto paired = compare_runs(side("a", "base"), x, side("a", "new"), y);
+  CHECK(paired.points[0].method == "paired");
+  CHECK_THAT(reports::compare_markdown(paired), Contains("paired t"));
+  const auto unpaired = compare_runs(side("a", "base"), x, side("b", "new"), y);
+  CHECK(unpaired.points[0].method == "rounds");
+  // A point failed on one side is reported, not compared.
+  auto broken = y;
+  broken[0].status = point_status::failed;
+  broken[0].reason = "round 3 of 6: crashed";
+  const auto c = compare_runs(side("a", "base"), x, side("a", "new"), broken);
+  CHECK(c.points[0].verdict == "broken");
+  CHECK(c.points[0].method == "none");
+  CHECK(c.has_regression());
+
+  // --paired refuses folders that are not one measurement's two sides, naming why.
+  t::temp_dir dir;
+  save(dir.path() / "base", side("a", "base"), x);
+  save(dir.path() / "new", side("a", "new"), y);
+  save(dir.path() / "other", side("b", "new"), y);
+  app::compare_cli_options o;
+  o.base_dir = (dir.path() / "base").string();
+  o.new_dir = (dir.path() / "other").string();
+  o.out_dir = (dir.path() / "out").string();
+  o.paired = true;
+  CHECK_THROWS_WITH(app::command_compare(o), Contains("not the two sides of one interleaved measurement") &&
+                                                 Contains("different interleaved measurements (interleave_id a and b)"));
+  o.new_dir = (dir.path() / "new").string();
+  CHECK(app::command_compare(o) == 0);
+}
+
+namespace {
+std::string speedlab_exe() { return t::speedlab_binary().string(); }
+const char* quick = " -w vector -v serial,threads -p n=4096 -p op=add --max-time 0.02 --min-time 0 --min-samples 2 "
+                    "--max-samples 6 --warmup 0 --calibrate off --reports json --rounds 3";
+} // namespace
+
+TEST_CASE("interleave: compare --base-plugins/--new-plugins measures both sides into run folders", "[interleave][cli]") {
+  t::temp_dir dir;
+  const std::string plugins = t::build_plugin_dir().string();
+  const auto out = dir.path() / "out";
+  auto r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins +
+                          " --out " + out.string() + quick);
+  INFO(r.output);
+  REQUIRE(r.exit_code <= 1);
+  for (const char* s : {"base", "new"}) {
+    const auto run = nlohmann::json::parse(std::ifstream(out / s / "run.json"));
+    CHECK(run["interleave_side"] == s);
+    CHECK(!run["interleave_id"].get<std::string>().empty());
+    CHECK(std::filesystem::exists(out / s / "results.jsonl"));
+    std::ifstream in(out / s / "results.jsonl");
+    std::string line;
+    int points = 0;
+    while (std::getline(in, line)) {
+      const auto p = nlohmann::json::parse(line);
+      CHECK(p["rounds"] == 3);
+      CHECK(p["sample_rounds"].size() == p["samples_ns"].size());
+      ++points;
+    }
+    CHECK(points == 2);
+  }
+  const auto c = nlohmann::json::parse(std::ifstream(out / "compare.json"));
+  REQUIRE(c["points"].size() == 2);
+  CHECK(c["points"][0]["method"] == "paired");
+  CHECK(std::filesystem::exists(out / "compare.md"));
+  CHECK(std::filesystem::exists(out / "compare.html"));
+  // Every other command reads the sides: compare them again (paired), report, analyze.
+  r = t::run_command(speedlab_exe() + " compare " + (out / "base").string() + " " + (out / "new").string() +
+                     " --paired --format json");
+  CHECK(r.exit_code <= 1);
+  CHECK_THAT(r.output, Contains("\"paired\""));
+  CHECK(t::run_command(speedlab_exe() + " report " + (out / "new").string() + " --format md").exit_code == 0);
+  CHECK(t::run_command(speedlab_exe() + " analyze " + (out / "base").string()).exit_code == 0);
+  // The same OUT again is refused, as run refuses an earlier run's folder.
+  r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins + " --out " +
+                     out.string() + quick);
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("interleave: bad input gets a clear message and exit 2", "[interleave][cli]") {
+  t::temp_dir dir;
+  const std::string plugins = t::build_plugin_dir().string();
+  const std::string out = " --out " + (dir.path() / "o").string();
+  auto r = t::run_command(speedlab_exe() + " compare --base-plugins /nonexistent-plugins --new-plugins " + plugins + out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--base-plugins /nonexistent-plugins: no such folder or plugin file"));
+  r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + out);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--new-plugins is missing"));
+  r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--out is missing"));
+  r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins + out +
+                     " --rounds 3 --rounds 4");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--rounds"));
+  r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins + out +
+                     " --rounds 1");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("at least 2 rounds"));
+  r = t::run_command(speedlab_exe() + " compare a b --rounds 3");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--rounds is for measuring"));
+  r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins + out +
+                     " folder1 folder2");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("not two folders"));
+  r = t::run_command(speedlab_exe() + " compare onlyone");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("compare needs two run folders"));
+}
