@@ -48,7 +48,9 @@ int command_compare(const compare_cli_options& options) {
 
 int write_comparison(const analysis::comparison& c, const std::vector<std::string>& formats,
                      const std::string& out_dir) {
-  const compare_cli_options options{.formats = formats, .out_dir = out_dir};
+  compare_cli_options options;
+  options.formats = formats;
+  options.out_dir = out_dir;
   if (options.out_dir.empty()) {
     std::cout << render(c, options.formats.empty() ? "md" : options.formats.front());
   } else {
