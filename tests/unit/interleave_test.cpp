@@ -1,10 +1,17 @@
 // Interleaved measurement (`speedlab compare --base-plugins A --new-plugins B`): rounds paired
 // by index, the paired interval's false alarms and power under drift that both sides of a
 // round share, compare's choice of test, and the command end to end on the built-in plugins.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "speedlab_catch.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -281,4 +288,54 @@ TEST_CASE("interleave: bad input gets a clear message and exit 2", "[interleave]
   r = t::run_command(speedlab_exe() + " compare onlyone");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("compare needs two run folders"));
+}
+
+TEST_CASE("interleave: a stop between rounds keeps both sides' rounds and exits 128+signal", "[interleave][interrupt]") {
+  t::temp_dir dir;
+  const auto out = dir.path() / "out";
+  const std::string faulty = t::faulty_plugin().string();
+  const std::vector<std::string> args = {speedlab_exe(), "compare", "--base-plugins", faulty, "--new-plugins", faulty,
+                                         "--out", out.string(), "--rounds", "3", "-w", "faulty", "-v", "ok", "-v",
+                                         "hang", "-p", "n=1000,2000", "--timeout", "60", "--max-time", "0.05",
+                                         "--min-samples", "2", "--warmup", "0", "--calibrate", "off", "--reports",
+                                         "json"};
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int log = ::open((dir.path() / "log.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  // Round 1: both 'ok' points on both sides (4 progress lines), then the hang's child.
+  bool hanging = false;
+  for (int i = 0; i < 600 && !hanging; ++i) {
+    const std::string log = t::read_text(dir.path() / "log.txt");
+    hanging = log.find("[4/24]") != std::string::npos;
+    if (!hanging) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the hang's child has started
+  INFO(t::read_text(dir.path() / "log.txt"));
+  REQUIRE(hanging);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK((WIFEXITED(status) ? WEXITSTATUS(status) : -1) == 143);
+  for (const char* s : {"base", "new"}) {
+    std::ifstream in(out / s / "results.jsonl");
+    std::size_t kept = 0;
+    for (std::string line; std::getline(in, line); ++kept) {
+      const auto p = nlohmann::json::parse(line);
+      CHECK(p.at("variant") == "ok"); // the abandoned round of the hang is not recorded
+      CHECK(p.at("rounds") == 1);
+      CHECK(p.at("rounds_planned") == 3);
+    }
+    CHECK(kept == 2);
+    CHECK_THAT(t::read_text(out / s / "run.json"), Contains("2 points have fewer rounds than the 3 planned"));
+  }
+  CHECK(std::filesystem::exists(out / "compare.json"));
 }
