@@ -14,8 +14,9 @@
 namespace speedlab::app {
 
 // Rounds when neither --rounds nor more in the suite say otherwise: the paired t has rounds - 1
-// degrees of freedom and, over 8 points, Bonferroni at alpha / 8 on each end; chosen from the
-// runs measured in docs/reports.md ("Interleaved").
+// degrees of freedom (over 8 points its quantile at 0.05 / 8 is 4.31 with 5 rounds, 3.11 with
+// 10), and 10 rounds measured 1.71x the time of two 1-round runs, within the 2x the gate may
+// cost (docs/reports.md, "The gate, interleaved").
 inline constexpr int default_interleave_rounds = 10;
 
 struct interleave_options {
