@@ -16,7 +16,8 @@
 #   with BEFORE_ROUNDS, two sequential runs with --rounds BEFORE_ROUNDS are timed per pair (what
 #   a gate ran before: main's run, then the PR's).
 # Usage: scripts/bench/compare_false_alarms.sh BUILD_DIR [PAIRS=20] [THRESHOLD=compare's default]
-# Environment: INTERLEAVE (1: see above), ROUNDS (default: the suite's; interleaved: compare's), SLOW=workload/variant (default vector/threads),
+# Environment: INTERLEAVE (1: see above), MEASURE_ARGS (interleaved: more options for the command,
+#   e.g. "--min-time 0.5 --max-time 2"; the BEFORE_ROUNDS runs keep the suite's budget), ROUNDS (default: the suite's; interleaved: compare's), SLOW=workload/variant (default vector/threads),
 #   FACTOR (default 1.1), BEFORE_ROUNDS (unset: no timing runs), KEEP_DIR (keep the runs there),
 #   REUSE_DIR (a KEEP_DIR of an earlier benchmark: re-compare its runs a1..aN / b1..bN without
 #   running the suite again, e.g. after a change to compare; its files are only read, the new
@@ -74,7 +75,8 @@ interleaved() { # one interleaved self-comparison per pair, then its NEW side sl
   for i in $(seq 1 "$pairs"); do
     t0=$(date +%s.%N)
     set +e; "$speedlab" compare "$suite" --base-plugins "$build/plugins" --new-plugins "$build/plugins" \
-      --out "$work/i$i" --reports json --format json,md "${rounds_arg[@]}" "${threshold_arg[@]}" >/dev/null 2>"$work/i$i.log"
+      --out "$work/i$i" --reports json --format json,md "${rounds_arg[@]}" "${threshold_arg[@]}" ${MEASURE_ARGS:-} \
+      >/dev/null 2>"$work/i$i.log"
     rc=$?; set -e
     [ "$rc" -gt 1 ] && { echo "interleaved pair $i failed with exit $rc:"; cat "$work/i$i.log"; exit 2; }
     run_times+=("$(python3 -c "import sys,time; print(f'{time.time() - float(sys.argv[1]):.3f}')" "$t0")")
@@ -93,7 +95,7 @@ interleaved() { # one interleaved self-comparison per pair, then its NEW side sl
   done
   echo "interleaved self-comparisons: $pairs, false alarms (exit 1): $alarms"
   echo "$slow_variant x$factor, NEW side of the same command: $hits of $pairs exit 1 naming it"
-  echo "threshold: ${threshold:-default}; rounds: ${ROUNDS:-compare default}; $(( $(date +%s) - start )) s"
+  echo "threshold: ${threshold:-default}; rounds: ${ROUNDS:-compare default}; options: ${MEASURE_ARGS:-none}; $(( $(date +%s) - start )) s"
   python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[1:]]; print(f"interleaved command time: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} commands")' "${run_times[@]}"
   if [ -n "${BEFORE_ROUNDS:-}" ]; then
     python3 -c 'import statistics,sys; t=[float(x) for x in sys.argv[2:]]; print(f"two sequential runs with --rounds {sys.argv[1]}: median {statistics.median(t):.2f} s (min {min(t):.2f}, max {max(t):.2f}) over {len(t)} pairs")' "$BEFORE_ROUNDS" "${before_times[@]}"
