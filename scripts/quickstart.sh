@@ -6,8 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Where the time goes, per phase (README.md's quick start table): wall seconds since the start
 # and the CPU time of the finished child processes so far (bash's `times`, second line).
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
 phase_done() {
-  echo "quickstart: $1 done at ${SECONDS} s; CPU of finished steps so far (user sys): $(times | tail -1)" >&2
+  { times; } >"$times_file" # in this shell: $(times) would run in a subshell with no children
+  echo "quickstart: $1 done at ${SECONDS} s; CPU of finished steps so far (user sys): $(tail -1 "$times_file")" >&2
 }
 scripts/install-deps.sh build
 phase_done "installing the build set"
