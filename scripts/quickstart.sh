@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Where the time goes, per phase (README.md's quick start table): wall seconds since the start
-# and the CPU time of the finished child processes so far (bash's `times`, second line).
+# and the CPU time of the finished child processes so far (bash's `times`, second line). The
+# background Python install counts in the phase it finishes in (bash reaps it then: the build).
 times_file=$(mktemp)
 trap 'rm -f "$times_file"' EXIT
 phase_done() {
