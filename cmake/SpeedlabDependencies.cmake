@@ -24,3 +24,10 @@ target_link_libraries(speedlab_sqlite3 INTERFACE ${SQLITE3_STATIC_LIBRARY} ${CMA
 add_library(speedlab_boost_dll INTERFACE)
 target_link_libraries(speedlab_boost_dll INTERFACE Boost::headers ${CMAKE_DL_LIBS})
 target_compile_definitions(speedlab_boost_dll INTERFACE BOOST_DLL_USE_STD_FS)
+
+# fmt compiled once into a static library (cmake/speedlab_fmt.cpp says why), not header-only:
+# the same code in the binaries, without compiling it again in every translation unit.
+add_library(speedlab_fmt STATIC ${CMAKE_CURRENT_LIST_DIR}/speedlab_fmt.cpp)
+# Not fmt::fmt-header-only (it defines FMT_HEADER_ONLY) nor fmt::fmt (it links libfmt.so): its headers only.
+target_include_directories(speedlab_fmt SYSTEM PUBLIC $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>)
+target_compile_features(speedlab_fmt PUBLIC cxx_std_20)

@@ -58,6 +58,7 @@ if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 # The quick start calls this twice in a row (build, then python): one update is enough.
 if [[ -z $(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -10 2>/dev/null | head -1) ]]; then
-  $sudo apt-get update -q
+  # No Translation-en (6 MB, a third of a fresh update's download): apt's output is read in English.
+  $sudo apt-get update -q -o Acquire::Languages=none
 fi
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
