@@ -630,11 +630,14 @@ std::string inside_gap(const accumulator_state& st, const std::vector<const api_
   return "host code";
 }
 
-// GPU idle gaps between the first and the last GPU activity, by what the host was inside.
+// GPU idle gaps between GPU activities, by what the host was inside.
+// Only the steady state's gaps count (a gap across its start, from there): start-up is the
+// start-up rule's.
 gap_summary idle_gaps(const accumulator_state& st, const std::vector<interval>& busy, std::uint32_t thread,
-                      std::uint64_t window_start) {
+                      std::uint64_t window_start, std::uint64_t steady_start) {
   gap_summary g;
-  g.active_span_ns = span(busy.front().first, busy.back().second);
+  if (steady_start == UINT64_MAX) steady_start = 0;
+  g.active_span_ns = span(std::max(busy.front().first, steady_start), busy.back().second);
   g.before_first_ns = span(window_start, busy.front().first);
   std::vector<const api_rec*> calls;
   for (const auto& a : st.calls)
@@ -648,7 +651,7 @@ gap_summary idle_gaps(const accumulator_state& st, const std::vector<interval>& 
   std::map<std::string, idle_cause> causes;
   std::size_t first_call = 0;
   for (std::size_t i = 1; i < busy.size(); ++i) {
-    const std::uint64_t lo = busy[i - 1].second, hi = busy[i].first;
+    const std::uint64_t lo = std::max(busy[i - 1].second, steady_start), hi = busy[i].first;
     const double length = span(lo, hi);
     if (length < st.options.gap_min_ns) continue;
     const std::string what = inside_gap(st, calls, first_call, cursor, lo, hi);
@@ -670,6 +673,66 @@ gap_summary idle_gaps(const accumulator_state& st, const std::vector<interval>& 
   }
   std::stable_sort(g.causes.begin(), g.causes.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   return g;
+}
+
+// Where the steady state starts: the first start of the program's step range (its own
+// repeating NVTX range with the most time in it, as rank_analysis finds steps), else the
+// first kernel; UINT64_MAX without kernels. Clipped to the window.
+std::pair<std::uint64_t, std::string> steady_state_start(const accumulator_state& st, std::uint64_t lo,
+                                                         std::uint64_t hi) {
+  if (st.first_kernel == UINT64_MAX) return {UINT64_MAX, ""};
+  struct use {
+    std::size_t count = 0;
+    double total_ns = 0;
+    std::uint64_t first = UINT64_MAX;
+  };
+  std::map<std::string, use> by_name; // by name: ties go to the first in name order
+  std::map<std::pair<std::uint32_t, std::uint32_t>, use*> by_id;
+  for (const auto& r : st.ranges) {
+    use*& u = by_id[{r.domain, r.name}];
+    if (!u) {
+      if (*st.names[r.domain] == "speedlab") continue; // speedlab's own phases are no steps
+      u = &by_name[*st.names[r.name]];
+    }
+    ++u->count;
+    u->total_ns += span(r.start, r.end);
+    u->first = std::min(u->first, r.start);
+  }
+  const std::pair<const std::string, use>* best = nullptr;
+  for (const auto& entry : by_name)
+    if (entry.second.count >= 2 && (!best || entry.second.total_ns > best->second.total_ns)) best = &entry;
+  std::pair<std::uint64_t, std::string> out{st.first_kernel, "first kernel"};
+  if (best) out = {best->second.first, "nvtx:" + best->first};
+  out.first = std::clamp(out.first, lo, std::max(lo, hi));
+  return out;
+}
+
+// The start-up: time to the first kernel, the GPU's idle before the steady state, and the
+// classifying thread's CUDA calls before the first kernel by name.
+startup_summary startup_figures(const accumulator_state& st, const std::vector<interval>& busy, std::uint32_t thread,
+                                std::uint64_t window_start, const std::pair<std::uint64_t, std::string>& steady) {
+  startup_summary u;
+  if (steady.first == UINT64_MAX) return u;
+  u.known = true;
+  u.to_first_kernel_ns = span(window_start, st.first_kernel);
+  u.steady_start_ns = span(window_start, steady.first);
+  u.steady_method = steady.second;
+  u.idle_ns = std::max(0.0, u.steady_start_ns - intervals::measure(busy, window_start, steady.first));
+  std::map<std::string, call_time> by_name;
+  for (const auto& a : st.calls) { // in start order
+    if (a.start >= st.first_kernel) break;
+    if (a.thread != thread) continue;
+    auto& c = by_name[std::string(trace::strip_api_version(*st.names[a.name]))];
+    ++c.calls;
+    c.total_ns += span(std::max(a.start, window_start), std::min(a.end, st.first_kernel));
+  }
+  for (auto& [name, c] : by_name) {
+    c.name = name;
+    u.calls.push_back(std::move(c));
+  }
+  std::stable_sort(u.calls.begin(), u.calls.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  if (u.calls.size() > 10) u.calls.resize(10); // the few that matter; the summary stays small
+  return u;
 }
 
 // Allocations, synchronous pageable copies and the launch cost, from the host's calls
@@ -738,17 +801,22 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   // API calls in start order (a stable sort: equal starts keep their order in the stream).
   auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
   if (!std::is_sorted(st.calls.begin(), st.calls.end(), by_start)) std::stable_sort(st.calls.begin(), st.calls.end(), by_start);
+  const auto steady = steady_state_start(st, s.window_start, s.window_end);
   s.split = split_window(st, thread, s.window_start, s.window_end);
+  s.steady_split = steady.first == UINT64_MAX || steady.first <= s.window_start
+                       ? s.split
+                       : split_window(st, thread, steady.first, s.window_end);
   s.trace = trace_statistics(st, p.trace);
   std::vector<std::uint64_t> kernel_starts;
   std::vector<interval> busy = gpu_busy(st, kernel_starts);
+  s.startup = startup_figures(st, busy, thread, s.window_start, steady);
   s.ranges = range_rows(st, busy, kernel_starts);
   release(kernel_starts);
   for (auto& [key, row] : st.streams) {
     row.pid = p.process.pid;
     s.streams.push_back(row);
   }
-  if (!busy.empty()) s.gaps = idle_gaps(st, busy, thread, s.window_start);
+  if (!busy.empty()) s.gaps = idle_gaps(st, busy, thread, s.window_start, steady.first);
   release(busy);
   host_call_figures(st, s);
   return s;

@@ -71,7 +71,7 @@ struct program_stream {
   double kernel_ns = 0, copy_ns = 0, memset_ns = 0;
 };
 
-// GPU idle gaps between the first and the last GPU activity of a process, by what the host
+// GPU idle gaps of a process's steady state (see startup_summary), by what the host
 // thread was inside while the GPU waited: a CUDA call covering most of the gap (by name),
 // else the innermost NVTX range around it ("range NAME"), else "host code".
 struct idle_cause {
@@ -84,8 +84,8 @@ struct gap_summary {
   double total_ns = 0, largest_ns = 0;
   double largest_at_ns = 0;           // from the process start
   std::string largest_inside;
-  double active_span_ns = 0;          // first to last GPU activity
-  double before_first_ns = 0;         // process start to the first GPU activity
+  double active_span_ns = 0;          // first GPU activity of the steady state to the last
+  double before_first_ns = 0;         // process start to the first GPU activity (start-up included)
   std::vector<idle_cause> causes;     // by total, longest first
 };
 
@@ -102,12 +102,33 @@ struct pageable_sync_copies {
   double call_ns = 0;                 // the host blocked in their calls
 };
 
+// Start-up apart from the steady state (docs/analysis.md, "Start-up and steady state"). The
+// steady state starts at the program's first step (the first of its repeating NVTX ranges,
+// the one with the most time in it; not speedlab's own) or, without steps, at the first
+// kernel, and runs to the end of the window; the idle, gap and rank rules judge it, the
+// start-up rule what comes before.
+struct call_time {
+  std::string name;                   // a CUDA function, its version suffix stripped
+  std::size_t calls = 0;
+  double total_ns = 0;                // inside the calls, clipped to the start-up
+};
+struct startup_summary {
+  bool known = false;                 // a kernel ran: there is a steady state
+  double to_first_kernel_ns = 0;      // window start to the first kernel
+  double steady_start_ns = 0;         // window start to the steady state's start
+  std::string steady_method;          // "nvtx:<range name>" or "first kernel"
+  double idle_ns = 0;                 // GPU without any activity before the steady state
+  std::vector<call_time> calls;       // the classifying thread's CUDA calls before the first kernel, longest first
+};
+
 struct process_summary {
   profile::process_info info;
   std::string label;                  // "pid 1234 (python3 train.py)"
   std::uint64_t window_start = 0, window_end = 0;
   std::size_t records = 0;
   std::optional<time_split> split;    // absent without CUDA
+  std::optional<time_split> steady_split; // over the steady state (what the rules judge); absent without CUDA
+  startup_summary startup;
   trace_summary trace;
   std::vector<program_range> ranges;
   std::vector<program_stream> streams;

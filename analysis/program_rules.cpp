@@ -18,7 +18,58 @@ finding program_rule::start(const program_rule_context& ctx, std::string title, 
 
 namespace {
 
-double wall_of(const program_rule_context& ctx) { return ctx.process.split ? ctx.process.split->wall_ns : 0; }
+// The steady state's wall time (what the gap, allocation and launch rules judge), and the
+// whole lifetime's (for what is counted over the whole process).
+double wall_of(const program_rule_context& ctx) {
+  if (ctx.process.steady_split) return ctx.process.steady_split->wall_ns;
+  return ctx.process.split ? ctx.process.split->wall_ns : 0;
+}
+double lifetime_of(const program_rule_context& ctx) { return ctx.process.split ? ctx.process.split->wall_ns : 0; }
+
+class startup final : public program_rule {
+public:
+  static constexpr double min_share = 0.1;
+  static constexpr double min_ns = 100e6;
+  std::string name() const override { return "start-up"; }
+  std::string threshold() const override {
+    return "the time before the steady state (the first step, else the first kernel) is at least 10% of the "
+           "process's lifetime and at least 100 ms";
+  }
+  std::string summary() const override { return "start-up before the first kernel and the steps, apart from them"; }
+
+  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
+    const startup_summary& u = ctx.process.startup;
+    const double life = lifetime_of(ctx);
+    if (!u.known || !(life > 0) || u.steady_start_ns < min_ns || u.steady_start_ns / life < min_share) return {};
+    std::string most;
+    if (!u.calls.empty() && u.calls.front().total_ns >= 0.1 * u.to_first_kernel_ns)
+      most = fmt::format(", {} of it in {}", text::time(u.calls.front().total_ns), u.calls.front().name);
+    const double gain = gain_from_saving(life, u.idle_ns);
+    finding f = start(ctx, fmt::format("start-up: {} before the first kernel{}", text::time(u.to_first_kernel_ns), most),
+                      gain);
+    add(f, "time to the first kernel", text::time(u.to_first_kernel_ns));
+    add(f, "steady state from", fmt::format("{} after the start ({})", text::time(u.steady_start_ns),
+                                            u.steady_method == "first kernel" ? "the first kernel"
+                                                                              : "the first " + u.steady_method.substr(5) + " range"));
+    add(f, "GPU idle before it", fmt::format("{} ({} of the lifetime)", text::time(u.idle_ns), text::percent(u.idle_ns / life)));
+    for (std::size_t i = 0; i < u.calls.size() && i < 3; ++i)
+      add(f, "before the first kernel: " + u.calls[i].name,
+          fmt::format("{} in {} call(s)", text::time(u.calls[i].total_ns), u.calls[i].calls));
+    add(f, "lifetime", text::time(life));
+    add(f, "projection", fmt::format("without the start-up's GPU idle: {} / ({} - {}) = {}", text::time(life),
+                                     text::time(life), text::time(u.idle_ns), text::factor(gain)));
+    f.explanation = fmt::format(
+        "The first {} of the process pass before its steady state: imports, CUDA context creation, module "
+        "loading, library handles (cuBLAS, cuDNN) and communicators (NCCL) are paid once. It is told apart so that "
+        "the idle, gap and rank findings judge the steps; it matters as much as it weighs in the runs you care about.",
+        text::time(u.steady_start_ns));
+    f.next_experiment =
+        "If the program is meant to run long, profile more steps and the start-up amortizes. Otherwise look at the "
+        "listed calls: lazy module loading (CUDA_MODULE_LOADING=LAZY), fewer or later imports, cached compiled "
+        "kernels, one process reused for many runs; compare the time to the first kernel.";
+    return {f};
+  }
+};
 
 class gpu_idle_gaps final : public program_rule {
 public:
@@ -26,7 +77,7 @@ public:
   std::string name() const override { return "gpu-idle-gaps"; }
   std::string threshold() const override {
     return "gaps of at least the gap threshold (100 us by default) between GPU work add up to at least 20% of "
-           "the time from the first to the last GPU activity";
+           "the steady state's GPU activity (its first to the last; start-up is the start-up rule's)";
   }
   std::string summary() const override { return "the GPU waits between bursts of work"; }
 
@@ -45,7 +96,7 @@ public:
       add(f, "host inside: " + g.causes[i].what,
           fmt::format("{} gaps, {} ({} of the gap time)", g.causes[i].gaps, text::time(g.causes[i].total_ns),
                       text::percent(g.causes[i].total_ns / g.total_ns)));
-    add(f, "first to last GPU activity", text::time(g.active_span_ns));
+    add(f, "steady state's first to last GPU activity", text::time(g.active_span_ns));
     add(f, "projection", fmt::format("if every gap were filled with work: {} / ({} - {}) = {}", text::time(wall),
                                      text::time(wall), text::time(g.total_ns), text::factor(gain)));
     f.explanation = fmt::format(
@@ -115,7 +166,7 @@ public:
 
   std::vector<finding> evaluate(const program_rule_context& ctx) const override {
     const pageable_sync_copies& c = ctx.process.pageable_sync;
-    const double wall = wall_of(ctx);
+    const double wall = lifetime_of(ctx); // the copies are counted over the whole process
     // Without API records the copies' own time is what the host waited at least.
     const double blocked = std::max(c.call_ns, c.ns);
     if (c.count == 0 || !(wall > 0) || blocked / wall < min_share) return {};
@@ -205,6 +256,7 @@ public:
 const program_rule_map& program_rule_registry() {
   static const program_rule_map registry = [] {
     program_rule_map m;
+    put<startup>(m);
     put<gpu_idle_gaps>(m);
     put<alloc_in_loop>(m);
     put<sync_pageable_copies>(m);

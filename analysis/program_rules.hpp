@@ -3,7 +3,8 @@
 // name, the threshold in words, evaluate(context) -> findings with evidence, explanation,
 // next experiment and estimated gain; the registry is an explicit list.
 //
-//   gpu-idle-gaps          the GPU waits between bursts of work (how often, how long, on what)
+//   start-up               time to the first kernel and the GPU idle before the steady state
+//   gpu-idle-gaps          the GPU waits between bursts of work in the steady state
 //   alloc-in-loop          cudaMalloc/cudaFree repeated while the program runs
 //   sync-pageable-copies   synchronous copies from or to pageable memory block the host
 //   tiny-kernels           the median kernel is shorter than the program's own launch cost

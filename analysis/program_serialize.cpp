@@ -101,6 +101,16 @@ void to_json(nlohmann::json& j, const program_analysis& a) {
     o["pageable_sync_copies"] = {{"count", p.pageable_sync.count}, {"bytes", p.pageable_sync.bytes},
                                  {"ns", p.pageable_sync.ns}, {"call_ns", p.pageable_sync.call_ns}};
     o["launch_call_median_ns"] = p.launch_call_median_ns;
+    if (p.startup.known) {
+      auto& u = o["startup"] = {{"to_first_kernel_ns", p.startup.to_first_kernel_ns},
+                                {"steady_start_ns", p.startup.steady_start_ns},
+                                {"steady_method", p.startup.steady_method},
+                                {"idle_ns", p.startup.idle_ns},
+                                {"calls", nlohmann::json::array()}};
+      for (const auto& c : p.startup.calls)
+        u["calls"].push_back({{"name", c.name}, {"calls", c.calls}, {"total_ns", c.total_ns}});
+    }
+    if (p.steady_split) o["steady_split"] = *p.steady_split;
     procs.push_back(std::move(o));
   }
   auto& kernels = j["kernels"] = nlohmann::json::array();

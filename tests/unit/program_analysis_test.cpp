@@ -393,3 +393,75 @@ TEST_CASE("program: the streamed summary of recorded streams matches the trace f
   const auto whole = analysis::analyze_program(profile::read_stream_folder(root / "mp_spawn").processes, {}, {});
   check_same(analysis::analyze_stream_folder(root / "mp_spawn", {}, {}), whole);
 }
+
+namespace {
+
+// 700 ms of start-up (640 ms of it in cudaFuncGetAttributes), then 298 steps of 1 ms, each an
+// NVTX range "train_step" whose kernel runs 2 ms later, back to back: over its lifetime the
+// GPU idles 70%, over its steps hardly at all.
+profile::process_profile slow_start() {
+  profile::process_profile p;
+  p.process.pid = 300;
+  p.process.parent_pid = 1;
+  p.process.command_line = {"/usr/bin/python3", "train.py"};
+  p.process.used_cuda = true;
+  p.process.start_ns = 0;
+  p.process.end_ns = 1002 * ms;
+  p.trace.backend = "cupti";
+  p.trace.process = 300;
+  std::uint32_t corr = 1;
+  p.trace.api_calls.push_back(api(10 * ms, 12 * ms, 300, corr++, "cudaGetDevice"));
+  p.trace.api_calls.push_back(api(50 * ms, 690 * ms, 300, corr++, "cudaFuncGetAttributes_v2020"));
+  for (std::uint64_t i = 0; i < 298; ++i) {
+    const std::uint64_t t = 700 * ms + i * ms;
+    p.trace.ranges.push_back({t, t + ms, 300, 300, "", "train_step"});
+    const std::uint32_t launch = corr++;
+    p.trace.api_calls.push_back(api(t, t + 5 * us, 300, launch, "cudaLaunchKernel_v7000"));
+    p.trace.kernels.push_back(kernel(t + 2 * ms, t + 3 * ms, 7, launch, "step_kernel"));
+  }
+  p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("program: start-up is one finding, the idle rules judge the steady state", "[program][rules]") {
+  const auto a = analyze({slow_start()});
+  const auto& p = a.processes.at(0);
+  REQUIRE(p.startup.known);
+  CHECK(p.startup.to_first_kernel_ns == Approx(702.0 * ms));
+  CHECK(p.startup.steady_start_ns == Approx(700.0 * ms)); // the first train_step
+  CHECK(p.startup.steady_method == "nvtx:train_step");
+  CHECK(p.startup.idle_ns == Approx(700.0 * ms));
+  REQUIRE_FALSE(p.startup.calls.empty());
+  CHECK(p.startup.calls[0].name == "cudaFuncGetAttributes");
+  CHECK(p.startup.calls[0].total_ns == Approx(640.0 * ms));
+  REQUIRE(p.steady_split);
+  CHECK(p.steady_split->wall_ns == Approx(302.0 * ms));
+  CHECK(p.steady_split->kernel == Approx(298.0 * ms));
+  CHECK(p.split->kernel == Approx(298.0 * ms)); // the lifetime's split is kept for the reports
+  CHECK(p.split->wall_ns == Approx(1002.0 * ms));
+  CHECK(a.points.at(0).split_median->wall_ns == Approx(1002.0 * ms));
+
+  const auto& f = finding_of(a, "start-up");
+  CHECK(f.title == "start-up: 702 ms before the first kernel, 640 ms of it in cudaFuncGetAttributes");
+  CHECK(evidence(f, "before the first kernel: cudaFuncGetAttributes") == "640 ms in 1 call(s)");
+  // Over the lifetime the GPU idles 70% while the host works (host-bound's 50%); over the
+  // steps 1.3%: start-up must not read as a steady-state problem.
+  CHECK_FALSE(fired(a, "host-bound"));
+  CHECK_FALSE(fired(a, "gpu-idle-gaps"));
+  CHECK(p.gaps.count == 0);
+}
+
+TEST_CASE("program: a short start-up is no finding; without steps the steady state starts at the first kernel",
+          "[program][rules]") {
+  auto p = slow_start();
+  p.trace.ranges.clear();
+  const auto a = analyze({p});
+  CHECK(a.processes.at(0).startup.steady_method == "first kernel");
+  CHECK(a.processes.at(0).startup.steady_start_ns == Approx(702.0 * ms));
+  CHECK(fired(a, "start-up"));
+  const auto b = analyze({bad_loop()}); // 1 ms before its first step of 121 ms
+  CHECK(b.processes.at(0).startup.known);
+  CHECK_FALSE(fired(b, "start-up"));
+}
