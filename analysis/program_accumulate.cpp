@@ -828,4 +828,16 @@ process_summary summarize_process(const profile::process_profile& p, const progr
   return acc.finish(p);
 }
 
+activity_summary summarize_activity(trace::device_trace trace, const program_options& options) {
+  profile::process_profile p;
+  p.process.pid = trace.process;
+  p.process.used_cuda = true;
+  if (!trace.repetitions.empty()) {
+    const trace::repetition_window all{trace.repetitions.front().start, trace.repetitions.back().end, 0, 0};
+    trace.repetitions = {all};
+  }
+  p.trace = std::move(trace);
+  return summarize_process(p, options);
+}
+
 } // namespace speedlab::analysis

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "analysis/program_rules.hpp"
 #include "analysis/roofline.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/what_if.hpp"
@@ -82,38 +81,22 @@ std::vector<program_range> merge_ranges(const std::vector<process_summary>& proc
   return out;
 }
 
-// The rules on one process: the point rules (as for a run's point) and the program rules.
+// The rules on one process, as on a run's point: its trace summary and its activity
+// (start-up, gaps, allocations, ...) are what the rules read.
 void evaluate_rules(const process_summary& p, const point_result& point, const device_model& device,
                     const program_options& options, analysis_result& out) {
-  // The rules judge the steady state (after start-up: program_analysis.hpp, startup_summary);
-  // the point shown in the reports keeps the whole lifetime.
-  point_result judged = point;
-  if (p.steady_split) {
-    judged.splits = {*p.steady_split};
-    judged.split_median = judged.split_q1 = judged.split_q3 = *p.steady_split;
-    judged.samples_ns = {p.steady_split->wall_ns};
-    judged.wall = stats::summarize(judged.samples_ns);
-  }
-  analysis_options point_options;
-  point_options.disabled_rules = options.disabled_rules;
-  for (const auto& r : point_rules_replaced_for_programs()) point_options.disabled_rules.insert(r);
-  rule_context ctx{judged, device, point_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}, {}, {}};
+  const point_result judged = steady_point(point, &p);
+  analysis_options rule_options;
+  rule_options.disabled_rules = options.disabled_rules;
+  rule_options.gap_min_ns = options.gap_min_ns;
+  rule_context ctx{judged, device, rule_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, &p};
   // A program declares no work: its roofline comes from the counters alone (--metrics).
   std::vector<roofline_point> rows = counter_roofline_for_point(judged, device);
   for (const auto& row : rows) ctx.roofline.push_back(&row);
   for (const auto& [name, rule] : rule_registry()) {
-    if (point_options.disabled_rules.count(name)) continue;
+    if (rule_options.disabled_rules.count(name)) continue;
     try {
       for (auto& f : rule->evaluate(ctx)) out.findings.push_back(std::move(f));
-    } catch (const std::exception& e) {
-      out.notes.push_back("rule " + name + " failed on " + p.label + ": " + e.what());
-    }
-  }
-  const program_rule_context pctx{p, judged, device, options};
-  for (const auto& [name, rule] : program_rule_registry()) {
-    if (options.disabled_rules.count(name)) continue;
-    try {
-      for (auto& f : rule->evaluate(pctx)) out.findings.push_back(std::move(f));
     } catch (const std::exception& e) {
       out.notes.push_back("rule " + name + " failed on " + p.label + ": " + e.what());
     }
