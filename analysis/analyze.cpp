@@ -5,6 +5,7 @@
 
 #include "analysis/comparisons.hpp"
 #include "analysis/crossover.hpp"
+#include "analysis/program_analysis.hpp"
 #include "model/device_keys.hpp"
 #include "analysis/roofline.hpp"
 #include "analysis/rules.hpp"
@@ -64,6 +65,30 @@ std::vector<const Sweep*> of_series(const point_result& p, const std::vector<Swe
   return out;
 }
 
+// One trace in memory at a time: summarize it (and its activity, when asked), then drop it.
+struct point_trace {
+  std::optional<trace_summary> summary;
+  std::optional<activity_summary> activity;
+};
+point_trace load_point_trace(const point_result& p, const trace_loader& load_trace, const analysis_options& options,
+                             std::vector<std::string>& notes) {
+  point_trace out;
+  if (!load_trace) return out;
+  try {
+    if (auto t = load_trace(p)) {
+      out.summary = summarize_trace(*t);
+      if (options.activity_from_traces && t->has_gpu_activity()) {
+        program_options po;
+        po.gap_min_ns = options.gap_min_ns;
+        out.activity = summarize_activity(std::move(*t), po);
+      }
+    }
+  } catch (const std::exception& e) {
+    notes.push_back("trace of " + p.id + " could not be read: " + e.what());
+  }
+  return out;
+}
+
 } // namespace
 
 analysis_result analyze(const std::vector<point_result>& points, const device_model& device,
@@ -102,16 +127,11 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
 
   for (const auto& p : points) {
     if (!p.valid()) continue;
-    // One trace in memory at a time: summarize, then drop it.
-    std::optional<trace_summary> summary;
-    if (load_trace) {
-      try {
-        if (auto t = load_trace(p)) summary = summarize_trace(*t);
-      } catch (const std::exception& e) {
-        r.notes.push_back("trace of " + p.id + " could not be read: " + e.what());
-      }
-    }
-    const trace_summary* ts = summary ? &*summary : nullptr;
+    const point_trace loaded = load_point_trace(p, load_trace, options, r.notes);
+    const trace_summary* ts = loaded.summary ? &*loaded.summary : nullptr;
+    const activity_summary* activity = loaded.activity ? &*loaded.activity : nullptr;
+    std::optional<point_result> steady; // with an activity the rules judge its steady state
+    if (activity) steady = steady_point(p, activity);
     std::vector<roofline_point> rows;
     if (options.roofline) {
       rows = roofline_for_point(p, ts, device);
@@ -121,8 +141,8 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
       for (auto& w : what_ifs_for_point(p, ts, device)) r.what_ifs.push_back(std::move(w));
 
     const baselines b = index.at(p);
-    rule_context ctx{p, device, options, ts, b.serial == &p ? nullptr : b.serial,
-                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}, {}, {}};
+    rule_context ctx{steady ? *steady : p, device, options, ts, b.serial == &p ? nullptr : b.serial,
+                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}, {}, {}, activity};
     ctx.vs_serial = find_speedup(p, ctx.serial);
     ctx.vs_threads = find_speedup(p, ctx.threads);
     for (const auto& row : rows) ctx.roofline.push_back(&row);

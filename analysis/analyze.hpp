@@ -32,6 +32,12 @@ struct analysis_options {
   std::size_t bootstrap_max_samples = 2000;
   double same_band = 0.03;               // ratio CI inside [1/1.03, 1.03]: "same"
   std::set<std::string> disabled_rules;  // by name
+  double gap_min_ns = 100e3;             // GPU idle shorter than this is no gap (activity.hpp)
+  // Also summarize each point's trace as a recorded run (its activity: start-up, gaps,
+  // allocations, ...; activity.hpp) for the rules that need it. For traces recorded over a
+  // program's run; a suite's traces leave it off, their gaps between repetitions are the
+  // harness's own.
+  bool activity_from_traces = false;
   bool fits = true, crossovers = true, what_ifs = true, roofline = true;
 };
 

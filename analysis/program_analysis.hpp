@@ -1,7 +1,7 @@
 // What a whole profiled program did (`speedlab profile -- PROGRAM`): each process's time
 // split over its lifetime, kernels by name, the program's own NVTX ranges, streams, GPU idle
 // gaps and what the host was inside meanwhile, allocations and synchronous pageable copies,
-// and the findings of the program rules (program_rules.hpp) beside the point rules.
+// and the findings of the rules (rules.hpp: a process's point with its activity).
 //
 //   std::vector<analysis::process_summary> summaries;
 //   for (auto& p : processes) summaries.push_back(analysis::summarize_process(p)); // one at a time
@@ -22,6 +22,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "analysis/activity.hpp"
 #include "analysis/analysis.hpp"
 #include "analysis/rank_analysis.hpp"
 #include "analysis/trace_summary.hpp"
@@ -71,50 +72,16 @@ struct program_stream {
   double kernel_ns = 0, copy_ns = 0, memset_ns = 0;
 };
 
-// GPU idle gaps between the first and the last GPU activity of a process, by what the host
-// thread was inside while the GPU waited: a CUDA call covering most of the gap (by name),
-// else the innermost NVTX range around it ("range NAME"), else "host code".
-struct idle_cause {
-  std::string what;
-  std::size_t gaps = 0;
-  double total_ns = 0, largest_ns = 0;
-};
-struct gap_summary {
-  std::size_t count = 0;
-  double total_ns = 0, largest_ns = 0;
-  double largest_at_ns = 0;           // from the process start
-  std::string largest_inside;
-  double active_span_ns = 0;          // first to last GPU activity
-  double before_first_ns = 0;         // process start to the first GPU activity
-  std::vector<idle_cause> causes;     // by total, longest first
-};
-
-struct alloc_summary {
-  std::size_t allocs = 0, frees = 0;
-  std::size_t repeated = 0;           // allocs + frees after the first kernel launch
-  double ns = 0, repeated_ns = 0;     // time inside those calls
-  double steady_span_ns = 0;          // first kernel to the last GPU activity
-};
-
-struct pageable_sync_copies {
-  std::size_t count = 0;
-  double bytes = 0, ns = 0;           // the copies on the GPU
-  double call_ns = 0;                 // the host blocked in their calls
-};
-
-struct process_summary {
+// A process: its activity over its lifetime (analysis/activity.hpp, what the rules read
+// beside its trace summary) and what the program's tables show.
+struct process_summary : activity_summary {
   profile::process_info info;
   std::string label;                  // "pid 1234 (python3 train.py)"
   std::uint64_t window_start = 0, window_end = 0;
   std::size_t records = 0;
-  std::optional<time_split> split;    // absent without CUDA
   trace_summary trace;
   std::vector<program_range> ranges;
   std::vector<program_stream> streams;
-  gap_summary gaps;
-  alloc_summary allocs;
-  pageable_sync_copies pageable_sync;
-  double launch_call_median_ns = 0;   // measured launch cost on the host (0: no launch records)
   std::string backend, note;          // of the trace
   // Hardware counters of its first launches (`speedlab profile --metrics`): its contexts'
   // passes in one, the kernels of all of them.
@@ -122,6 +89,9 @@ struct process_summary {
 };
 
 process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});
+// A trace's activity as a profiled process's would be: its windows as one, from the first's
+// start to the last's end (analyze() with analysis_options::activity_from_traces).
+activity_summary summarize_activity(trace::device_trace trace, const program_options& options = {});
 
 // "pid 1234": the id of a process's point.
 std::string process_point_id(std::uint32_t pid);

@@ -317,6 +317,32 @@ void find_straggler(rank_analysis& out) {
   out.findings.push_back(std::move(f));
 }
 
+// The GPU idle of a rank's steady state (the steps, else after the first kernel): start-up
+// is the process's start-up finding, not this one's.
+void rank_idle_finding(const rank_summary& r, rank_analysis& out) {
+  if (r.steady_end <= r.steady_start || r.kernels == 0) return;
+  const double steady = static_cast<double>(r.steady_end - r.steady_start);
+  if (!(r.steady_idle_ns > 0.5 * steady)) return;
+  const bool steps = !r.steps.empty();
+  finding f = rank_finding("rank-gpu-idle", label(r),
+                           fmt::format("{}: the GPU idles {} of its {}", label(r), text::percent(r.steady_idle_ns / steady),
+                                       steps ? "steps" : "time after the first kernel"),
+                           steady / std::max(steady - r.steady_idle_ns, 1.0));
+  f.threshold = "GPU without any activity for more than 50% of the rank's steady state (its steps, else the time "
+                "after its first kernel)";
+  f.evidence = {{"idle", text::time(r.steady_idle_ns)},
+                {"steady state", fmt::format("{} ({})", text::time(steady),
+                                             steps ? fmt::format("{} steps, {}", r.steps.size(), r.step_method)
+                                                   : std::string("first kernel to the end"))},
+                {"before it (start-up)", text::time(static_cast<double>(r.steady_start - std::min(r.steady_start, r.window_start)))}};
+  if (r.first_kernel_ns) f.evidence.push_back({"time to the first kernel", text::time(*r.first_kernel_ns)});
+  f.explanation = "The host does not keep this rank's GPU fed between its steps' kernels: data loading, host work "
+                  "or waiting on the host for the other ranks.";
+  f.next_experiment = "Look at the host side of the gaps (data loader workers, pinned memory, CUDA graphs, host-side "
+                      "collectives).";
+  out.findings.push_back(std::move(f));
+}
+
 void rank_findings(rank_analysis& out) {
   for (const auto& r : out.ranks) {
     const double window = static_cast<double>(r.window_end - r.window_start);
@@ -337,20 +363,7 @@ void rank_findings(rank_analysis& out) {
                           "collectives), or communicate less often.";
       out.findings.push_back(std::move(f));
     }
-    if (r.idle_ns > 0.5 * window && r.kernels > 0) {
-      finding f = rank_finding("rank-gpu-idle", label(r),
-                               fmt::format("{}: the GPU idles {} of the profiled time", label(r),
-                                           text::percent(r.idle_ns / window)),
-                               window / std::max(window - r.idle_ns, 1.0));
-      f.threshold = "GPU without any activity for more than 50% of the rank's time";
-      f.evidence = {{"idle", text::time(r.idle_ns)}, {"profiled time", text::time(window)}};
-      if (r.first_kernel_ns) f.evidence.push_back({"time to the first kernel", text::time(*r.first_kernel_ns)});
-      f.explanation = "The host does not keep this rank's GPU fed: start-up, data loading or host work between "
-                      "steps.";
-      f.next_experiment = "Look at the host side of the gaps (data loader workers, pinned memory, CUDA graphs) and "
-                          "at the time to the first kernel.";
-      out.findings.push_back(std::move(f));
-    }
+    rank_idle_finding(r, out);
   }
 }
 
@@ -537,6 +550,24 @@ void rank_accumulator::add(const trace::device_trace& t) {
   for (const auto& r : t.ranges) st.ranges.push_back({r.start, r.end, st.range_names.intern(r.name)});
 }
 
+namespace {
+
+// The steady state: the steps, else the first kernel (`first_kernel`) to the window's end.
+void set_steady_state(rank_summary& r, const std::vector<interval>& busy, std::uint64_t first_kernel) {
+  if (!r.steps.empty()) {
+    r.steady_start = r.steps.front().start;
+    r.steady_end = r.steps.back().end;
+  } else if (first_kernel != UINT64_MAX) {
+    r.steady_start = first_kernel;
+    r.steady_end = std::max(first_kernel, r.window_end);
+  }
+  if (r.steady_end <= r.steady_start) return;
+  r.steady_idle_ns = std::max(0.0, static_cast<double>(r.steady_end - r.steady_start) -
+                                       measure(busy, r.steady_start, r.steady_end));
+}
+
+} // namespace
+
 rank_summary rank_accumulator::finish(const profile::process_profile& process, const time_split* known_split) {
   state& st = *m;
   const auto& p = process.process;
@@ -597,6 +628,7 @@ rank_summary rank_accumulator::finish(const profile::process_profile& process, c
   }
   if (r.step_method.rfind("nvtx:", 0) == 0) r.comm_placed_by_start = project_steps(st, r.steps);
   else measure_steps(st, compute, comm, r.steps);
+  set_steady_state(r, busy, lo);
   m = std::make_unique<state>(); // what was accumulated is consumed
   return r;
 }

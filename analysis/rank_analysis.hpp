@@ -49,6 +49,10 @@ struct rank_summary {
   double overlap_ns = 0;            // communication hidden under compute
   double idle_ns = 0;               // no GPU activity at all
   std::optional<double> first_kernel_ns; // from the process start
+  // The steady state the idle rule judges: the steps (first start to last end), else the
+  // first kernel to the window's end; before it, start-up (the process's start-up finding).
+  std::uint64_t steady_start = 0, steady_end = 0; // equal: none (no kernel)
+  double steady_idle_ns = 0;        // no GPU activity inside it
   std::size_t kernels = 0, comm_kernels = 0;
   std::string step_method;          // "nvtx:<range name>", "kernel:<kernel name>" or "" (no steps)
   std::vector<step_figures> steps;

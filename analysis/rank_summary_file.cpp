@@ -30,6 +30,8 @@ SPEEDLAB_JSON_FIELDS(gap_summary, count, total_ns, largest_ns, largest_at_ns, la
                      before_first_ns, causes)
 SPEEDLAB_JSON_FIELDS(alloc_summary, allocs, frees, repeated, ns, repeated_ns, steady_span_ns)
 SPEEDLAB_JSON_FIELDS(pageable_sync_copies, count, bytes, ns, call_ns)
+SPEEDLAB_JSON_FIELDS(call_time, name, calls, total_ns)
+SPEEDLAB_JSON_FIELDS(startup_summary, known, to_first_kernel_ns, steady_start_ns, steady_method, idle_ns, calls)
 
 namespace {
 
@@ -60,7 +62,8 @@ json process_json(const process_summary& p) {
          {"window_end", p.window_end},  {"records", p.records}, {"split", p.split},
          {"trace", trace_json(p.trace)}, {"ranges", p.ranges},  {"streams", p.streams},
          {"gaps", p.gaps},              {"allocs", p.allocs},   {"pageable_sync", p.pageable_sync},
-         {"launch_call_median_ns", p.launch_call_median_ns}, {"backend", p.backend}, {"note", p.note}};
+         {"launch_call_median_ns", p.launch_call_median_ns}, {"backend", p.backend}, {"note", p.note},
+         {"steady_split", p.steady_split}, {"startup", p.startup}};
   if (p.counters) j["counters"] = *p.counters;
   return j;
 }
@@ -92,6 +95,9 @@ json rank_json(const rank_summary& r) {
           {"overlap_ns", r.overlap_ns},
           {"idle_ns", r.idle_ns},
           {"first_kernel_ns", r.first_kernel_ns},
+          {"steady_start", r.steady_start},
+          {"steady_end", r.steady_end},
+          {"steady_idle_ns", r.steady_idle_ns},
           {"kernels", r.kernels},
           {"comm_kernels", r.comm_kernels},
           {"step_method", r.step_method},
@@ -217,6 +223,9 @@ process_summary read_process(const json& j) {
   p.backend = text(j, "backend");
   p.note = text(j, "note");
   if (auto it = j.find("counters"); it != j.end() && !it->is_null()) p.counters = it->get<counters::counter_pass>();
+  // Absent from summaries written before start-up was told apart from the steady state.
+  if (auto it = j.find("steady_split"); it != j.end() && !it->is_null()) p.steady_split = checked_split(*it, "steady_split");
+  if (auto it = j.find("startup"); it != j.end()) p.startup = it->get<startup_summary>();
   return p;
 }
 
@@ -258,6 +267,17 @@ rank_summary read_rank(const json& j) {
   r.overlap_ns = amount(j, "overlap_ns", 0);
   r.idle_ns = amount(j, "idle_ns", 0);
   if (const json& f = field(j, "first_kernel_ns"); !f.is_null()) r.first_kernel_ns = amount(f, "first_kernel_ns");
+  // Summaries written before the steady state was told apart: the whole window, as the idle
+  // rule then judged it.
+  r.steady_start = r.window_start;
+  r.steady_end = r.window_end;
+  r.steady_idle_ns = r.idle_ns;
+  if (j.contains("steady_start")) {
+    r.steady_start = whole<std::uint64_t>(j, "steady_start");
+    r.steady_end = whole<std::uint64_t>(j, "steady_end");
+    r.steady_idle_ns = amount(j, "steady_idle_ns", 0);
+    if (r.steady_end < r.steady_start) throw std::invalid_argument("'steady_end' is before 'steady_start'");
+  }
   r.kernels = whole<std::size_t>(j, "kernels");
   r.comm_kernels = whole<std::size_t>(j, "comm_kernels");
   r.step_method = text(j, "step_method");

@@ -1,6 +1,7 @@
 #include "analysis/rules.hpp"
 
 #include "analysis/text.hpp"
+#include "model/statistics.hpp"
 
 namespace speedlab::analysis {
 
@@ -33,6 +34,18 @@ finding rule::start(const rule_context& ctx, std::string title, double gain) con
   return start_finding(name(), threshold(), ctx.point, std::move(title), gain);
 }
 
+point_result steady_point(const point_result& point, const activity_summary* activity) {
+  point_result judged = point;
+  if (activity && activity->steady_split) {
+    const time_split& s = *activity->steady_split;
+    judged.splits = {s};
+    judged.split_median = judged.split_q1 = judged.split_q3 = s;
+    judged.samples_ns = {s.wall_ns};
+    judged.wall = stats::summarize(judged.samples_ns);
+  }
+  return judged;
+}
+
 std::string severity_for_gain(double gain) {
   if (gain >= 2) return "critical";
   if (gain >= 1.1) return "warning";
@@ -46,6 +59,7 @@ const rule_map& rule_registry() {
     add_gpu_rules(m);
     add_host_rules(m);
     add_counter_rules(m);
+    add_activity_rules(m);
     return m;
   }();
   return registry;

@@ -1,7 +1,9 @@
 // Rules turn measurements into findings. Each rule is a small class with a name, its
 // threshold in words and evaluate(context); the registry holds one instance of each,
 // keyed by name. A rule sees one point at a time with everything analysis knows about it
-// (its trace summary, baselines at the same parameters, speedups, roofline placements).
+// (its trace summary, baselines at the same parameters, speedups, roofline placements, and a
+// recorded process's activity when the point is one). Suite points, profiled processes and
+// ranks go through the same rules; a rule that needs data one path lacks returns nothing.
 //
 // Adding a rule: derive from rule in one of the rules_*.cpp files and add it to that
 // file's add_*_rules() function (explicit registration: static registration objects in
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/activity.hpp"
 #include "analysis/analysis.hpp"
 #include "analysis/analyze.hpp"
 #include "analysis/trace_summary.hpp"
@@ -34,6 +37,10 @@ struct rule_context {
   // a baseline: where the variant starts (or stops) beating serial along a size axis.
   std::vector<const crossover*> crossovers;
   std::vector<const cost_fit*> fits; // the cost fits of the same series (their swept range)
+  // A recorded process's whole lifetime (activity.hpp): start-up, idle gaps, allocations,
+  // pageable copies, the measured launch cost. Null where the path has none (a suite point's
+  // repetitions); the rules that need it return nothing then.
+  const activity_summary* activity = nullptr;
 
   // Per-repetition wall time: the split's when present, else the wall median.
   double wall_ns() const;
@@ -62,9 +69,13 @@ const rule* find_rule(const std::string& name);
 std::vector<std::string> rule_names();
 
 // A finding of `rule` about `point`: its identity, the threshold, the gain (<= 0 reads as 1)
-// and the severity that follows from it. Point rules and program rules start theirs here.
+// and the severity that follows from it. Every rule starts its findings here.
 finding start_finding(const std::string& rule, const std::string& threshold, const point_result& point,
                       std::string title, double gain);
+
+// The point as the rules judge it: with an activity, its steady state's split (start-up is
+// the start-up rule's); the point shown in the reports keeps the whole lifetime.
+point_result steady_point(const point_result& point, const activity_summary* activity);
 
 // Severity from the estimated gain: >= 2x critical, >= 1.1x warning, else info.
 std::string severity_for_gain(double gain);
@@ -74,5 +85,6 @@ void add_transfer_rules(rule_map& m);
 void add_gpu_rules(rule_map& m);
 void add_host_rules(rule_map& m);
 void add_counter_rules(rule_map& m); // rules_counters.cpp: from hardware counters
+void add_activity_rules(rule_map& m); // rules_activity.cpp: from a process's activity (activity.hpp)
 
 } // namespace speedlab::analysis

@@ -33,7 +33,9 @@ public:
   std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
 
   std::vector<finding> evaluate(const rule_context& ctx) const override {
-    if (!ctx.trace) return {};
+    // With a process's activity, tiny-kernels (rules_activity.cpp) judges the same against the
+    // launch cost the program itself measured: one finding, not two.
+    if (!ctx.trace || ctx.activity) return {};
     const trace_summary& t = *ctx.trace;
     const double per_rep = t.per_rep(static_cast<double>(t.kernel_launches));
     if (per_rep < min_launches_per_rep) return {};

@@ -34,7 +34,7 @@ struct copy_stats {
   double gbps() const { return ns > 0 ? bytes / ns : 0; }
 };
 
-// Pieces the trace summary shares with the streamed program analysis (program_analysis.cpp),
+// Pieces the trace summary shares with the streamed program analysis (program_accumulate.cpp),
 // so both decide "inside a repetition", medians and copy figures the same way.
 long repetition_of(const std::vector<trace::repetition_window>& windows, std::uint64_t t); // sorted; -1 if none
 double median_in_place(std::vector<double>& v); // reorders v

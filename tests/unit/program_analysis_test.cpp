@@ -1,15 +1,18 @@
 #include "analysis/program_analysis.hpp"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/program_rules.hpp"
+#include "analysis/rules.hpp"
+#include "analysis/analyze.hpp"
 #include "analysis/program_stream.hpp"
 #include "analysis/time_split.hpp"
 #include "analysis/trace_summary.hpp"
 #include "model/profile_stream.hpp"
+#include "model/statistics.hpp"
 #include "speedlab_catch.hpp"
 #include "test_support.hpp"
 #include "unit/program_fixture.hpp"
@@ -181,12 +184,12 @@ TEST_CASE("program rules fire on the bad loop, with evidence", "[program][rules]
   const auto& pageable = finding_of(a, "sync-pageable-copies");
   CHECK(evidence(pageable, "host blocked in the copy calls") == "33.6 ms");
   CHECK(finding_of(a, "gpu-idle-gaps").severity == "critical");
-  CHECK_FALSE(fired(a, "launch-bound")); // replaced by tiny-kernels for programs
+  CHECK_FALSE(fired(a, "launch-bound")); // tiny-kernels judges it with the activity's measured launch cost
 }
 
 TEST_CASE("program rules stay quiet on a clean program and on a process without CUDA", "[program][rules]") {
   const auto a = analyze({clean_loop(), shell()});
-  for (const auto& [name, rule] : analysis::program_rule_registry()) {
+  for (const char* name : {"start-up", "gpu-idle-gaps", "alloc-in-loop", "sync-pageable-copies", "tiny-kernels"}) {
     INFO(name);
     CHECK_FALSE(fired(a, name));
   }
@@ -392,4 +395,171 @@ TEST_CASE("program: the streamed summary of recorded streams matches the trace f
   // A folder of several processes (Python multiprocessing, spawn).
   const auto whole = analysis::analyze_program(profile::read_stream_folder(root / "mp_spawn").processes, {}, {});
   check_same(analysis::analyze_stream_folder(root / "mp_spawn", {}, {}), whole);
+}
+
+namespace {
+
+// 700 ms of start-up (640 ms of it in cudaFuncGetAttributes), then 298 steps of 1 ms, each an
+// NVTX range "train_step" whose kernel runs 2 ms later, back to back: over its lifetime the
+// GPU idles 70%, over its steps hardly at all.
+profile::process_profile slow_start() {
+  profile::process_profile p;
+  p.process.pid = 300;
+  p.process.parent_pid = 1;
+  p.process.command_line = {"/usr/bin/python3", "train.py"};
+  p.process.used_cuda = true;
+  p.process.start_ns = 0;
+  p.process.end_ns = 1002 * ms;
+  p.trace.backend = "cupti";
+  p.trace.process = 300;
+  std::uint32_t corr = 1;
+  p.trace.api_calls.push_back(api(10 * ms, 12 * ms, 300, corr++, "cudaGetDevice"));
+  p.trace.api_calls.push_back(api(50 * ms, 690 * ms, 300, corr++, "cudaFuncGetAttributes_v2020"));
+  for (std::uint64_t i = 0; i < 298; ++i) {
+    const std::uint64_t t = 700 * ms + i * ms;
+    p.trace.ranges.push_back({t, t + ms, 300, 300, "", "train_step"});
+    const std::uint32_t launch = corr++;
+    p.trace.api_calls.push_back(api(t, t + 5 * us, 300, launch, "cudaLaunchKernel_v7000"));
+    p.trace.kernels.push_back(kernel(t + 2 * ms, t + 3 * ms, 7, launch, "step_kernel"));
+  }
+  p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("program: start-up is one finding, the idle rules judge the steady state", "[program][rules]") {
+  const auto a = analyze({slow_start()});
+  const auto& p = a.processes.at(0);
+  REQUIRE(p.startup.known);
+  CHECK(p.startup.to_first_kernel_ns == Approx(702.0 * ms));
+  CHECK(p.startup.steady_start_ns == Approx(700.0 * ms)); // the first train_step
+  CHECK(p.startup.steady_method == "nvtx:train_step");
+  CHECK(p.startup.idle_ns == Approx(700.0 * ms));
+  REQUIRE_FALSE(p.startup.calls.empty());
+  CHECK(p.startup.calls[0].name == "cudaFuncGetAttributes");
+  CHECK(p.startup.calls[0].total_ns == Approx(640.0 * ms));
+  REQUIRE(p.steady_split);
+  CHECK(p.steady_split->wall_ns == Approx(302.0 * ms));
+  CHECK(p.steady_split->kernel == Approx(298.0 * ms));
+  CHECK(p.split->kernel == Approx(298.0 * ms)); // the lifetime's split is kept for the reports
+  CHECK(p.split->wall_ns == Approx(1002.0 * ms));
+  CHECK(a.points.at(0).split_median->wall_ns == Approx(1002.0 * ms));
+
+  const auto& f = finding_of(a, "start-up");
+  CHECK(f.title == "start-up: 702 ms before the first kernel, 640 ms of it in cudaFuncGetAttributes");
+  CHECK(evidence(f, "before the first kernel: cudaFuncGetAttributes") == "640 ms in 1 call(s)");
+  // Over the lifetime the GPU idles 70% while the host works (host-bound's 50%); over the
+  // steps 1.3%: start-up must not read as a steady-state problem.
+  CHECK_FALSE(fired(a, "host-bound"));
+  CHECK_FALSE(fired(a, "gpu-idle-gaps"));
+  CHECK(p.gaps.count == 0);
+}
+
+TEST_CASE("program: a short start-up is no finding; without steps the steady state starts at the first kernel",
+          "[program][rules]") {
+  auto p = slow_start();
+  p.trace.ranges.clear();
+  const auto a = analyze({p});
+  CHECK(a.processes.at(0).startup.steady_method == "first kernel");
+  CHECK(a.processes.at(0).startup.steady_start_ns == Approx(702.0 * ms));
+  CHECK(fired(a, "start-up"));
+  const auto b = analyze({bad_loop()}); // 1 ms before its first step of 121 ms
+  CHECK(b.processes.at(0).startup.known);
+  CHECK_FALSE(fired(b, "start-up"));
+}
+
+namespace {
+
+// What a finding says, without whose it is (a suite point and a process have other ids).
+std::vector<std::string> said(const std::vector<analysis::finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    std::string s = f.rule + " | " + f.severity + " | " + f.title + " | " + f.threshold;
+    for (const auto& e : f.evidence) s += " | " + e.name + ": " + e.value;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The suite path: the trace as a run's point measured it (its split from compute_time_splits,
+// one repetition), analysed by analyze() with the trace loaded and its activity summarized.
+std::vector<analysis::finding> suite_findings(const profile::process_profile& p) {
+  point_result point;
+  point.id = "recorded/cuda";
+  point.workload = "recorded";
+  point.variant = "cuda";
+  point.kind = "cuda";
+  point.splits = analysis::compute_time_splits(p.trace);
+  REQUIRE(point.splits.size() == 1);
+  point.split_median = point.split_q1 = point.split_q3 = point.splits.front();
+  point.samples_ns = {point.splits.front().wall_ns};
+  point.wall = stats::summarize(point.samples_ns);
+  point.duration_s = point.splits.front().wall_ns / 1e9;
+  point.dropped_records = std::max(p.process.dropped_records, p.trace.dropped_records);
+  point.profiler = p.trace.backend;
+  analysis::analysis_options o;
+  o.activity_from_traces = true;
+  const auto load = [&](const point_result&) { return std::optional<trace::device_trace>(p.trace); };
+  return analysis::analyze({point}, device_model{}, load, o).findings;
+}
+
+} // namespace
+
+TEST_CASE("one rule set: a trace as a suite point and as a profiled process gets the same findings",
+          "[program][rules][paths]") {
+  // The synthetic programs fire the activity rules (start-up, gaps, allocations, pageable
+  // copies, tiny kernels) and the point rules; the recorded streams are real programs.
+  std::vector<std::pair<std::string, profile::process_profile>> cases{
+      {"bad loop", bad_loop()}, {"slow start", slow_start()}, {"clean loop", clean_loop()}};
+  const auto root = speedlab::testing::fixture_dir() / "profile";
+  for (const char* name : {"cupy_vector.slstream", "numba_pi.slstream", "torch_mlp.slstream"}) {
+    auto r = profile::read_stream(root / name);
+    REQUIRE(r.valid);
+    cases.emplace_back(name, std::move(r.profile));
+  }
+  std::set<std::string> rules_seen;
+  for (const auto& [name, p] : cases) {
+    INFO(name);
+    const auto process = analysis::analyze_program(std::vector<profile::process_profile>{p}, {}, device_model{});
+    const auto suite = suite_findings(p);
+    CHECK(said(suite) == said(process.result.findings));
+    for (const auto& f : process.result.findings) rules_seen.insert(f.rule);
+  }
+  // Both paths went through rules that need the activity and rules that need only the split.
+  for (const char* r : {"start-up", "gpu-idle-gaps", "alloc-in-loop", "sync-pageable-copies", "tiny-kernels"}) {
+    INFO(r);
+    CHECK(rules_seen.count(r) == 1);
+  }
+  CHECK(rules_seen.size() > 5);
+}
+
+TEST_CASE("one rule set: without an activity the activity rules stay quiet and launch-bound judges",
+          "[program][rules][paths]") {
+  // A suite's traces (repetitions of a harness) leave activity_from_traces off.
+  auto p = bad_loop();
+  for (auto& k : p.trace.kernels) k.end = k.start + 2 * us; // shorter than the assumed 5 us launch
+  point_result point;
+  point.id = "loop/cuda";
+  point.workload = "loop";
+  point.variant = "cuda";
+  point.kind = "cuda";
+  point.splits = analysis::compute_time_splits(p.trace);
+  point.split_median = point.split_q1 = point.split_q3 = point.splits.front();
+  point.samples_ns = {point.splits.front().wall_ns};
+  point.wall = stats::summarize(point.samples_ns);
+  const auto load = [&](const point_result&) { return std::optional<trace::device_trace>(p.trace); };
+  const auto findings = analysis::analyze({point}, device_model{}, load, analysis::analysis_options{}).findings;
+  std::set<std::string> rules;
+  for (const auto& f : findings) rules.insert(f.rule);
+  for (const char* r : {"start-up", "gpu-idle-gaps", "alloc-in-loop", "sync-pageable-copies", "tiny-kernels"}) {
+    INFO(r);
+    CHECK(rules.count(r) == 0);
+  }
+  CHECK(rules.count("launch-bound") == 1); // judged per repetition against the device's launch latency
+  // The same trace as a process: tiny-kernels judges it against the measured launch cost instead.
+  const auto process = analysis::analyze_program(std::vector<profile::process_profile>{p}, {}, device_model{});
+  CHECK_FALSE(fired(process, "launch-bound"));
+  CHECK(fired(process, "tiny-kernels"));
 }

@@ -280,7 +280,9 @@ TEST_CASE("the rule registry holds every documented rule with a threshold", "[ru
       // The answers a CPU-only run gets (analysis/rules_host.cpp).
       "cpu-roof", "parallel-efficiency", "threads-crossover", "too-few-repetitions",
       // Hardware-counter rules (analysis/rules_counters.cpp).
-      "achieved-occupancy", "excess-traffic", "l2-thrashing", "latency-bound", "saturated-pipe", "uncoalesced-access"};
+      "achieved-occupancy", "excess-traffic", "l2-thrashing", "latency-bound", "saturated-pipe", "uncoalesced-access",
+      // A recorded process's activity (analysis/rules_activity.cpp).
+      "alloc-in-loop", "gpu-idle-gaps", "start-up", "sync-pageable-copies", "tiny-kernels"};
   for (const auto& name : expected) {
     const auto* r = analysis::find_rule(name);
     REQUIRE(r != nullptr);

@@ -1,5 +1,12 @@
-#include "analysis/program_rules.hpp"
-
+// Rules that read a recorded process's activity (activity.hpp, rule_context::activity):
+// what shows only over a whole lifetime. Where the context has no activity (a suite point's
+// repetitions) they return nothing.
+//
+//   start-up               time to the first kernel and the GPU idle before the steady state
+//   gpu-idle-gaps          the GPU waits between bursts of work in the steady state
+//   alloc-in-loop          cudaMalloc/cudaFree repeated while the program runs
+//   sync-pageable-copies   synchronous copies from or to pageable memory block the host
+//   tiny-kernels           the median kernel is shorter than the program's own launch cost
 #include <fmt/format.h>
 
 #include "analysis/rule_support.hpp"
@@ -12,26 +19,72 @@ using detail::add;
 using detail::gain_from_saving;
 using detail::put;
 
-finding program_rule::start(const program_rule_context& ctx, std::string title, double gain) const {
-  return start_finding(name(), threshold(), ctx.point, std::move(title), gain);
-}
-
 namespace {
 
-double wall_of(const program_rule_context& ctx) { return ctx.process.split ? ctx.process.split->wall_ns : 0; }
+// The steady state's wall time (what the gap, allocation and launch rules judge), and the
+// whole lifetime's (for what is counted over the whole process).
+double wall_of(const rule_context& ctx) { return ctx.activity->steady_wall_ns(); }
+double lifetime_of(const rule_context& ctx) { return ctx.activity->lifetime_ns(); }
 
-class gpu_idle_gaps final : public program_rule {
+class startup final : public rule {
+public:
+  static constexpr double min_share = 0.1;
+  static constexpr double min_ns = 100e6;
+  std::string name() const override { return "start-up"; }
+  std::string threshold() const override {
+    return "the time before the steady state (the first step, else the first kernel) is at least 10% of the "
+           "process's lifetime and at least 100 ms";
+  }
+  std::string summary() const override { return "start-up before the first kernel and the steps, apart from them"; }
+
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    if (!ctx.activity) return {};
+    const startup_summary& u = ctx.activity->startup;
+    const double life = lifetime_of(ctx);
+    if (!u.known || !(life > 0) || u.steady_start_ns < min_ns || u.steady_start_ns / life < min_share) return {};
+    std::string most;
+    if (!u.calls.empty() && u.calls.front().total_ns >= 0.1 * u.to_first_kernel_ns)
+      most = fmt::format(", {} of it in {}", text::time(u.calls.front().total_ns), u.calls.front().name);
+    const double gain = gain_from_saving(life, u.idle_ns);
+    finding f = start(ctx, fmt::format("start-up: {} before the first kernel{}", text::time(u.to_first_kernel_ns), most),
+                      gain);
+    add(f, "time to the first kernel", text::time(u.to_first_kernel_ns));
+    add(f, "steady state from", fmt::format("{} after the start ({})", text::time(u.steady_start_ns),
+                                            u.steady_method == "first kernel" ? "the first kernel"
+                                                                              : "the first " + u.steady_method.substr(5) + " range"));
+    add(f, "GPU idle before it", fmt::format("{} ({} of the lifetime)", text::time(u.idle_ns), text::percent(u.idle_ns / life)));
+    for (std::size_t i = 0; i < u.calls.size() && i < 3; ++i)
+      add(f, "before the first kernel: " + u.calls[i].name,
+          fmt::format("{} in {} call(s)", text::time(u.calls[i].total_ns), u.calls[i].calls));
+    add(f, "lifetime", text::time(life));
+    add(f, "projection", fmt::format("without the start-up's GPU idle: {} / ({} - {}) = {}", text::time(life),
+                                     text::time(life), text::time(u.idle_ns), text::factor(gain)));
+    f.explanation = fmt::format(
+        "The first {} of the process pass before its steady state: imports, CUDA context creation, module "
+        "loading, library handles (cuBLAS, cuDNN) and communicators (NCCL) are paid once. It is told apart so that "
+        "the idle, gap and rank findings judge the steps; it matters as much as it weighs in the runs you care about.",
+        text::time(u.steady_start_ns));
+    f.next_experiment =
+        "If the program is meant to run long, profile more steps and the start-up amortizes. Otherwise look at the "
+        "listed calls: lazy module loading (CUDA_MODULE_LOADING=LAZY), fewer or later imports, cached compiled "
+        "kernels, one process reused for many runs; compare the time to the first kernel.";
+    return {f};
+  }
+};
+
+class gpu_idle_gaps final : public rule {
 public:
   static constexpr double min_share = 0.2;
   std::string name() const override { return "gpu-idle-gaps"; }
   std::string threshold() const override {
     return "gaps of at least the gap threshold (100 us by default) between GPU work add up to at least 20% of "
-           "the time from the first to the last GPU activity";
+           "the steady state's GPU activity (its first to the last; start-up is the start-up rule's)";
   }
   std::string summary() const override { return "the GPU waits between bursts of work"; }
 
-  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
-    const gap_summary& g = ctx.process.gaps;
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    if (!ctx.activity) return {};
+    const gap_summary& g = ctx.activity->gaps;
     if (g.count == 0 || !(g.active_span_ns > 0) || g.total_ns / g.active_span_ns < min_share) return {};
     const double wall = wall_of(ctx);
     const double gain = gain_from_saving(wall, g.total_ns);
@@ -45,7 +98,7 @@ public:
       add(f, "host inside: " + g.causes[i].what,
           fmt::format("{} gaps, {} ({} of the gap time)", g.causes[i].gaps, text::time(g.causes[i].total_ns),
                       text::percent(g.causes[i].total_ns / g.total_ns)));
-    add(f, "first to last GPU activity", text::time(g.active_span_ns));
+    add(f, "steady state's first to last GPU activity", text::time(g.active_span_ns));
     add(f, "projection", fmt::format("if every gap were filled with work: {} / ({} - {}) = {}", text::time(wall),
                                      text::time(wall), text::time(g.total_ns), text::factor(gain)));
     f.explanation = fmt::format(
@@ -62,7 +115,7 @@ public:
   }
 };
 
-class alloc_in_loop final : public program_rule {
+class alloc_in_loop final : public rule {
 public:
   static constexpr std::size_t min_repeated = 20;
   static constexpr double min_per_launch = 0.02;
@@ -73,9 +126,10 @@ public:
   }
   std::string summary() const override { return "device memory allocated and freed again while the program runs"; }
 
-  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
-    const alloc_summary& a = ctx.process.allocs;
-    const double launches = static_cast<double>(ctx.process.trace.kernel_launches);
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    if (!ctx.activity) return {};
+    const alloc_summary& a = ctx.activity->allocs;
+    const double launches = ctx.trace ? static_cast<double>(ctx.trace->kernel_launches) : 0;
     if (a.repeated < min_repeated) return {};
     const double per_launch = launches > 0 ? static_cast<double>(a.repeated) / launches : 0;
     if (launches > 0 && per_launch < min_per_launch) return {};
@@ -104,7 +158,7 @@ public:
   }
 };
 
-class sync_pageable_copies final : public program_rule {
+class sync_pageable_copies final : public rule {
 public:
   static constexpr double min_share = 0.05;
   std::string name() const override { return "sync-pageable-copies"; }
@@ -113,9 +167,10 @@ public:
   }
   std::string summary() const override { return "synchronous copies through pageable memory block the host"; }
 
-  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
-    const pageable_sync_copies& c = ctx.process.pageable_sync;
-    const double wall = wall_of(ctx);
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    if (!ctx.activity) return {};
+    const pageable_sync_copies& c = ctx.activity->pageable_sync;
+    const double wall = lifetime_of(ctx); // the copies are counted over the whole process
     // Without API records the copies' own time is what the host waited at least.
     const double blocked = std::max(c.call_ns, c.ns);
     if (c.count == 0 || !(wall > 0) || blocked / wall < min_share) return {};
@@ -141,7 +196,7 @@ public:
   }
 };
 
-class tiny_kernels final : public program_rule {
+class tiny_kernels final : public rule {
 public:
   static constexpr std::size_t min_launches = 100;
   std::string name() const override { return "tiny-kernels"; }
@@ -151,11 +206,13 @@ public:
   }
   std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
 
-  std::vector<finding> evaluate(const program_rule_context& ctx) const override {
-    const trace_summary& t = ctx.process.trace;
+  std::vector<finding> evaluate(const rule_context& ctx) const override {
+    if (!ctx.activity) return {};
+    if (!ctx.trace) return {};
+    const trace_summary& t = *ctx.trace;
     if (t.kernel_launches < min_launches || t.kernel_durations.empty()) return {};
     std::string cost_text;
-    double cost = ctx.process.launch_call_median_ns;
+    double cost = ctx.activity->launch_call_median_ns;
     if (cost > 0) cost_text = text::time(cost) + " (median launch call of this program)";
     else {
       const auto lat = detail::launch_latency(ctx.device);
@@ -174,7 +231,7 @@ public:
         ++shorter;
       }
     const double wall = wall_of(ctx);
-    const double kernel = ctx.process.split ? ctx.process.split->kernel : t.kernel_ns;
+    const double kernel = ctx.activity->split ? ctx.activity->split->kernel : t.kernel_ns;
     const double saved = std::min(idle, std::max(0.0, wall - kernel));
     const double gain = gain_from_saving(wall, saved);
     finding f = start(ctx, fmt::format("{} kernel launches, median {} against a launch cost of {}", t.kernel_launches,
@@ -202,21 +259,12 @@ public:
 
 } // namespace
 
-const program_rule_map& program_rule_registry() {
-  static const program_rule_map registry = [] {
-    program_rule_map m;
-    put<gpu_idle_gaps>(m);
-    put<alloc_in_loop>(m);
-    put<sync_pageable_copies>(m);
-    put<tiny_kernels>(m);
-    return m;
-  }();
-  return registry;
-}
-
-const std::vector<std::string>& point_rules_replaced_for_programs() {
-  static const std::vector<std::string> names{"launch-bound"};
-  return names;
+void add_activity_rules(rule_map& m) {
+  put<startup>(m);
+  put<gpu_idle_gaps>(m);
+  put<alloc_in_loop>(m);
+  put<sync_pageable_copies>(m);
+  put<tiny_kernels>(m);
 }
 
 } // namespace speedlab::analysis

@@ -1,0 +1,843 @@
+// The process summary built chunk by chunk (process_accumulator, program_stream.hpp):
+// add() keeps a few numbers per record, finish() turns them into the summary's tables in
+// steps (the time split, the trace statistics, the NVTX ranges, the idle gaps, the
+// allocations), each its own function below.
+#include "analysis/program_analysis.hpp"
+#include "analysis/program_stream.hpp"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/intervals.hpp"
+#include "analysis/time_split.hpp"
+#include "model/cuda_api.hpp"
+#include "model/statistics.hpp"
+#include "model/trace_fold.hpp"
+
+namespace speedlab::analysis {
+namespace {
+
+using intervals::interval;
+
+double span(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) : 0; }
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "pid 1234 (python3 train.py)": the interpreter alone says little, so its script is named too.
+std::string process_label(const profile::process_info& p) {
+  std::string what;
+  if (!p.command_line.empty()) {
+    what = base_name(p.command_line[0]);
+    if (what.starts_with("python") && p.command_line.size() > 1) what += " " + base_name(p.command_line[1]);
+  }
+  return what.empty() ? fmt::format("pid {}", p.pid) : fmt::format("pid {} ({})", p.pid, what);
+}
+
+// Host-side memory kind of a copy (the source of H2D, the destination of D2H); unknown for others.
+std::uint8_t host_kind(const trace::memcpy_record& m) {
+  if (m.copy_kind == trace::copy_htod) return m.src_kind;
+  if (m.copy_kind == trace::copy_dtoh) return m.dst_kind;
+  return trace::mem_unknown;
+}
+
+// ---- process_accumulator ---------------------------------------------------------------
+// Per record it keeps a few numbers (times, a thread, a correlation, a name's id): about 32
+// bytes for an API call, 16 for a kernel, where the trace model holds 100 to 250 with names.
+
+struct copy_rec {
+  std::uint64_t start, end;
+  std::uint8_t kind;   // copy kind
+  bool inside;         // starts inside a summary window
+};
+struct api_rec {
+  std::uint64_t start, end;
+  std::uint32_t thread, correlation, name;
+  trace::api_kind kind;
+};
+struct sync_rec {
+  std::uint64_t start, end;
+  std::uint32_t correlation;
+  std::uint8_t type;
+};
+struct range_rec {
+  std::uint64_t start, end;
+  std::uint32_t thread, domain, name;
+};
+struct kernel_acc {
+  bool used = false;
+  std::size_t compute_launches = 0;
+  double total_ns = 0, compute_ns = 0;
+  double longest_ns = -1;
+  std::uint64_t longest_start = 0;
+  std::array<std::int32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::int32_t registers = 0, shared = 0;
+  std::vector<double> durations;
+};
+
+// intervals::merged without a second vector: sorted, empty ones dropped, overlapping and
+// touching ones joined, in place (the sets here hold millions).
+void merge_in_place(std::vector<interval>& v) {
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  std::size_t n = 0;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (n > 0 && iv.first <= v[n - 1].second) v[n - 1].second = std::max(v[n - 1].second, iv.second);
+    else v[n++] = iv;
+  }
+  v.resize(n);
+  v.shrink_to_fit();
+}
+
+// For sorted disjoint sets in precedence order: how much of their union each one covers
+// first (time_split.hpp: each nanosecond goes to the first category covering it). One
+// sweep over all boundaries, no union built.
+template <std::size_t N>
+std::array<std::uint64_t, N> first_cover(const std::array<std::vector<interval>, N>& sets) {
+  std::array<std::uint64_t, N> sum{};
+  std::array<std::size_t, N> at{};
+  constexpr std::uint64_t none = UINT64_MAX;
+  std::uint64_t t = none;
+  for (const auto& v : sets)
+    if (!v.empty()) t = std::min(t, v.front().first);
+  while (t != none) {
+    std::size_t top = N;
+    std::uint64_t next = none;
+    for (std::size_t c = 0; c < N; ++c) {
+      if (at[c] == sets[c].size()) continue;
+      const interval& iv = sets[c][at[c]];
+      if (iv.first <= t) {
+        if (top == N) top = c;
+        next = std::min(next, iv.second);
+      } else {
+        next = std::min(next, iv.first);
+      }
+    }
+    if (next == none) break;
+    if (top != N) sum[top] += next - t;
+    t = next;
+    for (std::size_t c = 0; c < N; ++c)
+      while (at[c] < sets[c].size() && sets[c][at[c]].second <= t) ++at[c];
+  }
+  return sum;
+}
+
+// Gives a container's memory back now (clear() keeps a vector's capacity).
+template <class C>
+void release(C& c) {
+  C().swap(c);
+}
+
+// Innermost NVTX range around a time, for times visited in ascending order. Push/pop ranges
+// of one thread nest, so a stack of the open ones answers each query in amortized O(1).
+class range_cursor {
+public:
+  explicit range_cursor(std::vector<const range_rec*> ranges) : m_ranges(std::move(ranges)) {
+    auto outer_first = [](const auto* a, const auto* b) {
+      return a->start < b->start || (a->start == b->start && a->end > b->end);
+    };
+    if (!std::is_sorted(m_ranges.begin(), m_ranges.end(), outer_first))
+      std::stable_sort(m_ranges.begin(), m_ranges.end(), outer_first);
+  }
+  const range_rec* at(std::uint64_t t) {
+    for (; m_next < m_ranges.size() && m_ranges[m_next]->start <= t; ++m_next) {
+      while (!m_open.empty() && m_open.back()->end <= m_ranges[m_next]->start) m_open.pop_back();
+      m_open.push_back(m_ranges[m_next]);
+    }
+    while (!m_open.empty() && m_open.back()->end <= t) m_open.pop_back();
+    return m_open.empty() ? nullptr : m_open.back();
+  }
+
+private:
+  std::vector<const range_rec*> m_ranges;
+  std::size_t m_next = 0;
+  std::vector<const range_rec*> m_open;
+};
+
+struct accumulator_state {
+  std::vector<trace::repetition_window> windows; // of the trace statistics, sorted
+  program_options options;
+  std::size_t records = 0;
+  bool any_gpu = false, any_api = false;
+
+  // Names: kernels, API functions, range domains and names, each stored once.
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::vector<const std::string*> names;
+  std::vector<std::int16_t> api_kinds; // by name id: -1 not classified yet
+  std::uint32_t intern(const std::string& s, std::uint32_t& last) {
+    if (last < names.size() && *names[last] == s) return last;
+    auto [it, inserted] = ids.try_emplace(s, static_cast<std::uint32_t>(names.size()));
+    if (inserted) names.push_back(&it->first);
+    return last = it->second;
+  }
+  std::uint32_t last_kernel = UINT32_MAX, last_api = UINT32_MAX, last_domain = UINT32_MAX, last_range = UINT32_MAX;
+
+  // Kernels.
+  std::vector<kernel_acc> kernels_by_name; // by name id
+  std::vector<interval> kernels_inside, kernels_outside;
+  std::uint64_t first_kernel = UINT64_MAX, last_busy = 0;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, program_stream> streams; // (device, stream)
+  // Copies and memsets.
+  // The per-record stores grow by blocks (std::deque): a vector doubling its capacity would
+  // briefly hold three times the records of the largest table.
+  std::deque<copy_rec> copies;
+  std::vector<std::pair<std::uint32_t, std::uint8_t>> copy_kind_of_call; // correlation, copy kind
+  std::vector<std::uint32_t> pageable_sync_calls;                        // correlations
+  copy_stats h2d, d2h, other_copies;
+  pageable_sync_copies pageable_sync;
+  std::vector<interval> memsets;
+  // Every GPU record's duration by the correlation id of the call that launched it (ranges:
+  // what they launched); kernel says whether it counts as a launched kernel.
+  struct launched_rec {
+    std::uint32_t correlation;
+    bool kernel;
+    double ns;
+  };
+  std::deque<launched_rec> launched;
+  // Host side.
+  std::deque<api_rec> calls;
+  std::map<std::uint32_t, std::size_t> api_threads, phase_range_threads;
+  std::size_t sync_calls = 0, launch_calls = 0;
+  double sync_call_ns = 0, launch_call_ns = 0;
+  std::vector<sync_rec> syncs;
+  std::size_t sync_records = 0;
+  double sync_record_ns = 0;
+  std::deque<range_rec> ranges;
+
+  bool inside(std::uint64_t start) const { return windows.empty() || repetition_of(windows, start) >= 0; }
+  bool in_compute(std::uint64_t start) const { return in_compute_phase(windows, start); }
+  program_stream& stream_row(std::uint32_t device, std::uint32_t stream) {
+    auto [it, inserted] = streams.try_emplace({device, stream});
+    if (inserted) it->second.device = device, it->second.stream = stream;
+    return it->second;
+  }
+  trace::api_kind kind_of(std::uint32_t name) {
+    if (api_kinds.size() <= name) api_kinds.resize(names.size(), -1);
+    if (api_kinds[name] < 0) api_kinds[name] = static_cast<std::int16_t>(trace::classify_api(*names[name]));
+    return static_cast<trace::api_kind>(api_kinds[name]);
+  }
+};
+
+void add_kernels(accumulator_state& s, const std::vector<trace::kernel_record>& kernels) {
+  for (const auto& k : kernels) {
+    const double ns = span(k.start, k.end);
+    s.launched.push_back({k.correlation, true, ns});
+    s.first_kernel = std::min(s.first_kernel, k.start);
+    s.last_busy = std::max(s.last_busy, k.end);
+    auto& row = s.stream_row(k.device, k.stream);
+    ++row.kernels;
+    row.kernel_ns += ns;
+    if (!s.inside(k.start)) {
+      s.kernels_outside.emplace_back(k.start, k.end);
+      continue;
+    }
+    s.kernels_inside.emplace_back(k.start, k.end);
+    const std::uint32_t id = s.intern(k.name, s.last_kernel);
+    if (s.kernels_by_name.size() <= id) s.kernels_by_name.resize(id + 1);
+    kernel_acc& a = s.kernels_by_name[id];
+    a.used = true;
+    a.durations.push_back(ns);
+    a.total_ns += ns;
+    if (s.in_compute(k.start)) {
+      ++a.compute_launches;
+      a.compute_ns += ns;
+    }
+    // The longest launch; among equally long ones the earliest (what a start-sorted trace gives).
+    if (ns > a.longest_ns || (ns == a.longest_ns && k.start < a.longest_start)) {
+      a.longest_ns = ns;
+      a.longest_start = k.start;
+      a.grid = k.grid;
+      a.block = k.block;
+      a.registers = k.registers_per_thread;
+      a.shared = k.static_shared_bytes + k.dynamic_shared_bytes;
+    }
+  }
+}
+
+void add_copies_and_memsets(accumulator_state& s, const trace::device_trace& t) {
+  for (const auto& c : t.memcpys) {
+    s.last_busy = std::max(s.last_busy, c.end);
+    auto& row = s.stream_row(c.device, c.stream);
+    ++row.copies;
+    row.copy_ns += span(c.start, c.end);
+    const bool inside = s.inside(c.start);
+    s.launched.push_back({c.correlation, false, span(c.start, c.end)});
+    s.copies.push_back({c.start, c.end, c.copy_kind, inside});
+    s.copy_kind_of_call.emplace_back(c.correlation, c.copy_kind);
+    if (inside) add_copy(c.copy_kind == trace::copy_htod ? s.h2d : c.copy_kind == trace::copy_dtoh ? s.d2h : s.other_copies, c);
+    if (!c.async && host_kind(c) == trace::mem_pageable) {
+      ++s.pageable_sync.count;
+      s.pageable_sync.bytes += static_cast<double>(c.bytes);
+      s.pageable_sync.ns += span(c.start, c.end);
+      s.pageable_sync_calls.push_back(c.correlation);
+    }
+  }
+  for (const auto& c : t.memsets) {
+    auto& row = s.stream_row(c.device, c.stream);
+    ++row.memsets;
+    row.memset_ns += span(c.start, c.end);
+    s.memsets.emplace_back(c.start, c.end);
+    s.launched.push_back({c.correlation, false, span(c.start, c.end)});
+  }
+}
+
+void add_host_side(accumulator_state& s, const trace::device_trace& t) {
+  for (const auto& a : t.api_calls) {
+    const std::uint32_t id = s.intern(a.name, s.last_api);
+    const trace::api_kind kind = s.kind_of(id);
+    s.calls.push_back({a.start, a.end, a.thread, a.correlation, id, kind});
+    ++s.api_threads[a.thread];
+    if (!s.inside(a.start)) continue;
+    if (kind == trace::api_kind::synchronize) {
+      ++s.sync_calls;
+      s.sync_call_ns += span(a.start, a.end);
+    } else if (kind == trace::api_kind::launch) {
+      ++s.launch_calls;
+      s.launch_call_ns += span(a.start, a.end);
+    }
+  }
+  for (const auto& y : t.syncs) {
+    s.syncs.push_back({y.start, y.end, y.correlation, y.type});
+    if (!s.inside(y.start)) continue;
+    ++s.sync_records;
+    s.sync_record_ns += span(y.start, y.end);
+  }
+  for (const auto& r : t.ranges) {
+    if (r.domain == "speedlab") ++s.phase_range_threads[r.thread];
+    s.ranges.push_back({r.start, r.end, r.thread, s.intern(r.domain, s.last_domain), s.intern(r.name, s.last_range)});
+  }
+}
+
+// ---- finish(), step by step ----
+
+// The summary's facts, counters and lifetime window: what every process has, CUDA or not.
+process_summary summary_head(const accumulator_state& st, const profile::process_profile& p) {
+  const trace::device_trace& t = p.trace;
+  process_summary s;
+  s.info = p.process;
+  s.label = process_label(p.process);
+  s.backend = t.backend;
+  s.note = t.note;
+  s.records = st.records;
+  for (const auto& pass : p.counters) { // one per context: the first one's settings, every kernel
+    if (!s.counters) {
+      s.counters = pass;
+      continue;
+    }
+    s.counters->kernels.insert(s.counters->kernels.end(), pass.kernels.begin(), pass.kernels.end());
+    s.counters->launches += pass.launches;
+    s.counters->skipped += pass.skipped;
+    s.counters->dropped_ranges += pass.dropped_ranges;
+    s.counters->pass_wall_ns += pass.pass_wall_ns;
+  }
+  // The lifetime window: the stream's own, else the process's start to end (a truncated
+  // stream ends at its last flush).
+  if (!t.repetitions.empty()) {
+    s.window_start = t.repetitions.front().start;
+    s.window_end = t.repetitions.front().end;
+  } else {
+    s.window_start = p.process.start_ns;
+    s.window_end = p.process.truncated && p.process.last_flush_ns ? p.process.last_flush_ns : p.process.end_ns;
+  }
+  return s;
+}
+
+// The thread whose calls classify GPU-idle time (analysis::phase_thread's choice).
+std::uint32_t classifying_thread(const accumulator_state& st, const trace::device_trace& t) {
+  auto most = [](const std::map<std::uint32_t, std::size_t>& counts) {
+    return std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
+  };
+  if (!st.phase_range_threads.empty()) return most(st.phase_range_threads);
+  if (t.process != 0 && st.api_threads.count(t.process)) return t.process;
+  if (!st.api_threads.empty()) return most(st.api_threads);
+  return 0;
+}
+
+// The categories of the time split in precedence order (time_split.hpp's definition: each
+// nanosecond goes to the first category, in this order, that covers it).
+enum split_category { c_kernel, c_h2d, c_d2h, c_copy_other, c_memset, c_h2d_call, c_d2h_call, c_other_call, c_sync, c_api };
+constexpr std::size_t split_categories = 10;
+using split_sets = std::array<std::vector<interval>, split_categories>;
+
+split_category copy_category(std::uint8_t kind, bool call) {
+  if (kind == trace::copy_htod) return call ? c_h2d_call : c_h2d;
+  if (kind == trace::copy_dtoh) return call ? c_d2h_call : c_d2h;
+  return call ? c_other_call : c_copy_other;
+}
+
+// The host side of the split: the classifying thread's calls, and the synchronizations
+// that are its own or no thread's (a stream wait event never blocks the host).
+void add_host_sets(const accumulator_state& st, std::uint32_t thread, split_sets& cats) {
+  std::vector<std::uint32_t> all_corr, phase_corr;
+  const bool match_syncs = !st.syncs.empty();
+  for (const auto& a : st.calls) {
+    if (match_syncs) all_corr.push_back(a.correlation);
+    if (a.thread != thread) continue;
+    if (match_syncs) phase_corr.push_back(a.correlation);
+    split_category c = c_api;
+    if (trace::blocks_host(a.kind)) {
+      c = c_sync;
+      if (a.kind == trace::api_kind::copy_sync) {
+        auto it = std::lower_bound(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(), a.correlation,
+                                   [](const auto& e, std::uint32_t x) { return e.first < x; });
+        if (it != st.copy_kind_of_call.end() && it->first == a.correlation) c = copy_category(it->second, true);
+      }
+    }
+    cats[c].emplace_back(a.start, a.end);
+  }
+  if (!match_syncs) return;
+  std::sort(all_corr.begin(), all_corr.end());
+  std::sort(phase_corr.begin(), phase_corr.end());
+  for (const auto& y : st.syncs) {
+    if (y.type == 2) continue; // stream wait event: never blocks the host
+    if (std::binary_search(phase_corr.begin(), phase_corr.end(), y.correlation) ||
+        !std::binary_search(all_corr.begin(), all_corr.end(), y.correlation))
+      cats[c_sync].emplace_back(y.start, y.end);
+  }
+}
+
+time_split split_window(accumulator_state& st, std::uint32_t thread, std::uint64_t lo, std::uint64_t hi) {
+  // A correlation's first copy decides its kind (stable sort, first match in add_host_sets).
+  std::stable_sort(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  split_sets cats;
+  if (hi > lo) {
+    cats[c_kernel] = st.kernels_inside;
+    cats[c_kernel].insert(cats[c_kernel].end(), st.kernels_outside.begin(), st.kernels_outside.end());
+    for (const auto& c : st.copies) cats[copy_category(c.kind, false)].emplace_back(c.start, c.end);
+    cats[c_memset] = st.memsets;
+    add_host_sets(st, thread, cats);
+  }
+  for (auto& v : cats) {
+    for (auto& iv : v) iv = {std::max(iv.first, lo), std::min(iv.second, hi)};
+    merge_in_place(v);
+  }
+  const std::array<std::uint64_t, split_categories> sum = first_cover(cats);
+  std::uint64_t accounted = 0;
+  for (const auto v : sum) accounted += v;
+  auto ns = [&](std::initializer_list<split_category> parts) {
+    std::uint64_t v = 0;
+    for (const auto c : parts) v += sum[c];
+    return static_cast<double>(v);
+  };
+  time_split x;
+  x.kernel = ns({c_kernel});
+  x.h2d = ns({c_h2d, c_h2d_call});
+  x.d2h = ns({c_d2h, c_d2h_call});
+  x.copy_other = ns({c_copy_other, c_other_call});
+  x.memset = ns({c_memset});
+  x.sync = ns({c_sync});
+  x.api = ns({c_api});
+  x.host = static_cast<double>((hi > lo ? hi - lo : 0) - accounted); // the sets are clipped to the window
+  x.wall_ns = span(lo, hi);
+  return x;
+}
+
+// The kernels by name, as summarize_trace's kernel_stats (by total time, longest first).
+void kernel_statistics(accumulator_state& st, trace_summary& ts) {
+  std::vector<std::pair<const std::string*, kernel_acc*>> by_name;
+  for (std::size_t id = 0; id < st.kernels_by_name.size(); ++id)
+    if (st.kernels_by_name[id].used) by_name.emplace_back(st.names[id], &st.kernels_by_name[id]);
+  std::sort(by_name.begin(), by_name.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::size_t launches = 0;
+  for (const auto& [n, a] : by_name) launches += a->durations.size();
+  ts.kernel_durations.reserve(launches);
+  for (auto& [n, a] : by_name) {
+    kernel_stats ks;
+    ks.name = *n;
+    ks.launches = a->durations.size();
+    ks.compute_phase_launches = a->compute_launches;
+    ks.total_ns = a->total_ns;
+    ks.compute_phase_ns = a->compute_ns;
+    ts.kernel_durations.insert(ts.kernel_durations.end(), a->durations.begin(), a->durations.end());
+    ks.min_ns = *std::min_element(a->durations.begin(), a->durations.end());
+    ks.max_ns = *std::max_element(a->durations.begin(), a->durations.end());
+    ks.median_ns = median_in_place(a->durations);
+    release(a->durations);
+    ks.grid = a->grid;
+    ks.block = a->block;
+    ks.registers_per_thread = a->registers;
+    ks.shared_bytes = a->shared;
+    ts.kernel_launches += ks.launches;
+    ts.kernel_ns += ks.total_ns;
+    ts.kernels.push_back(std::move(ks));
+  }
+  std::stable_sort(ts.kernels.begin(), ts.kernels.end(),
+                   [](const kernel_stats& a, const kernel_stats& b) { return a.total_ns > b.total_ns; });
+}
+
+// The trace statistics the rules read (summarize_trace's).
+trace_summary trace_statistics(accumulator_state& st, const trace::device_trace& t) {
+  trace_summary ts;
+  ts.dropped_records = t.dropped_records;
+  ts.has_windows = !st.windows.empty();
+  ts.repetitions = st.windows.empty() ? 1 : st.windows.size();
+  kernel_statistics(st, ts);
+  ts.h2d = st.h2d;
+  ts.d2h = st.d2h;
+  ts.other_copies = st.other_copies;
+  std::vector<interval> copies_inside;
+  for (const auto& c : st.copies)
+    if (c.inside) copies_inside.emplace_back(c.start, c.end);
+  std::vector<interval> kernel_set = st.kernels_inside;
+  merge_in_place(kernel_set);
+  merge_in_place(copies_inside);
+  ts.copy_kernel_overlap_ns = intervals::intersection(kernel_set, copies_inside);
+  // CUPTI reports a synchronization both as an activity record and as the API call.
+  ts.sync_count = std::max(st.sync_records, st.sync_calls);
+  ts.sync_ns = std::max(st.sync_record_ns, st.sync_call_ns);
+  ts.launch_calls = st.launch_calls;
+  ts.launch_call_ns = st.launch_call_ns;
+  return ts;
+}
+
+// GPU busy time (kernels, copies, memsets merged) and the kernels' starts, sorted; the
+// kernel, copy and memset stores are released.
+std::vector<interval> gpu_busy(accumulator_state& st, std::vector<std::uint64_t>& kernel_starts) {
+  kernel_starts.reserve(st.kernels_inside.size() + st.kernels_outside.size());
+  std::vector<interval> busy;
+  busy.reserve(st.kernels_inside.size() + st.kernels_outside.size() + st.copies.size() + st.memsets.size());
+  // Each kind comes in (nearly) start order: sort the runs, then merge them, rather than
+  // sorting millions of intervals at once.
+  std::vector<std::size_t> runs{0};
+  for (auto* v : {&st.kernels_inside, &st.kernels_outside}) {
+    for (const auto& k : *v) kernel_starts.push_back(k.first), busy.push_back(k);
+    release(*v);
+    runs.push_back(busy.size());
+  }
+  for (const auto& c : st.copies) busy.emplace_back(c.start, c.end);
+  runs.push_back(busy.size());
+  busy.insert(busy.end(), st.memsets.begin(), st.memsets.end());
+  runs.push_back(busy.size());
+  release(st.copies), release(st.memsets);
+  const auto at = [&](std::size_t i) { return busy.begin() + static_cast<long>(runs[i]); };
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i)
+    if (!std::is_sorted(at(i), at(i + 1))) std::sort(at(i), at(i + 1));
+  for (std::size_t i = 2; i < runs.size(); ++i) std::inplace_merge(at(0), at(i - 1), at(i));
+  merge_in_place(busy);
+  if (!std::is_sorted(kernel_starts.begin(), kernel_starts.end())) std::sort(kernel_starts.begin(), kernel_starts.end());
+  return busy;
+}
+
+using range_rows_by_id = std::map<std::pair<std::uint32_t, std::uint32_t>, program_range*>;
+
+// What each range launched: the calls that started while it was open, on any thread (a
+// PyTorch training step launches its backward pass from autograd's own thread), in start
+// order with running sums of the GPU time and kernels they launched (records matched to
+// calls by correlation id); a range's share is the difference of the sums at its end and
+// at its start.
+void add_launched(accumulator_state& st, range_rows_by_id& by_id) {
+  auto& gpu = st.launched; // sorted where it is: a copy would double its memory for a moment
+  std::sort(gpu.begin(), gpu.end(), [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
+  struct launch_sum {
+    std::uint64_t start;
+    double ns;            // running sum up to and including this call
+    std::size_t kernels;  // likewise
+  };
+  std::vector<launch_sum> calls;
+  auto lo = gpu.begin();
+  std::uint32_t previous = 0;
+  for (const auto& a : st.calls) {
+    if (a.correlation == 0) continue;
+    // Calls come nearly in correlation order (ids are handed out at call entry): walk
+    // forward from the previous one, search only when one goes back.
+    if (a.correlation < previous)
+      lo = std::lower_bound(gpu.begin(), gpu.end(), a.correlation,
+                            [](const auto& g, std::uint32_t c) { return g.correlation < c; });
+    while (lo != gpu.end() && lo->correlation < a.correlation) ++lo;
+    previous = a.correlation;
+    double ns = 0;
+    std::size_t kernels = 0;
+    for (auto rec = lo; rec != gpu.end() && rec->correlation == a.correlation; ++rec) {
+      ns += rec->ns;
+      kernels += rec->kernel ? 1 : 0;
+    }
+    if (ns > 0 || kernels > 0) calls.push_back({a.start, ns, kernels});
+  }
+  release(gpu);
+  std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  for (std::size_t i = 1; i < calls.size(); ++i) {
+    calls[i].ns += calls[i - 1].ns;
+    calls[i].kernels += calls[i - 1].kernels;
+  }
+  auto before = [&calls](std::uint64_t when) { // the sums over the calls that start before `when`
+    auto next = std::lower_bound(calls.begin(), calls.end(), when,
+                                 [](const launch_sum& c, std::uint64_t v) { return c.start < v; });
+    return next == calls.begin() ? launch_sum{when, 0, 0} : *(next - 1);
+  };
+  for (const auto& r : st.ranges) {
+    if (r.end <= r.start) continue;
+    const launch_sum a = before(r.start), b = before(r.end);
+    program_range* row = by_id[{r.domain, r.name}];
+    row->launched_gpu_ns += b.ns - a.ns;
+    row->launched_kernels += b.kernels - a.kernels;
+  }
+}
+
+// The NVTX ranges by domain and name: their time, the GPU busy inside them, the kernels
+// that started inside, and what they launched.
+std::vector<program_range> range_rows(accumulator_state& st, const std::vector<interval>& busy,
+                                      const std::vector<std::uint64_t>& kernel_starts) {
+  std::map<std::pair<std::string, std::string>, program_range> by_name;
+  range_rows_by_id by_id;
+  for (const auto& r : st.ranges) {
+    program_range*& row = by_id[{r.domain, r.name}];
+    if (!row) row = &by_name[{*st.names[r.domain], *st.names[r.name]}];
+    ++row->count;
+    row->total_ns += span(r.start, r.end);
+    if (r.end <= r.start) continue;
+    row->gpu_ns += intervals::measure(busy, r.start, r.end);
+    row->kernels += static_cast<std::size_t>(std::lower_bound(kernel_starts.begin(), kernel_starts.end(), r.end) -
+                                             std::lower_bound(kernel_starts.begin(), kernel_starts.end(), r.start));
+  }
+  if (!st.ranges.empty()) add_launched(st, by_id);
+  release(st.launched);
+  std::vector<program_range> out;
+  for (auto& [key, row] : by_name) {
+    row.domain = key.first;
+    row.name = key.second;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// What the host thread was inside during a GPU idle gap [lo, hi): a CUDA call covering most
+// of it (by name), else the innermost NVTX range around it, else "host code". `first_call`
+// moves forward with the gaps (calls of one thread do not overlap: their ends ascend).
+std::string inside_gap(const accumulator_state& st, const std::vector<const api_rec*>& calls, std::size_t& first_call,
+                       range_cursor& cursor, std::uint64_t lo, std::uint64_t hi) {
+  while (first_call < calls.size() && calls[first_call]->end <= lo) ++first_call;
+  const api_rec* widest = nullptr;
+  double widest_ns = 0;
+  for (std::size_t c = first_call; c < calls.size() && calls[c]->start < hi; ++c) {
+    const double inside = span(std::max(calls[c]->start, lo), std::min(calls[c]->end, hi));
+    if (inside > widest_ns) {
+      widest_ns = inside;
+      widest = calls[c];
+    }
+  }
+  if (widest && widest_ns >= span(lo, hi) / 2) return std::string(trace::strip_api_version(*st.names[widest->name]));
+  if (const auto* r = cursor.at(lo + (hi - lo) / 2)) return "range " + *st.names[r->name];
+  return "host code";
+}
+
+// GPU idle gaps between GPU activities, by what the host was inside.
+// Only the steady state's gaps count (a gap across its start, from there): start-up is the
+// start-up rule's.
+gap_summary idle_gaps(const accumulator_state& st, const std::vector<interval>& busy, std::uint32_t thread,
+                      std::uint64_t window_start, std::uint64_t steady_start) {
+  gap_summary g;
+  if (steady_start == UINT64_MAX) steady_start = 0;
+  g.active_span_ns = span(std::max(busy.front().first, steady_start), busy.back().second);
+  g.before_first_ns = span(window_start, busy.front().first);
+  std::vector<const api_rec*> calls;
+  for (const auto& a : st.calls)
+    if (a.thread == thread) calls.push_back(&a);
+  std::vector<const range_rec*> ranges;
+  for (const auto& r : st.ranges)
+    if (r.thread == thread) ranges.push_back(&r);
+  if (ranges.empty())
+    for (const auto& r : st.ranges) ranges.push_back(&r);
+  range_cursor cursor(std::move(ranges));
+  std::map<std::string, idle_cause> causes;
+  std::size_t first_call = 0;
+  for (std::size_t i = 1; i < busy.size(); ++i) {
+    const std::uint64_t lo = std::max(busy[i - 1].second, steady_start), hi = busy[i].first;
+    const double length = span(lo, hi);
+    if (length < st.options.gap_min_ns) continue;
+    const std::string what = inside_gap(st, calls, first_call, cursor, lo, hi);
+    auto& c = causes[what];
+    ++c.gaps;
+    c.total_ns += length;
+    c.largest_ns = std::max(c.largest_ns, length);
+    ++g.count;
+    g.total_ns += length;
+    if (length > g.largest_ns) {
+      g.largest_ns = length;
+      g.largest_at_ns = span(window_start, lo);
+      g.largest_inside = what;
+    }
+  }
+  for (auto& [what, c] : causes) {
+    c.what = what;
+    g.causes.push_back(std::move(c));
+  }
+  std::stable_sort(g.causes.begin(), g.causes.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  return g;
+}
+
+// Where the steady state starts: the first start of the program's step range (its own
+// repeating NVTX range with the most time in it, as rank_analysis finds steps), else the
+// first kernel; UINT64_MAX without kernels. Clipped to the window.
+std::pair<std::uint64_t, std::string> steady_state_start(const accumulator_state& st, std::uint64_t lo,
+                                                         std::uint64_t hi) {
+  if (st.first_kernel == UINT64_MAX) return {UINT64_MAX, ""};
+  struct use {
+    std::size_t count = 0;
+    double total_ns = 0;
+    std::uint64_t first = UINT64_MAX;
+  };
+  std::map<std::string, use> by_name; // by name: ties go to the first in name order
+  std::map<std::pair<std::uint32_t, std::uint32_t>, use*> by_id;
+  for (const auto& r : st.ranges) {
+    use*& u = by_id[{r.domain, r.name}];
+    if (!u) {
+      if (*st.names[r.domain] == "speedlab") continue; // speedlab's own phases are no steps
+      u = &by_name[*st.names[r.name]];
+    }
+    ++u->count;
+    u->total_ns += span(r.start, r.end);
+    u->first = std::min(u->first, r.start);
+  }
+  const std::pair<const std::string, use>* best = nullptr;
+  for (const auto& entry : by_name)
+    if (entry.second.count >= 2 && (!best || entry.second.total_ns > best->second.total_ns)) best = &entry;
+  std::pair<std::uint64_t, std::string> out{st.first_kernel, "first kernel"};
+  if (best) out = {best->second.first, "nvtx:" + best->first};
+  out.first = std::clamp(out.first, lo, std::max(lo, hi));
+  return out;
+}
+
+// The start-up: time to the first kernel, the GPU's idle before the steady state, and the
+// classifying thread's CUDA calls before the first kernel by name.
+startup_summary startup_figures(const accumulator_state& st, const std::vector<interval>& busy, std::uint32_t thread,
+                                std::uint64_t window_start, const std::pair<std::uint64_t, std::string>& steady) {
+  startup_summary u;
+  if (steady.first == UINT64_MAX) return u;
+  u.known = true;
+  u.to_first_kernel_ns = span(window_start, st.first_kernel);
+  u.steady_start_ns = span(window_start, steady.first);
+  u.steady_method = steady.second;
+  u.idle_ns = std::max(0.0, u.steady_start_ns - intervals::measure(busy, window_start, steady.first));
+  std::map<std::string, call_time> by_name;
+  for (const auto& a : st.calls) { // in start order
+    if (a.start >= st.first_kernel) break;
+    if (a.thread != thread) continue;
+    auto& c = by_name[std::string(trace::strip_api_version(*st.names[a.name]))];
+    ++c.calls;
+    c.total_ns += span(std::max(a.start, window_start), std::min(a.end, st.first_kernel));
+  }
+  for (auto& [name, c] : by_name) {
+    c.name = name;
+    u.calls.push_back(std::move(c));
+  }
+  std::stable_sort(u.calls.begin(), u.calls.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  if (u.calls.size() > 10) u.calls.resize(10); // the few that matter; the summary stays small
+  return u;
+}
+
+// Allocations, synchronous pageable copies and the launch cost, from the host's calls
+// (released after).
+void host_call_figures(accumulator_state& st, process_summary& s) {
+  s.pageable_sync = st.pageable_sync;
+  if (st.first_kernel != UINT64_MAX) s.allocs.steady_span_ns = span(st.first_kernel, st.last_busy);
+  std::sort(st.pageable_sync_calls.begin(), st.pageable_sync_calls.end());
+  std::vector<double> launch_ns;
+  for (const auto& a : st.calls) {
+    const double ns = span(a.start, a.end);
+    switch (a.kind) {
+    case trace::api_kind::launch: launch_ns.push_back(ns); break;
+    case trace::api_kind::alloc:
+    case trace::api_kind::free: {
+      (a.kind == trace::api_kind::alloc ? s.allocs.allocs : s.allocs.frees)++;
+      s.allocs.ns += ns;
+      if (a.start > st.first_kernel) {
+        ++s.allocs.repeated;
+        s.allocs.repeated_ns += ns;
+      }
+      break;
+    }
+    case trace::api_kind::copy_sync:
+      if (std::binary_search(st.pageable_sync_calls.begin(), st.pageable_sync_calls.end(), a.correlation))
+        s.pageable_sync.call_ns += ns;
+      break;
+    default: break;
+    }
+  }
+  release(st.calls);
+  if (!launch_ns.empty()) s.launch_call_median_ns = stats::quantile(std::move(launch_ns), 0.5);
+}
+
+} // namespace
+
+struct process_accumulator::state : accumulator_state {};
+
+process_accumulator::process_accumulator(std::vector<trace::repetition_window> trace_windows, program_options options)
+    : m(std::make_unique<state>()) {
+  std::sort(trace_windows.begin(), trace_windows.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  m->windows = std::move(trace_windows);
+  m->options = std::move(options);
+}
+
+process_accumulator::~process_accumulator() = default;
+process_accumulator::process_accumulator(process_accumulator&&) noexcept = default;
+process_accumulator& process_accumulator::operator=(process_accumulator&&) noexcept = default;
+
+void process_accumulator::add(const trace::device_trace& t) {
+  state& s = *m;
+  s.records += t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.api_calls.size() + t.syncs.size() +
+               t.ranges.size() + t.overheads.size();
+  s.any_gpu |= t.has_gpu_activity();
+  s.any_api |= !t.api_calls.empty();
+  add_kernels(s, t.kernels);
+  add_copies_and_memsets(s, t);
+  add_host_side(s, t);
+}
+
+process_summary process_accumulator::finish(const profile::process_profile& p) {
+  state& st = *m;
+  process_summary s = summary_head(st, p);
+  if (!p.process.used_cuda && !st.any_gpu && !st.any_api) return s;
+  const std::uint32_t thread = classifying_thread(st, p.trace);
+  // API calls in start order (a stable sort: equal starts keep their order in the stream).
+  auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
+  if (!std::is_sorted(st.calls.begin(), st.calls.end(), by_start)) std::stable_sort(st.calls.begin(), st.calls.end(), by_start);
+  const auto steady = steady_state_start(st, s.window_start, s.window_end);
+  s.split = split_window(st, thread, s.window_start, s.window_end);
+  s.steady_split = steady.first == UINT64_MAX || steady.first <= s.window_start
+                       ? s.split
+                       : split_window(st, thread, steady.first, s.window_end);
+  s.trace = trace_statistics(st, p.trace);
+  std::vector<std::uint64_t> kernel_starts;
+  std::vector<interval> busy = gpu_busy(st, kernel_starts);
+  s.startup = startup_figures(st, busy, thread, s.window_start, steady);
+  s.ranges = range_rows(st, busy, kernel_starts);
+  release(kernel_starts);
+  for (auto& [key, row] : st.streams) {
+    row.pid = p.process.pid;
+    s.streams.push_back(row);
+  }
+  if (!busy.empty()) s.gaps = idle_gaps(st, busy, thread, s.window_start, steady.first);
+  release(busy);
+  host_call_figures(st, s);
+  return s;
+}
+
+process_summary summarize_process(const profile::process_profile& p, const program_options& options) {
+  process_accumulator acc(p.trace.repetitions, options);
+  acc.add(p.trace);
+  return acc.finish(p);
+}
+
+activity_summary summarize_activity(trace::device_trace trace, const program_options& options) {
+  profile::process_profile p;
+  p.process.pid = trace.process;
+  p.process.used_cuda = true;
+  if (!trace.repetitions.empty()) {
+    const trace::repetition_window all{trace.repetitions.front().start, trace.repetitions.back().end, 0, 0};
+    trace.repetitions = {all};
+  }
+  p.trace = std::move(trace);
+  return summarize_process(p, options);
+}
+
+} // namespace speedlab::analysis

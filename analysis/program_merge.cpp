@@ -1,0 +1,201 @@
+// The processes' summaries merged into the program's analysis: each process that used
+// CUDA becomes a point (process_point) and goes through the rules; the program's kernels,
+// ranges, copies and split are the sums over its processes; two or more ranks are compared.
+#include "analysis/program_analysis.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "analysis/roofline.hpp"
+#include "analysis/rules.hpp"
+#include "analysis/what_if.hpp"
+#include "model/statistics.hpp"
+
+namespace speedlab::analysis {
+namespace {
+
+double span(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) : 0; }
+
+void add_split(time_split& sum, const time_split& s) {
+  for (auto field : {&time_split::kernel, &time_split::h2d, &time_split::d2h, &time_split::copy_other,
+                     &time_split::memset, &time_split::sync, &time_split::api, &time_split::host, &time_split::wall_ns})
+    sum.*field += s.*field;
+}
+
+void add_copies(copy_stats& sum, const copy_stats& c) {
+  sum.count += c.count;
+  sum.async_count += c.async_count;
+  sum.pageable_count += c.pageable_count;
+  for (auto field : {&copy_stats::bytes, &copy_stats::ns, &copy_stats::pageable_bytes, &copy_stats::pageable_ns,
+                     &copy_stats::pinned_bytes, &copy_stats::pinned_ns})
+    sum.*field += c.*field;
+}
+
+std::vector<program_kernel> merge_kernels(const std::vector<process_summary>& processes) {
+  std::map<std::string, program_kernel> by_name;
+  double all = 0;
+  for (const auto& p : processes)
+    for (const auto& k : p.trace.kernels) {
+      auto& row = by_name[k.name];
+      if (row.launches == 0 || k.max_ns > row.max_ns) {
+        row.grid = k.grid;
+        row.block = k.block;
+      }
+      row.min_ns = row.launches == 0 ? k.min_ns : std::min(row.min_ns, k.min_ns);
+      row.max_ns = std::max(row.max_ns, k.max_ns);
+      row.launches += k.launches;
+      row.total_ns += k.total_ns;
+      ++row.processes;
+      all += k.total_ns;
+    }
+  std::vector<program_kernel> out;
+  for (auto& [name, row] : by_name) {
+    row.name = name;
+    row.mean_ns = row.launches ? row.total_ns / static_cast<double>(row.launches) : 0;
+    row.share = all > 0 ? row.total_ns / all : 0;
+    out.push_back(std::move(row));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+std::vector<program_range> merge_ranges(const std::vector<process_summary>& processes) {
+  std::map<std::pair<std::string, std::string>, program_range> by_name;
+  for (const auto& p : processes)
+    for (const auto& r : p.ranges) {
+      auto& row = by_name[{r.domain, r.name}];
+      row.domain = r.domain;
+      row.name = r.name;
+      row.count += r.count;
+      row.kernels += r.kernels;
+      row.launched_kernels += r.launched_kernels;
+      row.launched_gpu_ns += r.launched_gpu_ns;
+      row.total_ns += r.total_ns;
+      row.gpu_ns += r.gpu_ns;
+    }
+  std::vector<program_range> out;
+  for (auto& [key, row] : by_name) out.push_back(std::move(row));
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+// The rules on one process, as on a run's point: its trace summary and its activity
+// (start-up, gaps, allocations, ...) are what the rules read.
+void evaluate_rules(const process_summary& p, const point_result& point, const device_model& device,
+                    const program_options& options, analysis_result& out) {
+  const point_result judged = steady_point(point, &p);
+  analysis_options rule_options;
+  rule_options.disabled_rules = options.disabled_rules;
+  rule_options.gap_min_ns = options.gap_min_ns;
+  rule_context ctx{judged, device, rule_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, &p};
+  // A program declares no work: its roofline comes from the counters alone (--metrics).
+  std::vector<roofline_point> rows = counter_roofline_for_point(judged, device);
+  for (const auto& row : rows) ctx.roofline.push_back(&row);
+  for (const auto& [name, rule] : rule_registry()) {
+    if (rule_options.disabled_rules.count(name)) continue;
+    try {
+      for (auto& f : rule->evaluate(ctx)) out.findings.push_back(std::move(f));
+    } catch (const std::exception& e) {
+      out.notes.push_back("rule " + name + " failed on " + p.label + ": " + e.what());
+    }
+  }
+  for (auto& w : what_ifs_for_point(judged, &p.trace, device)) out.what_ifs.push_back(std::move(w));
+  for (auto& row : rows) out.roofline.push_back(std::move(row));
+}
+
+void attach_ranks(program_analysis& a, std::vector<rank_summary> ranks) {
+  if (ranks.size() < 2) return;
+  a.ranks = analyze_ranks(std::move(ranks));
+  a.result.findings.insert(a.result.findings.end(), a.ranks->findings.begin(), a.ranks->findings.end());
+  a.result.notes.insert(a.result.notes.end(), a.ranks->notes.begin(), a.ranks->notes.end());
+  std::stable_sort(a.result.findings.begin(), a.result.findings.end(),
+                   [](const finding& x, const finding& y) { return x.estimated_gain > y.estimated_gain; });
+}
+
+} // namespace
+
+std::string process_point_id(std::uint32_t pid) { return fmt::format("pid {}", pid); }
+
+point_result process_point(const process_summary& p) {
+  point_result r;
+  r.id = process_point_id(p.info.pid);
+  r.workload = p.label;
+  r.variant = r.id;
+  r.kind = "cuda";
+  r.params["pid"] = std::to_string(p.info.pid);
+  if (p.info.truncated) r.reason = "profile truncated (the stream ends without its closing record)";
+  const double wall = span(p.window_start, p.window_end);
+  r.samples_ns = {wall};
+  r.wall = stats::summarize(r.samples_ns);
+  if (p.split) {
+    r.splits = {*p.split};
+    r.split_median = r.split_q1 = r.split_q3 = *p.split;
+  }
+  r.dropped_records = std::max(p.info.dropped_records, p.trace.dropped_records);
+  r.profiler = p.backend;
+  r.profiler_messages = p.info.notes;
+  r.duration_s = wall / 1e9;
+  r.counters = p.counters; // the point rules read them as they read a run's counters pass
+  return r;
+}
+
+program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,
+                                 const device_model& device, const program_options& options) {
+  program_analysis a;
+  a.facts = std::move(facts);
+  a.result.device = device;
+  std::stable_sort(processes.begin(), processes.end(),
+                   [](const auto& x, const auto& y) { return x.window_start < y.window_start; });
+  a.processes = std::move(processes);
+  std::size_t with_cuda = 0;
+  for (auto& p : a.processes) {
+    a.records += p.records;
+    if (p.info.truncated)
+      a.result.notes.push_back(fmt::format("{}: the profile is truncated; it holds what was flushed up to {:.3f} s "
+                                           "after the process started",
+                                           p.label, span(p.info.start_ns, p.info.last_flush_ns) / 1e9));
+    if (!p.split) continue;
+    ++with_cuda;
+    add_split(a.split, *p.split);
+    add_copies(a.h2d, p.trace.h2d);
+    add_copies(a.d2h, p.trace.d2h);
+    add_copies(a.other_copies, p.trace.other_copies);
+    a.points.push_back(process_point(p));
+    evaluate_rules(p, a.points.back(), device, options, a.result);
+    for (const auto& s : p.streams) a.streams.push_back(s);
+    p.trace.kernel_durations = {}; // only the rules need every launch
+    p.trace.kernel_durations.shrink_to_fit();
+  }
+  if (with_cuda == 0)
+    a.result.notes.push_back(a.processes.empty() ? "no process was recorded"
+                                                 : "no process of the program used CUDA: there is no GPU time to split");
+  a.kernels = merge_kernels(a.processes);
+  a.ranges = merge_ranges(a.processes);
+  std::stable_sort(a.result.findings.begin(), a.result.findings.end(),
+                   [](const finding& x, const finding& y) { return x.estimated_gain > y.estimated_gain; });
+  return a;
+}
+
+program_analysis analyze_program(const std::vector<profile::process_profile>& processes, program_facts facts,
+                                 const device_model& device, const program_options& options) {
+  std::vector<process_summary> summaries;
+  std::vector<rank_summary> ranks;
+  summaries.reserve(processes.size());
+  for (const auto& p : processes) {
+    summaries.push_back(summarize_process(p, options));
+    if (p.process.used_cuda && identify_rank(p.process).rank) ranks.push_back(summarize_rank(p));
+  }
+  return analyze_program(std::move(summaries), std::move(ranks), std::move(facts), device, options);
+}
+
+program_analysis analyze_program(std::vector<process_summary> processes, std::vector<rank_summary> ranks,
+                                 program_facts facts, const device_model& device, const program_options& options) {
+  program_analysis a = analyze_program(std::move(processes), std::move(facts), device, options);
+  attach_ranks(a, std::move(ranks));
+  return a;
+}
+
+
+} // namespace speedlab::analysis
