@@ -399,15 +399,16 @@ bool same_kernel(const std::string& trace_name, const std::string& counters_name
 }
 
 std::optional<busy_unit> busiest_unit(const cn::counter_figures& f) {
-  // The bound's units when the set read them (the default set does): ncu's breakdown.
-  if (const auto* b = f.bound()) return busy_unit{b->unit, b->memory, b->pct};
   std::optional<busy_unit> best;
   auto consider = [&](const std::optional<double>& v, std::string name, bool memory) {
     if (v && (!best || *v > best->pct)) best = busy_unit{std::move(name), memory, *v};
   };
-  if (f.busiest_pipe_pct) consider(f.busiest_pipe_pct, f.busiest_pipe + " pipe", false);
+  // The bound's units when the set read them (the default set does), else the busiest pipe;
+  // ncu's SM and memory summaries where read (the full set), as they can be higher.
+  if (const auto* b = f.bound()) consider(b->pct, b->unit, b->memory);
+  else if (f.busiest_pipe_pct) consider(f.busiest_pipe_pct, f.busiest_pipe + " pipe", false);
   consider(f.sm_throughput_pct, "SM throughput", false);
-  consider(f.dram_throughput_pct, "DRAM throughput", true);
+  if (!f.bound()) consider(f.dram_throughput_pct, "DRAM throughput", true);
   consider(f.memory_throughput_pct, "memory throughput (L1, L2, DRAM)", true);
   return best;
 }

@@ -294,15 +294,15 @@ TEST_CASE("recorded H100 counters, full set: busy integer-bound kernels are not 
     const char* point;
     const char* unit; // the busiest unit the finding names
   };
-  // The unit is the bound's busiest (ncu's breakdown: memory levels, pipes, issue slots): the
-  // Philox kernels issue at 62-66% of peak with the ALU pipe at 54-59%; the xoshiro kernels
-  // run the ALU pipe at 74-81%.
+  // The busiest of the bound's units and ncu's SM summary (the full set reads it): the Philox
+  // kernels' SM throughput (81.7-87.0%, its FMA-heavy pipe) is above every unit read; the
+  // xoshiro kernels' ALU pipe is the busiest.
   const expect busy[] = {
-      {"slow-pi", "montecarlo_pi/cuda/M=2700000000", "issue slots at 66.0% of peak"},
-      {"slow-pi", "montecarlo_pi/cuda-tuned/M=2700000000", "issue slots at 65.0% of peak"},
+      {"slow-pi", "montecarlo_pi/cuda/M=2700000000", "SM throughput at 81.7% of peak"},
+      {"slow-pi", "montecarlo_pi/cuda-tuned/M=2700000000", "SM throughput at 87.0% of peak"},
       {"slow-pi", "montecarlo_pi/cuda-fast/M=2700000000", "ALU pipe at 81.2% of peak"},
-      {"slow-moment", "montecarlo/cuda/M=512000000,N=8", "issue slots at 63.0% of peak"},
-      {"slow-moment", "montecarlo/cuda-tuned/M=512000000,N=8", "issue slots at 62.0% of peak"},
+      {"slow-moment", "montecarlo/cuda/M=512000000,N=8", "SM throughput at 83.8% of peak"},
+      {"slow-moment", "montecarlo/cuda-tuned/M=512000000,N=8", "SM throughput at 85.8% of peak"},
       {"slow-moment", "montecarlo/cuda-fast/M=512000000,N=8", "ALU pipe at 73.7% of peak"},
   };
   for (const auto& e : busy) {
@@ -316,7 +316,7 @@ TEST_CASE("recorded H100 counters, full set: busy integer-bound kernels are not 
     CHECK(f[0].title.rfind("the compute phase is bound by its " + std::string(e.unit), 0) == 0);
     CHECK(contains(f[0].title, "not by the compute roof of its declared work"));
     CHECK(contains(evidence(f[0], "kernel speedup left (counters)"), "none"));
-    if (contains(e.unit, "issue slots")) CHECK(contains(f[0].title, "busiest pipe ALU (integer, logic)"));
+    if (contains(e.unit, "SM throughput")) CHECK(contains(f[0].title, "busiest pipe ALU (integer, logic)"));
     CHECK(contains(f[0].explanation, "not headroom"));
 
     // The same point without its counters: the rule as it was, critical on declared FLOPs.
@@ -351,19 +351,19 @@ TEST_CASE("recorded H100 counters, full set: without utilization metrics the FLO
 
 TEST_CASE("recorded H100 counters, full set: an idle kernel keeps its finding, its gain capped by the counters",
           "[counters][analysis]") {
-  // montecarlo_pi/cuda's recorded counters with every utilization scaled to a third (issue
-  // slots 22.0%, ALU 18.1%): the kernel now is far from both roofs. The FLOP roof alone would
-  // promise 60 / 2.0 = 30x on the kernel; the counters leave 60 / 22.0.
+  // montecarlo_pi/cuda's recorded counters with every utilization scaled to a third (SM
+  // 27.2%, ALU 18.1%): the kernel now is far from both roofs. The FLOP roof alone would
+  // promise 60 / 2.0 = 30x on the kernel; the counters leave 60 / 27.2.
   auto ps = full_set("slow-pi");
   auto& p = ps[0];
   REQUIRE(p.id == "montecarlo_pi/cuda/M=2700000000");
   for (auto& [m, v] : p.counters->kernels[0].metrics)
     if (contains(m, "pct_of_peak")) v /= 3;
-  const double sm = p.counters->kernels[0].metrics.at(counters::metric::issue_active);
+  const double sm = p.counters->kernels[0].metrics.at(counters::metric::sm_throughput);
   const auto f = findings(analyze_full_set("slow-pi", ps), "kernel-below-roofline", p.id);
   REQUIRE(f.size() == 1);
   CHECK(f[0].title == "the compute phase reaches 2.0% of its compute bound");
-  CHECK(evidence(f[0], "busiest unit (counters)") == fmt::format("issue slots at {:.1f}% of peak", sm));
+  CHECK(evidence(f[0], "busiest unit (counters)") == fmt::format("SM throughput at {:.1f}% of peak", sm));
   CHECK(contains(f[0].explanation, "The hardware counters agree that the kernel is not busy"));
   const double s = 60 / sm, W = p.split_median->wall_ns;
   double t = 0;
