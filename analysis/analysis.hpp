@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/device_model.hpp"
+#include "model/counters.hpp"
 #include "model/results.hpp"
 
 namespace speedlab::analysis {
@@ -58,6 +59,16 @@ struct roofline_point {
   // is under twice the last-level cache (as the host rules judge it), else "calibration" (the measured roof is below what this
   // code reaches); "" otherwise.
   std::string above_roof;
+  // The kernel's name as the counters pass read it (mangled), where it differs from `kernel`.
+  std::string kernel_mangled;
+  // The bound by the hardware counters, where a counters pass read the units of ncu's
+  // speed-of-light breakdown for this kernel (for a whole compute phase: its longest kernel):
+  // the busiest unit ("ALU pipe", "DRAM", ...), its % of peak, "memory" or "compute", and
+  // every unit read, busiest first. Empty without such counters: then only the roofline of
+  // the work above bounds the row.
+  std::string counter_bound, counter_bound_kind;
+  double counter_bound_pct = 0;
+  std::vector<counters::unit_load> units;
 };
 
 struct speedup {

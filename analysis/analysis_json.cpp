@@ -11,7 +11,8 @@ SPEEDLAB_JSON_FIELDS(finding, rule, title, severity, point_id, workload, variant
                      explanation, next_experiment, estimated_gain)
 SPEEDLAB_JSON_FIELDS(roofline_point, point_id, workload, variant, kernel, processor, intensity,
                      achieved_gbps, achieved_gflops, roof_gbps, roof_gflops, bound, percent_of_bound,
-                     time_ns, roof_measured, roof_source, note, level, work_source, above_roof)
+                     time_ns, roof_measured, roof_source, note, level, work_source, above_roof, kernel_mangled,
+                     counter_bound, counter_bound_kind, counter_bound_pct, units)
 SPEEDLAB_JSON_FIELDS(speedup, workload, params_key, variant, baseline, ratio, ci_low, ci_high, verdict,
                      method, point_id, baseline_point_id)
 SPEEDLAB_JSON_FIELDS(cost_fit, workload, variant, size_param, basis, fixed_ns, per_unit_ns, r2, points,

@@ -6,6 +6,7 @@
 
 #include "model/counters.hpp"
 #include "model/device_keys.hpp"
+#include "analysis/rule_support.hpp"
 #include "analysis/text.hpp"
 
 namespace speedlab::analysis {
@@ -44,6 +45,15 @@ void place(roofline_point& r, double bytes, double flops, double time_ns, const 
 
 namespace {
 
+void set_counter_bound(roofline_point& r, const counters::counter_figures& f) {
+  const auto* b = f.bound();
+  if (!b) return;
+  r.counter_bound = b->unit;
+  r.counter_bound_kind = b->memory ? "memory" : "compute";
+  r.counter_bound_pct = b->pct;
+  r.units = f.units;
+}
+
 roofline_point base(const point_result& p, const char* processor) {
   roofline_point r;
   r.point_id = p.id;
@@ -56,6 +66,32 @@ roofline_point base(const point_result& p, const char* processor) {
 double phase(const point_result& p, const char* name) {
   auto it = p.phase_median_ns.find(name);
   return it == p.phase_median_ns.end() ? 0 : it->second;
+}
+
+// Kernels of the compute phase share its work model in proportion to their time.
+void add_kernel_rows(const point_result& p, const trace_summary& t, double bytes, double flops, const ceiling* bw,
+                     const ceiling* fl, std::vector<roofline_point>& out) {
+  if (t.kernels.empty()) return;
+  double phase_ns = 0;
+  bool by_phase = false;
+  for (const auto& k : t.kernels) phase_ns += k.compute_phase_ns;
+  if (phase_ns > 0) by_phase = true;
+  else
+    for (const auto& k : t.kernels) phase_ns += k.total_ns;
+  std::size_t n = 0;
+  for (const auto& k : t.kernels) n += (by_phase ? k.compute_phase_ns : k.total_ns) > 0;
+  if (!(phase_ns > 0)) return;
+  for (const auto& k : t.kernels) {
+    const double k_ns = by_phase ? k.compute_phase_ns : k.total_ns;
+    if (!(k_ns > 0)) continue;
+    const double share = k_ns / phase_ns;
+    roofline_point kr = base(p, "gpu");
+    kr.kernel = k.name;
+    place(kr, bytes * share, flops * share, t.per_rep(k_ns), bw, fl);
+    kr.note = n > 1 ? "the compute phase's work shared among " + std::to_string(n) + " kernels in proportion to their time"
+                    : "all of the compute phase's work";
+    out.push_back(std::move(kr));
+  }
 }
 
 } // namespace
@@ -82,31 +118,8 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
     place(r, bytes, flops, kernel_ns, bw, fl);
     out.push_back(r);
 
-    // Kernels of the compute phase share its work model in proportion to their time.
-    if (t && !t->kernels.empty()) {
-      double phase_ns = 0;
-      bool by_phase = false;
-      for (const auto& k : t->kernels) phase_ns += k.compute_phase_ns;
-      if (phase_ns > 0) by_phase = true;
-      else
-        for (const auto& k : t->kernels) phase_ns += k.total_ns;
-      std::size_t n = 0;
-      for (const auto& k : t->kernels) n += (by_phase ? k.compute_phase_ns : k.total_ns) > 0;
-      if (phase_ns > 0) {
-        for (const auto& k : t->kernels) {
-          const double k_ns = by_phase ? k.compute_phase_ns : k.total_ns;
-          if (!(k_ns > 0)) continue;
-          const double share = k_ns / phase_ns;
-          roofline_point kr = base(p, "gpu");
-          kr.kernel = k.name;
-          place(kr, bytes * share, flops * share, t->per_rep(k_ns), bw, fl);
-          kr.note = n > 1 ? "the compute phase's work shared among " + std::to_string(n) +
-                                " kernels in proportion to their time"
-                          : "all of the compute phase's work";
-          out.push_back(std::move(kr));
-        }
-      }
-    }
+    if (t) add_kernel_rows(p, *t, bytes, flops, bw, fl, out);
+    attach_counter_bounds(out, p);
     return out;
   }
 
@@ -153,6 +166,25 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
   return out;
 }
 
+void attach_counter_bounds(std::vector<roofline_point>& rows, const point_result& p) {
+  if (!p.counters) return;
+  const auto kernels = detail::counter_kernels(p);
+  for (auto& r : rows) {
+    if (r.processor != "gpu" || !r.level.empty()) continue;
+    // A kernel's row: that kernel's longest launch shape; the whole phase: the kernel that
+    // takes most of a repetition.
+    const detail::counter_kernel* pick = nullptr;
+    for (const auto& k : kernels) {
+      if (!r.kernel.empty() && !detail::same_kernel(r.kernel, k.counters.kernel)) continue;
+      const double weight = r.kernel.empty() ? k.time_per_rep() : k.ns;
+      if (!pick || weight > (r.kernel.empty() ? pick->time_per_rep() : pick->ns)) pick = &k;
+    }
+    if (!pick) continue;
+    set_counter_bound(r, pick->f);
+    if (!r.kernel.empty() && r.kernel != pick->counters.kernel) r.kernel_mangled = pick->counters.kernel;
+  }
+}
+
 ceiling dram_roof_for_mix(const device_model& d, double read, double written) {
   const ceiling* r = find_ceiling(d.gpu, keys::dram_read_bw);
   const ceiling* w = find_ceiling(d.gpu, keys::dram_write_bw);
@@ -184,10 +216,12 @@ std::vector<roofline_point> counter_roofline_for_point(const point_result& p, co
     const ceiling* flop_roof = find_ceiling(d.gpu, fp64 ? keys::fp64_peak : keys::fp32_peak);
     auto row = [&](const char* level, double bytes, const ceiling* roof, std::string note) {
       roofline_point r = base(p, "gpu");
-      r.kernel = k.kernel;
+      r.kernel = counters::demangled_name(k.kernel);
+      if (r.kernel != k.kernel) r.kernel_mangled = k.kernel;
       r.level = level;
       r.work_source = "counters";
       place(r, bytes, flops, *f.duration_ns, roof, flop_roof);
+      set_counter_bound(r, f);
       r.note = std::move(note);
       out.push_back(std::move(r));
     };

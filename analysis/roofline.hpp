@@ -31,6 +31,11 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
 // calibrated, else the copy figure), L2 and L1. Needs no declared work model.
 std::vector<roofline_point> counter_roofline_for_point(const point_result& p, const device_model& d);
 
+// The counters' bound on each GPU row of the work roofline (counter_bound, units): a
+// kernel's row from the counters of that kernel, the whole phase's from its kernel that
+// takes most of a repetition. Rows without matching counters are left as they are.
+void attach_counter_bounds(std::vector<roofline_point>& rows, const point_result& p);
+
 // The DRAM roof for a kernel that reads `read` and writes `written` bytes: the time each
 // direction takes at its own measured bandwidth, so a read-mostly kernel meets the
 // read-only roof rather than the copy roof. Falls back to the copy bandwidth.

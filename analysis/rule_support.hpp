@@ -50,7 +50,8 @@ inline latency launch_latency(const device_model& d) {
 // the median of its profiled launches and its launches in the pass (one repetition).
 // Defined in rules_counters.cpp; kernel-below-roofline reads them too.
 struct counter_kernel {
-  counters::kernel_counters counters;
+  counters::kernel_counters counters; // its kernel: the launch's (mangled) name
+  std::string name;                   // demangled, for what a person reads
   counters::counter_figures f;
   double ns = 0;       // one launch
   double launches = 1; // per repetition
@@ -58,11 +59,12 @@ struct counter_kernel {
 };
 std::vector<counter_kernel> counter_kernels(const point_result& p);
 
-// The busiest unit the counters read for one kernel: the busiest SM pipe, SM throughput,
-// memory throughput (L1/L2/DRAM) or DRAM throughput, whichever is highest (% of peak).
-// Empty when the metric set read none of them (the dram and default sets).
+// The busiest unit the counters read for one kernel: its bound (counters::counter_figures::
+// bound: DRAM, L2, L1/shared, an SM pipe or the issue slots) where the set read those (the
+// default and full sets), else the busiest of the SM pipes and the SM, memory and DRAM
+// throughputs a metric list read (% of peak). Empty when none was read (the dram set).
 struct busy_unit {
-  std::string name;    // e.g. "ALU (integer, logic) pipe", "SM throughput", "DRAM throughput"
+  std::string name;    // a unit of the bound ("ALU pipe", "L2", "DRAM"), else "SM throughput", ...
   bool memory = false; // a memory unit (memory or DRAM throughput), not the SM's
   double pct = 0;
 };

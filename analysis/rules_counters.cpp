@@ -45,7 +45,8 @@ std::string sectors_text(double spr) {
 }
 
 void add_kernel(finding& f, const kernel_view& k) {
-  add(f, "kernel", k.counters.kernel);
+  add(f, "kernel", k.name);
+  if (k.name != k.counters.kernel) add(f, "kernel (mangled)", k.counters.kernel);
   if (k.counters.grid.size() == 3)
     add(f, "launch", fmt::format("grid {}x{}x{}, block {}x{}x{}", k.counters.grid[0], k.counters.grid[1],
                                  k.counters.grid[2], k.counters.block[0], k.counters.block[1], k.counters.block[2]));
@@ -144,7 +145,7 @@ public:
       // The source pass, when run, names the line ("... at softmax.cu:25").
       const auto line = uncoalesced_line(ctx.point, k.counters.kernel);
       finding f = start(ctx, fmt::format("kernel {}: {} accesses use {:.1f} sectors per request{}",
-                                         k.counters.kernel, ld >= st ? "load" : "store", worst,
+                                         k.name, ld >= st ? "load" : "store", worst,
                                          line ? " at " + source::line_label(*line) : ""),
                         gain);
       add_kernel(f, k);
@@ -191,12 +192,12 @@ public:
       if (!below_theory && !low) continue;
       const roofline_point* r = nullptr;
       for (const auto* row : ctx.roofline)
-        if (row->kernel == k.counters.kernel && row->level == "dram") r = row;
+        if (row->kernel_mangled == k.counters.kernel && row->level == "dram") r = row;
       if (r && r->percent_of_bound >= 60) continue;
       const double target = theory ? theory->occupancy : 0.5;
       const double s = std::clamp(target / std::max(achieved, 0.01), 1.0, 4.0);
       const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / std::sqrt(s)));
-      finding f = start(ctx, fmt::format("kernel {}: achieved occupancy {} of {} theoretical", k.counters.kernel,
+      finding f = start(ctx, fmt::format("kernel {}: achieved occupancy {} of {} theoretical", k.name,
                                          text::percent(achieved), theory ? text::percent(theory->occupancy) : "?"),
                         gain);
       add_kernel(f, k);
@@ -248,7 +249,7 @@ public:
       // More work in flight can raise the busier unit toward 60% of its peak.
       const double s = 60 / std::max(busier, 1.0);
       const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      finding f = start(ctx, fmt::format("kernel {} is latency-bound: SM {}, memory {} of peak", k.counters.kernel,
+      finding f = start(ctx, fmt::format("kernel {} is latency-bound: SM {}, memory {} of peak", k.name,
                                          pct(*k.f.sm_throughput_pct), pct(*k.f.memory_throughput_pct)),
                         gain);
       add_kernel(f, k);
@@ -290,7 +291,7 @@ public:
       }
       const double s = std::clamp(*k.f.busiest_pipe_pct / std::max(second, 1.0), 1.0, 2.0);
       const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      finding f = start(ctx, fmt::format("kernel {}: the {} pipe is {} busy", k.counters.kernel, k.f.busiest_pipe,
+      finding f = start(ctx, fmt::format("kernel {}: the {} pipe is {} busy", k.name, k.f.busiest_pipe,
                                          pct(*k.f.busiest_pipe_pct)),
                         gain);
       add_kernel(f, k);
@@ -342,7 +343,7 @@ public:
       const double s = std::clamp((100 - hit) / 50, 1.0, 2.0);
       const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
       finding f = start(ctx, fmt::format("kernel {}: L2 hit rate {} with {:.1f}x the DRAM bytes requested from L2",
-                                         k.counters.kernel, pct(hit), l2 / dram),
+                                         k.name, pct(hit), l2 / dram),
                         gain);
       add_kernel(f, k);
       add(f, "L2 hit rate", pct(hit));
@@ -380,6 +381,7 @@ std::vector<counter_kernel> counter_kernels(const point_result& p) {
     for (const auto& l : c.kernels)
       if (l.kernel == k.kernel && l.grid == k.grid && l.block == k.block) v.launches += 1;
     if (c.skipped > 0 && profiled.size() == 1) v.launches += static_cast<double>(c.skipped);
+    v.name = cn::demangled_name(k.kernel);
     v.counters = std::move(k);
     out.push_back(std::move(v));
   }
@@ -401,9 +403,12 @@ std::optional<busy_unit> busiest_unit(const cn::counter_figures& f) {
   auto consider = [&](const std::optional<double>& v, std::string name, bool memory) {
     if (v && (!best || *v > best->pct)) best = busy_unit{std::move(name), memory, *v};
   };
-  if (f.busiest_pipe_pct) consider(f.busiest_pipe_pct, f.busiest_pipe + " pipe", false);
+  // The bound's units when the set read them (the default set does), else the busiest pipe;
+  // ncu's SM and memory summaries where read (the full set), as they can be higher.
+  if (const auto* b = f.bound()) consider(b->pct, b->unit, b->memory);
+  else if (f.busiest_pipe_pct) consider(f.busiest_pipe_pct, f.busiest_pipe + " pipe", false);
   consider(f.sm_throughput_pct, "SM throughput", false);
-  consider(f.dram_throughput_pct, "DRAM throughput", true);
+  if (!f.bound()) consider(f.dram_throughput_pct, "DRAM throughput", true);
   consider(f.memory_throughput_pct, "memory throughput (L1, L2, DRAM)", true);
   return best;
 }

@@ -184,7 +184,8 @@ struct counter_evidence {
 std::string busy_text(const counter_evidence& ce) {
   std::string s = fmt::format("{} at {:.1f}% of peak", ce.unit.name, ce.unit.pct);
   const auto& f = ce.dominant.f;
-  if (!ce.unit.memory && f.busiest_pipe_pct && ce.unit.name != f.busiest_pipe + " pipe")
+  const bool is_pipe = ce.unit.name.size() > 5 && ce.unit.name.compare(ce.unit.name.size() - 5, 5, " pipe") == 0;
+  if (!ce.unit.memory && !is_pipe && f.busiest_pipe_pct)
     s += fmt::format(" (busiest pipe {} at {:.1f}%)", f.busiest_pipe, *f.busiest_pipe_pct);
   return s;
 }
@@ -276,7 +277,7 @@ public:
 private:
   static void add_counters(finding& f, const counter_evidence& ce) {
     const auto& k = ce.dominant;
-    if (f.evidence.empty() || f.evidence.front().name != "kernel") add(f, "kernel (counters)", k.counters.kernel);
+    if (f.evidence.empty() || f.evidence.front().name != "kernel") add(f, "kernel (counters)", k.name);
     const auto pct = [](double v) { return fmt::format("{:.1f}% of peak", v); };
     add(f, "busiest unit (counters)", fmt::format("{} at {}", ce.unit.name, pct(ce.unit.pct)));
     if (k.f.busiest_pipe_pct)

@@ -299,6 +299,10 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
   cmd->add_option("--counters-per-kernel", options->counters_per_kernel,
                   "Launches read per distinct (kernel, grid, block) with --metrics (K, default 2)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  cmd->add_option("--calibrate", options->calibrate,
+                  "Device ceilings for the kernels' roofs (as run): off, cached (default: this GPU's cached "
+                  "calibration, else a quick one), quick, full")
+      ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
   // Everything from the first positional argument on (or after --) is PROGRAM's, untouched.
   cmd->prefix_command();
   cmd->footer("PROGRAM [ARGS...] follow the options, best after --; speedlab exits with PROGRAM's exit code.");

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.hpp"
+#include "app/device_step.hpp"
 #include "app/output_folder.hpp"
 #include "app/profile_report.hpp"
 #include "app/program_launcher.hpp"
@@ -154,7 +155,9 @@ std::string preload_with_exit_shim(const std::filesystem::path& library, const s
   return current.empty() ? shim.string() : shim.string() + ":" + current;
 }
 
-int command_profile(const profile_options& options) {
+namespace {
+
+void check_options(const profile_options& options) {
   if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
   if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
   if (!options.metrics.empty()) {
@@ -164,6 +167,13 @@ int command_profile(const profile_options& options) {
       throw config_error(fmt::format("--metrics {}: {}", options.metrics, e.what()));
     }
   }
+  static const std::vector<std::string> modes{"off", "cached", "quick", "full"};
+  if (std::find(modes.begin(), modes.end(), options.calibrate) == modes.end())
+    throw config_error(fmt::format("--calibrate {}: not a mode (valid: off, cached, quick, full)", options.calibrate));
+}
+
+// DIR, or DIR/rank-R for one rank of a launched job.
+std::filesystem::path profile_dir(const profile_options& options) {
   std::filesystem::path dir = options.out;
   const std::optional<int> rank = launcher_rank([](const char* k) { return std::getenv(k); });
   if (rank) {
@@ -172,10 +182,12 @@ int command_profile(const profile_options& options) {
                              "merges the ranks)\n",
                              *rank, dir.string(), options.out);
   }
-  bool created = false;
-  auto lock = prepare_folder(dir, options.force, created);
+  return dir;
+}
 
-  std::vector<std::string> notes;
+// The injection library to use; empty (with a note) when there is none or another tool's
+// injection is already in the environment.
+std::filesystem::path choose_library(std::vector<std::string>& notes) {
   std::filesystem::path library = find_inject_library();
   if (library.empty())
     notes.push_back(fmt::format("no {} beside speedlab (this build has no CUPTI, or SPEEDLAB_INJECT_LIBRARY is wrong): "
@@ -192,10 +204,11 @@ int command_profile(const profile_options& options) {
                                 other));
     library.clear();
   }
+  return library;
+}
 
-  const std::string started_at = device::iso_utc_now();
-  std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
-                           dir.string(), options.flush_interval_ms);
+std::map<std::string, std::string> program_environment(const std::filesystem::path& library,
+                                                       const std::filesystem::path& dir, const profile_options& options) {
   auto environment = injection_environment(library, dir, options.flush_interval_ms);
   const char* preload = std::getenv("LD_PRELOAD");
   if (const std::string with_shim = preload_with_exit_shim(library, preload ? preload : ""); !with_shim.empty())
@@ -206,18 +219,12 @@ int command_profile(const profile_options& options) {
     environment["SPEEDLAB_PROFILE_METRIC_SET"] = options.metrics;
     environment["SPEEDLAB_PROFILE_COUNTERS_K"] = std::to_string(options.counters_per_kernel);
   }
-  const launch_result run = launch_and_wait(options.program, environment);
-  if (!run.started) {
-    std::cerr << "speedlab: " << run.error << '\n';
-    std::error_code ec;
-    lock.reset();
-    if (created) std::filesystem::remove_all(dir, ec); // nothing ran: leave no folder behind (only the lock is in it)
-    return 127;
-  }
+  return environment;
+}
 
-  profile::folder_read read = profile::read_stream_folder(dir);
-  auto& processes = read.processes;
-  // The direct child is listed even when it never used CUDA (a shell script, a launcher).
+// The direct child is listed even when it never used CUDA (a shell script, a launcher).
+void add_direct_child(std::vector<profile::process_profile>& processes, const launch_result& run,
+                      const profile_options& options) {
   auto child = std::find_if(processes.begin(), processes.end(),
                             [&](const auto& p) { return p.process.pid == static_cast<std::uint32_t>(run.pid); });
   if (child == processes.end()) {
@@ -234,10 +241,11 @@ int command_profile(const profile_options& options) {
   }
   child->process.exit_code = run.exit_code;
   child->process.signal = run.signal;
+}
 
-  const std::size_t with_cuda =
-      std::count_if(processes.begin(), processes.end(), [](const auto& p) { return p.process.used_cuda; });
-  if (with_cuda == 0 && !library.empty())
+void add_process_notes(const std::vector<profile::process_profile>& processes, std::size_t with_cuda, bool traced,
+                       std::vector<std::string>& notes) {
+  if (with_cuda == 0 && traced)
     notes.push_back("no process of the program used CUDA (none initialized the CUDA driver): there is no GPU activity "
                     "to report");
   for (const auto& p : processes)
@@ -245,7 +253,10 @@ int command_profile(const profile_options& options) {
       if (n.find("another CUPTI client") != std::string::npos &&
           std::find(notes.begin(), notes.end(), n) == notes.end())
         notes.push_back(fmt::format("{} (process {}): its GPU activity is not in this profile", n, p.process.pid));
+}
 
+nlohmann::json facts_json(const profile_options& options, const std::string& started_at, const launch_result& run,
+                          const std::vector<std::string>& notes, const profile::folder_read& read) {
   nlohmann::json facts{{"command_line", options.program},
                        {"speedlab_command_line", options.command_line},
                        {"started_at", started_at},
@@ -255,13 +266,16 @@ int command_profile(const profile_options& options) {
                        {"exit_code", run.exit_code},
                        {"signal", run.signal ? nlohmann::json(*run.signal) : nlohmann::json()},
                        {"flush_interval_ms", options.flush_interval_ms},
+                       {"calibrate", options.calibrate},
                        {"notes", notes},
                        {"read_messages", read.messages},
                        {"processes", nlohmann::json::array()}};
-  for (const auto& p : processes) facts["processes"].push_back(process_json(p));
-  write_json_file(dir / facts_file, facts);
+  for (const auto& p : read.processes) facts["processes"].push_back(process_json(p));
+  return facts;
+}
 
-  for (const auto& m : read.messages) std::cerr << "speedlab: warning: " << m << '\n';
+void print_processes(const profile_options& options, const launch_result& run,
+                     const std::vector<profile::process_profile>& processes, std::size_t with_cuda) {
   std::cerr << fmt::format("speedlab: {} exited with {}{}; {} process(es), {} used CUDA\n", options.program[0],
                            run.exit_code, run.signal ? fmt::format(" (signal {})", *run.signal) : "", processes.size(),
                            with_cuda);
@@ -278,17 +292,69 @@ int command_profile(const profile_options& options) {
     if (const auto by = i.tags.find("closed_by"); by != i.tags.end()) state += "; stream closed at " + by->second;
     std::cerr << fmt::format("  pid {:<8} {:<40} {}\n", i.pid, short_command(i.command_line), state);
   }
-  for (const auto& n : notes) std::cerr << "speedlab: note: " << n << '\n';
-  std::cerr << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file, with_cuda);
-  // The reports of the program; whatever happens to them, speedlab exits as PROGRAM did.
+}
+
+// The reports of the program; whatever happens to them, speedlab exits as PROGRAM did.
+void write_reports(const std::filesystem::path& dir, const std::vector<profile::process_profile>& processes,
+                   const nlohmann::json& facts, const std::optional<analysis::device_model>& device) {
   try {
     const auto written = write_profile_reports(dir, processes, facts.get<analysis::program_facts>(),
-                                               reports::reporter_names());
+                                               reports::reporter_names(), device.value_or(analysis::device_model{}));
     for (const auto& f : written.files) std::cerr << "speedlab: wrote " << f.string() << '\n';
   } catch (const std::exception& e) {
     std::cerr << "speedlab: error: the profile's reports could not be written: " << e.what()
               << " (the streams are kept; run `speedlab report " << dir.string() << "` again)\n";
   }
+}
+
+} // namespace
+
+std::optional<analysis::device_model> profile_device_model(const std::string& mode, const std::filesystem::path& dir,
+                                                           bool gpu_work) {
+  if (!gpu_work) return std::nullopt; // no kernel to place under a roof
+  std::cerr << fmt::format("speedlab: device model ({}): {}\n", mode,
+                           mode == "cached" ? "this GPU's cached calibration, else a quick one now"
+                           : mode == "off"  ? "the GPU's properties only, no ceilings"
+                                            : "calibrating now");
+  return obtain_device_model(mode, dir, 600);
+}
+
+int command_profile(const profile_options& options) {
+  check_options(options);
+  const std::filesystem::path dir = profile_dir(options);
+  bool created = false;
+  auto lock = prepare_folder(dir, options.force, created);
+
+  std::vector<std::string> notes;
+  const std::filesystem::path library = choose_library(notes);
+  const std::string started_at = device::iso_utc_now();
+  std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
+                           dir.string(), options.flush_interval_ms);
+  const launch_result run = launch_and_wait(options.program, program_environment(library, dir, options));
+  if (!run.started) {
+    std::cerr << "speedlab: " << run.error << '\n';
+    std::error_code ec;
+    lock.reset();
+    if (created) std::filesystem::remove_all(dir, ec); // nothing ran: leave no folder behind (only the lock is in it)
+    return 127;
+  }
+
+  profile::folder_read read = profile::read_stream_folder(dir);
+  auto& processes = read.processes;
+  add_direct_child(processes, run, options);
+  const std::size_t with_cuda =
+      std::count_if(processes.begin(), processes.end(), [](const auto& p) { return p.process.used_cuda; });
+  add_process_notes(processes, with_cuda, !library.empty(), notes);
+  const nlohmann::json facts = facts_json(options, started_at, run, notes, read);
+  write_json_file(dir / facts_file, facts);
+
+  for (const auto& m : read.messages) std::cerr << "speedlab: warning: " << m << '\n';
+  print_processes(options, run, processes, with_cuda);
+  for (const auto& n : notes) std::cerr << "speedlab: note: " << n << '\n';
+  std::cerr << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file, with_cuda);
+  // After the program, so calibration never shares the GPU with it; in a child (device_step).
+  const auto device = profile_device_model(options.calibrate, dir, with_cuda > 0);
+  write_reports(dir, processes, facts, device);
   return run.exit_code;
 }
 

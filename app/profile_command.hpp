@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/analysis.hpp"
 #include "model/profile.hpp"
 
 namespace speedlab::app {
@@ -25,10 +26,20 @@ struct profile_options {
   // for the first K launches of each distinct (kernel, grid, block) by replaying them.
   std::string metrics;
   std::size_t counters_per_kernel = 2;
+  // The device model for the kernels' roofs (--calibrate, as `run`): off, cached, quick, full.
+  std::string calibrate = "cached";
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };
 int command_profile(const profile_options& options);
+
+// The device model for a profile's reports, the ceilings of its kernels' roofs: with GPU
+// work, obtained as `run` obtains it (app/device_step: in a child, so CUDA stays out of
+// speedlab's process; mode "cached": this GPU's cached calibration, else a quick one, saved)
+// and written to dir/device.json, where `speedlab report DIR` reads it again. nullopt without
+// GPU work (nothing to place under a roof) or when it could not be had (a warning says why).
+std::optional<analysis::device_model> profile_device_model(const std::string& mode, const std::filesystem::path& dir,
+                                                           bool gpu_work);
 
 // Where libspeedlab-inject.so is: $SPEEDLAB_INJECT_LIBRARY, else beside the speedlab
 // executable (build tree), else <prefix>/lib/speedlab/ (installed). Empty if none exists.

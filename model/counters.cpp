@@ -1,6 +1,10 @@
 #include "model/counters.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 
@@ -21,6 +25,49 @@ const std::vector<pipe_metric>& pipe_metrics() {
   return pipes;
 }
 
+const std::vector<unit_load>& bound_units() {
+  // Nsight Compute's names: SOL "DRAM Throughput", "L2 Cache Throughput", "L1/TEX Cache
+  // Throughput"; ComputeWorkloadAnalysis "Issue Slots Busy" and its pipe utilization (% of
+  // peak instructions executed).
+  static const std::vector<unit_load> units = [] {
+    std::vector<unit_load> u{{"DRAM", true, 0, metric::dram_throughput},
+                             {"L2", true, 0, metric::l2_throughput},
+                             {"L1/shared", true, 0, metric::l1_throughput}};
+    for (const auto& p : pipe_metrics()) {
+      std::string name = p.pipe;
+      name = name.substr(0, name.find(" (")) + " pipe";
+      u.push_back({name, name == "LSU pipe", 0, p.metric});
+    }
+    u.push_back({"issue slots", false, 0, metric::issue_active});
+    return u;
+  }();
+  return units;
+}
+
+std::vector<std::string> bound_metrics() {
+  std::vector<std::string> m;
+  for (const auto& u : bound_units()) m.push_back(u.metric);
+  return m;
+}
+
+std::vector<unit_load> unit_loads(const std::map<std::string, double>& metrics) {
+  std::vector<unit_load> out;
+  for (const auto& u : bound_units())
+    if (auto it = metrics.find(u.metric); it != metrics.end()) {
+      out.push_back(u);
+      out.back().pct = it->second;
+    }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.pct > b.pct; });
+  return out;
+}
+
+std::string demangled_name(const std::string& name) {
+  if (name.rfind("_Z", 0) != 0) return name;
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : name;
+}
+
 const std::vector<std::string>& metric_set_names() {
   static const std::vector<std::string> names{"dram", "default", "full"};
   return names;
@@ -30,7 +77,9 @@ namespace {
 
 std::vector<std::string> default_set() {
   using namespace metric;
-  return {duration, dram_read, dram_write, warps_active, ffma, fadd, fmul, dfma, dadd, dmul};
+  std::vector<std::string> m{duration, dram_read, dram_write, warps_active, ffma, fadd, fmul, dfma, dadd, dmul};
+  for (auto& b : bound_metrics()) m.push_back(std::move(b));
+  return m;
 }
 
 std::string trim(std::string s) {
@@ -48,9 +97,8 @@ std::vector<std::string> metric_set(const std::string& name) {
   if (name == "full") {
     auto m = default_set();
     for (const char* x : {hfma, hadd, hmul, l2_bytes, l2_hit_rate, l1_bytes, ld_sectors, ld_requests, st_sectors, st_requests,
-                          sm_throughput, memory_throughput, dram_throughput, issue_active})
+                          sm_throughput, memory_throughput})
       m.emplace_back(x);
-    for (const auto& p : pipe_metrics()) m.emplace_back(p.metric);
     return m;
   }
   // A list of metric names: what has a dot and no spaces is taken as one.
@@ -127,6 +175,7 @@ counter_figures derive(const std::map<std::string, double>& m) {
       f.busiest_pipe_pct = v;
       f.busiest_pipe = p.pipe;
     }
+  f.units = unit_loads(m);
   return f;
 }
 
@@ -155,6 +204,7 @@ std::vector<kernel_counters> per_distinct_kernel(const std::vector<kernel_counte
   return out;
 }
 
+SPEEDLAB_JSON_FIELDS(unit_load, unit, memory, pct, metric)
 SPEEDLAB_JSON_FIELDS(kernel_counters, kernel, launch, grid, block, metrics)
 SPEEDLAB_JSON_FIELDS(counter_pass, metric_set, metrics, chip, passes, per_kernel_limit, launches, skipped,
                      dropped_ranges, pass_wall_ns, setup_wall_ns, replay, kernels)

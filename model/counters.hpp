@@ -42,6 +42,10 @@ inline constexpr const char* sm_throughput = "sm__throughput.avg.pct_of_peak_sus
 inline constexpr const char* memory_throughput = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr const char* dram_throughput = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr const char* issue_active = "sm__inst_issued.avg.pct_of_peak_sustained_active";
+// The units of Nsight Compute's speed-of-light breakdown the bound reads (the pipes are in
+// pipe_metrics()).
+inline constexpr const char* l2_throughput = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr const char* l1_throughput = "l1tex__throughput.avg.pct_of_peak_sustained_active";
 } // namespace metric
 
 // One pipe's utilization metric and the name a reader knows it by.
@@ -52,9 +56,31 @@ struct pipe_metric {
 // The pipes the fuller set reads (% of peak while the SM is active).
 const std::vector<pipe_metric>& pipe_metrics();
 
+// One unit of the bound: a memory level, an SM pipe or the issue slots, and how busy the
+// counters found it (% of its peak, as Nsight Compute's speed-of-light breakdown and pipe
+// utilization chart give it).
+struct unit_load {
+  std::string unit;   // "DRAM", "L2", "L1/shared", "ALU pipe", ..., "issue slots"
+  bool memory = false; // a memory level or the load/store pipe: a busiest one means memory-bound
+  double pct = 0;
+  std::string metric; // the metric it was read from
+};
+// The units the bound reads and their metrics, memory levels first.
+const std::vector<unit_load>& bound_units();
+// The metrics the bound needs (in the default set): the throughput of each unit.
+std::vector<std::string> bound_metrics();
+// Every unit the metrics read, busiest first (ties: the order of bound_units()); empty when
+// none was read (a metric set without utilization metrics).
+std::vector<unit_load> unit_loads(const std::map<std::string, double>& metrics);
+
+// A kernel's name as a person reads it: demangled (`softmax_naive_kernel(float const*, ...)`
+// for `_Z...`), the name itself when it is not a mangled C++ name.
+std::string demangled_name(const std::string& name);
+
 // Named metric sets: "dram" (duration, DRAM bytes read and written: the cheapest),
-// "default" (those, achieved occupancy and FP32/FP64 instruction counts), "full" (adds FP16,
-// L2/L1 traffic, sectors per request, throughputs and pipes). Each metric that needs its
+// "default" (those, achieved occupancy, FP32/FP64 instruction counts and the throughput of
+// each unit of the bound: DRAM, L2, L1, the pipes, issue), "full" (adds FP16, L2/L1 traffic,
+// sectors per request, the SM and memory throughput summaries). Each metric that needs its
 // own pass costs one more replay of every profiled kernel (counter_pass::passes).
 const std::vector<std::string>& metric_set_names();
 // The metrics of a set; a comma-separated list of metric names is its own set.
@@ -95,6 +121,10 @@ struct counter_figures {
   std::optional<double> l2_hit_rate_pct, issue_active_pct;
   std::string busiest_pipe;                                 // empty without pipe metrics
   std::optional<double> busiest_pipe_pct;
+  std::vector<unit_load> units; // the bound's units read, busiest first (unit_loads)
+
+  // The busiest unit: the kernel's bound by the counters; null without utilization metrics.
+  const unit_load* bound() const { return units.empty() ? nullptr : &units.front(); }
 
   std::optional<double> dram_bytes() const;
   // FP64 when the kernel did more FP64 than FP32 work.
@@ -108,6 +138,8 @@ counter_figures derive(const std::map<std::string, double>& metrics);
 // profiled launches of that key, in first-launch order.
 std::vector<kernel_counters> per_distinct_kernel(const std::vector<kernel_counters>& launches);
 
+void to_json(nlohmann::json& j, const unit_load& u);
+void from_json(const nlohmann::json& j, unit_load& u);
 void to_json(nlohmann::json& j, const kernel_counters& k);
 void from_json(const nlohmann::json& j, kernel_counters& k);
 void to_json(nlohmann::json& j, const counter_pass& p);

@@ -3,7 +3,7 @@
 # (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
-#                                                      counters-sass counters-degrade terminate source overhead-bench
+#                                                      counters-sass counters-degrade terminate source overhead-bench sol
 #                                                      (default: all but overhead-bench, which has its own call:
 #                                                      it alone takes about 8 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -876,6 +876,61 @@ if has source; then
   cp "$sw"/ncu-*-sass.csv "$sf/" 2>/dev/null
   tar -C "$work/source-fixture" -czf "$out/source-fixture.tar.gz" source
   note "source fixtures: $(du -h "$out/source.tar.gz" | cut -f1) packed, tests/fixtures part $(du -h "$out/source-fixture.tar.gz" | cut -f1)"
+fi
+
+if has sol; then
+  # Issue 27: the counters' bound (busiest unit of ncu's speed-of-light breakdown: DRAM, L2,
+  # L1/shared, the pipes, issue) on the lesson kernels (suites/gpu-sol.yaml) against ncu's
+  # SpeedOfLight and ComputeWorkloadAnalysis sections on the same kernels; then `speedlab
+  # profile --metrics default` of a CuPy program: roofs (the device model) and bounds in its
+  # report. SOL_PARTS: run ncu profile (default all).
+  parts=" ${SOL_PARTS:-run ncu profile} "
+  sw="$work/sol"; mkdir -p "$sw"
+  if [[ $parts == *" run "* ]]; then
+    rm -rf "$sw/run"
+    timeout 300 "$speedlab" run suites/gpu-sol.yaml --reports json,markdown --force --out "$sw/run" \
+      >"$work/logs/sol-run.txt" 2>&1
+    note "sol: speedlab run suites/gpu-sol.yaml (counters, default set): exit $?"
+    python3 - "$sw/run" <<'PY' 2>&1 | tee -a "$summary" "$out/summary.txt"
+import json, sys
+d = sys.argv[1]
+for line in open(d + "/results.jsonl"):
+    p = json.loads(line)
+    c = p.get("counters") or {}
+    print(f"sol point {p['id']}: {p['status']}; counters {len(c.get('metrics', []))} metrics, {c.get('passes')} passes, "
+          f"setup {c.get('setup_wall_ns', 0) / 1e6:.0f} ms, pass wall {c.get('pass_wall_ns', 0) / 1e6:.0f} ms")
+a = json.load(open(d + "/results.json"))["analysis"]
+for r in a["roofline"]:
+    if r.get("kernel") and not r.get("level"):
+        print(f"sol roof {r['point_id']} {r['kernel'][:40]}: bound {r.get('counter_bound')} {r.get('counter_bound_pct', 0):.1f}%; "
+              f"declared work {r['percent_of_bound']:.1f}% of {r['bound']}")
+for f in a["findings"]:
+    if f["rule"] in ("far-from-roof", "saturated-pipe", "latency-bound"):
+        print(f"sol finding [{f['rule']}] {f['title'][:160]}")
+PY
+  fi
+  if [[ $parts == *" ncu "* && -f "$sw/run/results.json" ]]; then
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu) timeout 420 python3 scripts/sol_table.py "$speedlab" "$sw/run" "$sw/ncu" \
+      --suite suites/gpu-sol.yaml >"$sw/sol-table.md" 2>"$work/logs/sol-table.err"
+    note "sol table: exit $?"
+    cat "$sw/sol-table.md" | tee -a "$summary" "$out/summary.txt"
+    cp "$sw/ncu/ncu-sol.log" "$work/logs/" 2>/dev/null
+  fi
+  if [[ $parts == *" profile "* ]]; then
+    rm -rf "$sw/profile"
+    timeout 200 "$speedlab" profile --metrics default --out "$sw/profile" -- python3 examples/cupy_vector.py --n 16777216 --calls 5 \
+      >"$work/logs/sol-profile.txt" 2>&1
+    note "sol profile (CuPy, --metrics default): exit $?; device.json $( [[ -f $sw/profile/device.json ]] && echo present || echo absent)"
+    grep -E "device model|warning|error" "$work/logs/sol-profile.txt" | head -5 | tee -a "$summary" "$out/summary.txt"
+    sed -n '/^## Roofline/,/^## [^R]/p' "$sw/profile/report.md" 2>/dev/null | head -12 | tee -a "$summary" "$out/summary.txt"
+    grep -i "bound" "$sw/profile/report.md" 2>/dev/null | head -8 | tee -a "$summary" "$out/summary.txt"
+  fi
+  # Fixtures for the CPU tests (tests/fixtures/counters/h100-sol): the run's records and device
+  # model, ncu's figures, the profile folder (streams, device.json, report.md).
+  tar -C "$sw" -czf "$out/sol-fixture.tar.gz" --exclude='traces' --exclude='*.sqlite' --exclude='trace.json' \
+    --exclude='*.html' $(cd "$sw" && ls -d run/results.jsonl run/run.json run/device.json run/results.json run/report.md ncu/sol.json \
+    sol-table.md profile 2>/dev/null) 2>/dev/null
+  note "sol fixture: $(du -h "$out/sol-fixture.tar.gz" | cut -f1)"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"

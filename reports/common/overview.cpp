@@ -227,7 +227,20 @@ std::string roof_percent(const analysis::roofline_point& r) {
 }
 
 std::string roof_words(const analysis::roofline_point& r) {
-  return fmt_percent(r.percent_of_bound) + " " + r.bound + above_roof_words(r);
+  const std::string roof = fmt_percent(r.percent_of_bound) + " " + r.bound + above_roof_words(r);
+  if (r.counter_bound.empty()) return roof;
+  // Both, named: the counters' busiest unit first, then the roofline of the work.
+  return "bound: " + counter_bound_words(r) + "; " + work_words(r) + ": " + fmt_percent(r.percent_of_bound) + " of " +
+         (r.bound == "memory" ? "the memory roof" : "the FLOP roof");
+}
+
+std::string counter_bound_words(const analysis::roofline_point& r) {
+  if (r.counter_bound.empty()) return "";
+  return r.counter_bound + " " + fmt_percent(r.counter_bound_pct) + " of peak (counters)";
+}
+
+std::string work_words(const analysis::roofline_point& r) {
+  return r.work_source == "counters" ? "counted work" : "declared work";
 }
 
 std::string speedup_interval(const analysis::speedup& s) {

@@ -89,9 +89,16 @@ std::vector<skipped_reason> skipped_by_reason(const std::vector<point_result>& p
 
 // A finding group's figures in words: "9.2%–93.9%" (one value when all agree, "" without).
 std::string figure_range(const analysis::finding_group& g);
+// The counters' bound of a row, "ALU pipe 81.2% of peak (counters)"; "" without one.
+std::string counter_bound_words(const analysis::roofline_point& r);
+// Which work a row's roofline placement is of: "declared work" (the plugin's work model) or
+// "counted work" (bytes and FLOPs from the counters).
+std::string work_words(const analysis::roofline_point& r);
 // A point's place under its roof: "83.9% memory", or for a CPU point past its memory roof
 // "182.3% memory (above: cache)" (its working set fits in the last-level cache) or
 // "105.4% memory (above: roof low?)" (the calibrated roof is below what it reaches).
+// With the counters' bound, both, named: "bound: ALU pipe 81.2% of peak (counters);
+// declared work: 4.2% of the FLOP roof".
 std::string roof_words(const analysis::roofline_point& r);
 // The percentage alone, with the same marker: "182.3% (above: cache)".
 std::string roof_percent(const analysis::roofline_point& r);

@@ -572,14 +572,17 @@ private:
                        num_cell(fmt_sig(r.achieved_gflops)),
                        text_cell(fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
                                  (r.roof_measured ? " (measured)" : " (estimate)")),
-                       text_cell(r.bound), num_cell(roof_percent(r))}});
+                       text_cell(r.bound + " (" + work_words(r) + ")"), num_cell(roof_percent(r)),
+                       text_cell(r.counter_bound.empty() ? "—" : counter_bound_words(r))}});
     if (large()) {
       m_w << "<p class=\"note\">A large run: the chart shows the largest size of each sweep; every placement is in "
              "report-full.md.</p>"_html;
     } else {
       m_w << "<details><summary>Placements table</summary>"_html;
-      table(m_w, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
-            {false, false, false, true, true, true, false, false, true});
+      table(m_w,
+            {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "roofline bound", "% of roof",
+             "bound: busiest unit"},
+            rows, {false, false, false, true, true, true, false, false, true, false});
       m_w << "</details>"_html;
     }
     m_w << (gpu ? "</section>"_html : "</details></section>"_html);

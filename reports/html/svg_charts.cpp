@@ -471,7 +471,8 @@ bool roofline_chart(writer& w, const analysis::analysis_result& analysis) {
     const double cx = x(r->intensity), cy = y(r->achieved_gflops);
     const std::string tip = r->point_id + (r->kernel.empty() ? "" : " — " + r->kernel) + ": " +
                             fmt_sig(r->achieved_gflops) + " GFLOP/s, " + fmt_sig(r->achieved_gbps) + " GB/s, " +
-                            fmt_percent(r->percent_of_bound) + " of the " + r->bound + " roof";
+                            fmt_percent(r->percent_of_bound) + " of the " + r->bound + " roof (" + work_words(*r) + ")" +
+                            (r->counter_bound.empty() ? "" : "; bound: " + counter_bound_words(*r));
     if (!r->kernel.empty()) {
       w.open("polygon", {{"points", num(cx) + "," + num(cy - 6) + " " + num(cx + 6) + "," + num(cy) + " " + num(cx) + "," +
                                         num(cy + 6) + " " + num(cx - 6) + "," + num(cy)},

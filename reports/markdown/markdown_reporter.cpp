@@ -392,10 +392,15 @@ private:
                       fmt_sig(r.achieved_gflops),
                       fmt_sig(r.roof_gbps) + " GB/s, " + fmt_sig(r.roof_gflops) + " GFLOP/s" +
                           (r.roof_measured ? " (measured)" : " (estimate)"),
-                      md_text(r.bound), md_text(roof_percent(r))});
+                      md_text(r.bound + " (" + work_words(r) + ")"), md_text(roof_percent(r)),
+                      r.counter_bound.empty() ? "—" : md_text(counter_bound_words(r))});
     }
-    table(m_out, {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "bound", "% of bound"}, rows,
-          {false, false, false, true, true, true, false, false, true});
+    // Two bounds, named apart: the roofline of the work (declared by the plugin, or counted)
+    // and, with counters, the busiest unit of ncu's speed-of-light breakdown.
+    table(m_out,
+          {"point", "kernel", "on", "flop/byte", "GB/s", "GFLOP/s", "roofs", "roofline bound", "% of roof",
+           "bound: busiest unit"},
+          rows, {false, false, false, true, true, true, false, false, true, false});
   }
 
   void what_ifs() {

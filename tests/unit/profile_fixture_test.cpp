@@ -9,7 +9,11 @@
 #include <iterator>
 #include <set>
 
+#include "app/profile_command.hpp"
 #include "app/profile_report.hpp"
+#include "device/calibrate.hpp"
+#include "device/device_probe.hpp"
+#include "model/device_keys.hpp"
 #include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
 #include "stream_census.hpp"
@@ -282,4 +286,43 @@ TEST_CASE("profile fixtures: a profiled program's roofline comes from its counte
     CHECK(r.achieved_gbps < 3400);
   }
   CHECK(rows == 1); // one per distinct kernel
+}
+
+TEST_CASE("profile: the device model is this GPU's cached calibration, so profiled kernels get roofs",
+          "[profile][fixtures]") {
+  // The cache holds the H100's calibration (tests/fixtures/counters/device.json) under this
+  // machine's key, as `speedlab calibrate` leaves it; `profile` reads it in a child and
+  // writes device.json beside the streams, where the reports find it.
+  testing::temp_dir cache, out;
+  const char* old = std::getenv("SPEEDLAB_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("SPEEDLAB_CACHE_DIR", cache.path().c_str(), 1);
+  std::ifstream in(testing::fixture_dir() / "counters" / "device.json");
+  auto h100 = nlohmann::json::parse(in).get<device_model>();
+  h100.properties["cache_key"] = device::cache_key(device::probe_model());
+  device::save_cached_model(h100);
+  const auto dir = out.path() / "cupy";
+  std::filesystem::copy(fixture("counters/cupy"), dir, std::filesystem::copy_options::recursive);
+  std::filesystem::remove(dir / "device.json");
+
+  CHECK_FALSE(app::profile_device_model("cached", dir, false)); // no GPU work: nothing to place
+  CHECK_FALSE(std::filesystem::exists(dir / "device.json"));
+  const auto d = app::profile_device_model("cached", dir, true);
+  if (old) ::setenv("SPEEDLAB_CACHE_DIR", saved.c_str(), 1);
+  else ::unsetenv("SPEEDLAB_CACHE_DIR");
+  REQUIRE(d);
+  CHECK(d->gpu.at(keys::dram_bw).value == Approx(h100.gpu.at(keys::dram_bw).value));
+  REQUIRE(std::filesystem::exists(dir / "device.json"));
+
+  const auto a = app::analyze_profile_folder(dir);
+  std::size_t rows = 0;
+  for (const auto& r : a.result.roofline) {
+    if (r.level != "dram") continue;
+    ++rows;
+    CHECK(r.roof_gbps > 0); // the calibrated DRAM roof for this read/write mix
+    CHECK(r.bound == "memory");
+    CHECK(r.percent_of_bound > 50); // 2.5 TB/s against the H100's roof
+    CHECK(r.percent_of_bound < 110);
+  }
+  CHECK(rows == 1);
 }

@@ -2,10 +2,13 @@
 // variants fold into one row per workload that names them with their reasons; the full
 // report folds them by workload and reason too, and results.json keeps every skipped point.
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "speedlab_catch.hpp"
+#include "test_root.hpp"
 
+#include "analysis/analyze.hpp"
 #include "analysis/roofline.hpp"
 #include "model/device_keys.hpp"
 #include "reports/common/overview.hpp"
@@ -199,4 +202,50 @@ TEST_CASE("roofline: a CPU point past its memory roof is judged by its working s
   REQUIRE(placed.size() == 1);
   CHECK(placed[0].above_roof == "calibration");
   CHECK_THAT(placed[0].note, Catch::Contains("recalibrate"));
+}
+
+TEST_CASE("reports: the counters' bound beside the declared-work roofline, each named (md, html, json)",
+          "[roofline][bound]") {
+  // The xoshiro pi kernel on the H100 (tests/fixtures/counters/h100-full-set/slow-pi): ALU pipe
+  // 81.2% of peak by the counters, a few % of the FP32 roof by its declared FLOPs.
+  const auto dir = speedlab::testing::fixture_dir() / "counters" / "h100-full-set" / "slow-pi";
+  std::vector<speedlab::point_result> points;
+  std::ifstream in(dir / "results.jsonl");
+  for (std::string line; std::getline(in, line);) points.push_back(nlohmann::json::parse(line).get<speedlab::point_result>());
+  std::ifstream din(dir / "device.json");
+  const auto device = nlohmann::json::parse(din).get<speedlab::device_model>();
+  const auto a = speedlab::analysis::analyze(points, device, speedlab::analysis::trace_loader{}, {});
+  const speedlab::analysis::roofline_point* row = nullptr;
+  for (const auto& r : a.roofline)
+    if (r.point_id == "montecarlo_pi/cuda-fast/M=2700000000" && r.kernel.empty()) row = &r;
+  REQUIRE(row);
+  const std::string words = speedlab::reports::roof_words(*row);
+  CHECK_THAT(words, Catch::StartsWith("bound: ALU pipe 81.2% of peak (counters); declared work: "));
+  CHECK_THAT(words, Catch::EndsWith("% of the FLOP roof"));
+
+  speedlab::run_info run;
+  const speedlab::reports::report_input input{run, points, a, {}};
+  const auto md = test_golden::render("markdown", input, "report.md");
+  CHECK_THAT(md, Catch::Contains("bound: ALU pipe 81.2% of peak (counters); declared work:"));
+  const auto full = test_golden::render("markdown", input, "report-full.md");
+  CHECK_THAT(full, Catch::Contains("| roofline bound | % of roof | bound: busiest unit |"));
+  CHECK_THAT(full, Catch::Contains("compute (declared work)"));
+  CHECK_THAT(full, Catch::Contains("ALU pipe 81.2% of peak (counters)"));
+  const auto html = test_golden::render("html", input, "report.html");
+  CHECK_THAT(html, Catch::Contains("bound: busiest unit"));
+  CHECK_THAT(html, Catch::Contains("ALU pipe 81.2% of peak (counters)"));
+  const auto json = nlohmann::json::parse(test_golden::render("json", input, "results.json"));
+  bool found = false;
+  for (const auto& r : json.at("analysis").at("roofline"))
+    if (r.at("point_id") == "montecarlo_pi/cuda-fast/M=2700000000" && r.at("level") == "dram") {
+      found = true;
+      CHECK(r.at("counter_bound") == "ALU pipe");
+      CHECK(r.at("counter_bound_kind") == "compute");
+      CHECK(r.at("counter_bound_pct").get<double>() == Approx(81.2).margin(0.05));
+      CHECK(r.at("units").size() >= 7);
+      CHECK(r.at("units")[0].at("metric") == "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active");
+      CHECK(r.at("kernel").get<std::string>().find("_Z") == std::string::npos); // demangled,
+      CHECK(r.at("kernel_mangled").get<std::string>().rfind("_Z", 0) == 0);     // the mangled beside it
+    }
+  CHECK(found);
 }
