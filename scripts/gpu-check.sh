@@ -6,7 +6,7 @@
 #                                                      counters-sass counters-degrade terminate source overhead-bench
 #                                                      overhead-breakdown
 #                                                      (default: all but overhead-bench and overhead-breakdown,
-#                                                      each with its own call: about 6.5 and 3 minutes)
+#                                                      each with its own call: about 6.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
 # SPEEDLAB_CARRY names the carried folder (default .device-carry; relative to the directory
@@ -817,7 +817,7 @@ fi
 
 if has overhead-bench; then
   # speedlab beside nsys (scripts/bench/profile_overhead.sh, MODE=compare: >= 12 short
-  # alternated rounds, pinned, paired speedlab - nsys per round; ROUNDS, PROCS, STEPS,
+  # alternated rounds, pinned, paired speedlab - nsys per round; ROUNDS, STORM_PROCS, TORCH_PROCS, STEPS,
   # REPEATS, BUDGET_S, CPUS, TORCHPROF and the tool lists pass through): $OUT/overhead/summary.md,
   # rewritten after every round (a call killed at its limit still has the rounds done).
   SPEEDLAB_CARRY="$bin" OUT="$out" MODE=compare bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-bench.txt" 2>&1
@@ -827,9 +827,9 @@ fi
 
 if has overhead-breakdown; then
   # Where speedlab's cost per launch goes: the storm under speedlab with one part of the
-  # tracing off per tool, paired against the default (MODE=breakdown; BUDGET_S default 170 here):
+  # tracing off per tool, paired against the default (MODE=breakdown; BUDGET_S default 280 here):
   # $OUT/overhead-breakdown/summary.md.
-  SPEEDLAB_CARRY="$bin" OUT="$out" MODE=breakdown BUDGET_S="${BUDGET_S:-170}" ROUNDS="${ROUNDS:-12}" \
+  SPEEDLAB_CARRY="$bin" OUT="$out" MODE=breakdown BUDGET_S="${BUDGET_S:-280}" ROUNDS="${ROUNDS:-12}" \
     bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-breakdown.txt" 2>&1
   note "overhead breakdown: exit $?"
   cat "$out/overhead-breakdown/summary.md" >>"$summary" 2>/dev/null

@@ -8,9 +8,11 @@
 # Many short rounds rather than a few long ones: on a shared VM the plain per-step time moves
 # by 25% from one minute to the next, so what resolves speedlab from nsys is the difference
 # *paired within a round* (the same minute), over many rounds. In every round each tool runs
-# PROCS processes of each workload, interleaved (tool order rotated per round and per
+# a few processes of each workload (STORM_PROCS, TORCH_PROCS), interleaved (tool order rotated per round and per
 # process), every process pinned to the same CPU set (CPUS, taskset); a tool's figure for the
-# round is the median of its processes.
+# round is the median of its processes. A torch process spends most of its wall time starting
+# (import, CUDA, nsys's own start-up: about 9-11 s in the run before this one), so the loop
+# gets one process a round and the storm, cheap to start, STORM_PROCS.
 #   storm  speedlab_launch_storm --no-cupti: STORM_ROUNDS x STORM_LAUNCHES empty kernel
 #          launches, us per launch (plain_us_per_launch: measured inside the process, so a
 #          tracer's start-up and write-out are not in it)
@@ -30,9 +32,11 @@
 #     sl-buf1m / sl-buf32m  SPEEDLAB_PROFILE_BUFFER_KIB=1024 / 32768 (CUPTI buffers; default 8 MiB)
 #     sl-noflush    --flush-interval 600000 (no periodic flush; default 500 ms)
 #     sl-flush50    --flush-interval 50
+#   (default: plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush, one
+#   storm process each a round)
 #
-#   MODE=compare ROUNDS=16 PROCS=2 STEPS=100 REPEATS=2 STORM_ROUNDS=2 STORM_LAUNCHES=20000
-#   BUDGET_S=380 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
+#   MODE=compare ROUNDS=14 STORM_PROCS=2 TORCH_PROCS=1 STEPS=100 REPEATS=2 STORM_ROUNDS=1
+#   STORM_LAUNCHES=20000 BUDGET_S=390 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
 #   STORM_TOOLS / TORCH_TOOLS override the tool lists of either mode.
 # BUDGET_S is honoured before each round (not started when the last round's time would not
 # fit) and before each process. Every process's figure goes to $OUT/overhead/results.jsonl as
@@ -59,9 +63,10 @@ export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
-ROUNDS=${ROUNDS:-16} PROCS=${PROCS:-2} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
-STORM_ROUNDS=${STORM_ROUNDS:-2} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
-BUDGET_S=${BUDGET_S:-380} TORCHPROF=${TORCHPROF:-0}
+[[ $MODE == breakdown ]] && STORM_PROCS=${STORM_PROCS:-1}
+ROUNDS=${ROUNDS:-14} STORM_PROCS=${STORM_PROCS:-2} TORCH_PROCS=${TORCH_PROCS:-1} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
+STORM_ROUNDS=${STORM_ROUNDS:-1} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
+BUDGET_S=${BUDGET_S:-390} TORCHPROF=${TORCHPROF:-0}
 CPUS=${CPUS-2-5}
 if [[ $MODE == compare ]]; then
   WORKLOADS=${WORKLOADS:-"storm torch"}
@@ -69,7 +74,7 @@ if [[ $MODE == compare ]]; then
   TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab nsys"}
 else
   WORKLOADS=${WORKLOADS:-"storm"}
-  BREAKDOWN_TOOLS=${BREAKDOWN_TOOLS:-"plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-buf32m sl-noflush sl-flush50"}
+  BREAKDOWN_TOOLS=${BREAKDOWN_TOOLS:-"plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush"}
   STORM_TOOLS=${STORM_TOOLS:-$BREAKDOWN_TOOLS}
   TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-all"}
 fi
@@ -86,7 +91,7 @@ results="$out/results.jsonl"
 t0=$(date +%s)
 say() { echo "$*" | tee -a "$out/log.txt"; }
 say "profile_overhead ($MODE): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
-  "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS x $PROCS process(es) per tool; workloads $WORKLOADS;" \
+  "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS, processes per tool and round: storm $STORM_PROCS, torch $TORCH_PROCS; workloads $WORKLOADS;" \
   "steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES; budget $BUDGET_S s; nsys ${NSYS:-none};" \
   "$(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 
@@ -120,6 +125,26 @@ run_one() { # workload tool log
   # What speedlab's stream holds (records, dropped), for the breakdown's "what is still recorded".
   if [[ $tool == speedlab || $tool == sl-* ]] && [[ -d $work/prof ]]; then
     du -sb "$work/prof" 2>/dev/null | awk '{print "STREAM_BYTES " $1}' >>"$log"
+  fi
+  # Once per speedlab tool (breakdown, first round): which API calls its stream recorded, by
+  # name and count (is a driver record written for the driver call inside each runtime launch?).
+  if [[ $MODE == breakdown && ${round:-0} == 1 && ${p:-0} == 0 && -d $work/prof && ! -f $out/api-names-$w-$tool.txt ]]; then
+    timeout 60 "$speedlab" report "$work/prof" --format perfetto >/dev/null 2>&1
+    python3 - "$work/prof" >"$out/api-names-$w-$tool.txt" 2>&1 <<'PY'
+import collections, glob, json, sys
+counts = collections.Counter()
+for f in glob.glob(sys.argv[1] + "/**/*.json", recursive=True):
+    try:
+        d = json.load(open(f))
+    except Exception:
+        continue
+    events = d.get("traceEvents", []) if isinstance(d, dict) else d if isinstance(d, list) else []
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("name", "")).startswith(("cu", "cuda")):
+            counts[(e.get("cat", ""), e["name"])] += 1
+for (cat, name), n in counts.most_common(40):
+    print(f"{n:8d}  {cat}  {name}")
+PY
   fi
   rm -rf "$work/prof" "$work"/nsys.*
   return $rc
@@ -173,7 +198,8 @@ while ((round < ROUNDS)) && [[ -z $stop ]]; do
   for w in $WORKLOADS; do
     [[ $w == storm ]] && tools=($STORM_TOOLS) || tools=($TORCH_TOOLS)
     n=${#tools[@]}
-    for ((p = 0; p < PROCS; p++)); do
+    [[ $w == storm ]] && procs=$STORM_PROCS || procs=$TORCH_PROCS
+    for ((p = 0; p < procs; p++)); do
       for ((i = 0; i < n; i++)); do
         tool=${tools[$(((i + round + p) % n))]} # rotated: no tool always runs first
         elapsed=$(($(date +%s) - t0))
@@ -186,7 +212,7 @@ while ((round < ROUNDS)) && [[ -z $stop ]]; do
     done
     # torch.profiler last, outside the rotation (optional: it is not what the issue compares).
     if [[ $w == torch && $TORCHPROF == 1 && $MODE == compare ]]; then
-      for ((p = 0; p < PROCS; p++)); do measure torch torchprof "$round" "$p"; done
+      for ((p = 0; p < TORCH_PROCS; p++)); do measure torch torchprof "$round" "$p"; done
     fi
   done
   round_s=$(($(date +%s) - round_t0))
