@@ -267,6 +267,13 @@ private:
   std::vector<const range_rec*> m_open;
 };
 
+// A call and what it launched (GPU time, kernels); in finish, running sums over the calls.
+struct launch_sum {
+  std::uint64_t start;
+  double ns;
+  std::size_t kernels;
+};
+
 } // namespace
 
 struct process_accumulator::state {
@@ -331,7 +338,56 @@ struct process_accumulator::state {
     if (api_kinds[name] < 0) api_kinds[name] = static_cast<std::int16_t>(trace::classify_api(*names[name]));
     return static_cast<trace::api_kind>(api_kinds[name]);
   }
+  std::vector<launch_sum> launched_by_call();
 };
+
+// Every API call in start order that launched GPU work, with that work's time and kernels
+// (records matched to calls by correlation id); consumes `launched`. CUPTI numbers a
+// process's calls densely, so a table indexed by correlation id answers without sorting the
+// records; sparse ids (a merged trace) sort them instead.
+std::vector<launch_sum> process_accumulator::state::launched_by_call() {
+  std::vector<launch_sum> out;
+  std::uint32_t lo = UINT32_MAX, hi = 0;
+  for (const auto& g : launched) lo = std::min(lo, g.correlation), hi = std::max(hi, g.correlation);
+  if (!launched.empty() && std::size_t{hi - lo} < 4 * launched.size() + 1024) {
+    std::vector<std::pair<double, std::uint32_t>> by_id(std::size_t{hi - lo} + 1, {0.0, 0u});
+    for (const auto& g : launched) {
+      auto& e = by_id[g.correlation - lo];
+      e.first += g.ns;
+      e.second += g.kernel ? 1 : 0;
+    }
+    release(launched);
+    for (const auto& a : calls) {
+      if (a.correlation == 0 || a.correlation < lo || a.correlation > hi) continue;
+      const auto& e = by_id[a.correlation - lo];
+      if (e.first > 0 || e.second > 0) out.push_back({a.start, e.first, e.second});
+    }
+    return out;
+  }
+  auto& gpu = launched; // sorted where it is: a copy would double its memory for a moment
+  std::sort(gpu.begin(), gpu.end(), [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
+  auto at = gpu.begin();
+  std::uint32_t previous = 0;
+  for (const auto& a : calls) {
+    if (a.correlation == 0) continue;
+    // Calls come nearly in correlation order (ids are handed out at call entry): walk
+    // forward from the previous one, search only when one goes back.
+    if (a.correlation < previous)
+      at = std::lower_bound(gpu.begin(), gpu.end(), a.correlation,
+                            [](const auto& g, std::uint32_t c) { return g.correlation < c; });
+    while (at != gpu.end() && at->correlation < a.correlation) ++at;
+    previous = a.correlation;
+    double ns = 0;
+    std::size_t kernels = 0;
+    for (auto rec = at; rec != gpu.end() && rec->correlation == a.correlation; ++rec) {
+      ns += rec->ns;
+      kernels += rec->kernel ? 1 : 0;
+    }
+    if (ns > 0 || kernels > 0) out.push_back({a.start, ns, kernels});
+  }
+  release(gpu);
+  return out;
+}
 
 process_accumulator::process_accumulator(std::vector<trace::repetition_window> trace_windows, program_options options)
     : m(std::make_unique<state>()) {
@@ -649,35 +705,11 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
     // calls by correlation id); a range's share is the difference of the sums at its end and
     // at its start.
     if (!st.ranges.empty()) {
-      auto& gpu = st.launched; // sorted where it is: a copy would double its memory for a moment
-      std::sort(gpu.begin(), gpu.end(), [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
-      struct launch_sum {
-        std::uint64_t start;
-        double ns;            // running sum up to and including this call
-        std::size_t kernels;  // likewise
-      };
-      std::vector<launch_sum> calls;
-      auto lo = gpu.begin();
-      std::uint32_t previous = 0;
-      for (const auto& a : st.calls) {
-        if (a.correlation == 0) continue;
-        // Calls come nearly in correlation order (ids are handed out at call entry): walk
-        // forward from the previous one, search only when one goes back.
-        if (a.correlation < previous)
-          lo = std::lower_bound(gpu.begin(), gpu.end(), a.correlation,
-                                [](const auto& g, std::uint32_t c) { return g.correlation < c; });
-        while (lo != gpu.end() && lo->correlation < a.correlation) ++lo;
-        previous = a.correlation;
-        double ns = 0;
-        std::size_t kernels = 0;
-        for (auto rec = lo; rec != gpu.end() && rec->correlation == a.correlation; ++rec) {
-          ns += rec->ns;
-          kernels += rec->kernel ? 1 : 0;
-        }
-        if (ns > 0 || kernels > 0) calls.push_back({a.start, ns, kernels});
-      }
-      release(gpu);
-      std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+      std::vector<launch_sum> calls = st.launched_by_call();
+      // st.calls is in start order already, and so is what was built from it.
+      const auto call_by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
+      if (!std::is_sorted(calls.begin(), calls.end(), call_by_start))
+        std::stable_sort(calls.begin(), calls.end(), call_by_start);
       for (std::size_t i = 1; i < calls.size(); ++i) {
         calls[i].ns += calls[i - 1].ns;
         calls[i].kernels += calls[i - 1].kernels;
