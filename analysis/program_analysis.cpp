@@ -328,10 +328,13 @@ struct process_accumulator::state {
 
   bool inside(std::uint64_t start) const { return windows.empty() || repetition_of(windows, start) >= 0; }
   bool in_compute(std::uint64_t start) const { return in_compute_phase(windows, start); }
+  // The last row asked for is asked again for most records (map nodes never move).
+  program_stream* last_row = nullptr;
   program_stream& stream_row(std::uint32_t device, std::uint32_t stream) {
+    if (last_row && last_row->device == device && last_row->stream == stream) return *last_row;
     auto [it, inserted] = streams.try_emplace({device, stream});
     if (inserted) it->second.device = device, it->second.stream = stream;
-    return it->second;
+    return *(last_row = &it->second);
   }
   trace::api_kind kind_of(std::uint32_t name) {
     if (api_kinds.size() <= name) api_kinds.resize(names.size(), -1);
