@@ -448,11 +448,25 @@ std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
   const call_index calls(st.calls);
   auto call_start = [&calls](std::uint32_t correlation) { return calls.start(correlation); };
   std::size_t comm_by_start = 0;
-  auto step_of = [&steps](std::uint64_t when) -> std::size_t {
-    auto it = std::upper_bound(steps.begin(), steps.end(), when,
-                               [](std::uint64_t v, const step_figures& s) { return v < s.start; });
-    if (it == steps.begin()) return SIZE_MAX;
-    const auto i = static_cast<std::size_t>(it - steps.begin()) - 1;
+  // The last step whose start is at or before `when`; records come nearly in time order, so
+  // the previous answer (or the one after it) is tried before a search.
+  std::size_t hint = 0;
+  auto step_of = [&steps, &hint](std::uint64_t when) -> std::size_t {
+    const auto holds = [&steps, when](std::size_t i) {
+      return steps[i].start <= when && (i + 1 == steps.size() || when < steps[i + 1].start);
+    };
+    std::size_t i = hint;
+    if (!holds(i)) {
+      if (i + 1 < steps.size() && holds(i + 1)) {
+        i = i + 1;
+      } else {
+        auto it = std::upper_bound(steps.begin(), steps.end(), when,
+                                   [](std::uint64_t v, const step_figures& s) { return v < s.start; });
+        if (it == steps.begin()) return SIZE_MAX;
+        i = static_cast<std::size_t>(it - steps.begin()) - 1;
+      }
+    }
+    hint = i;
     return when < steps[i].end || i + 1 == steps.size() ? i : SIZE_MAX;
   };
   // (step, interval) in flat lists rather than a list per step: a rank has thousands of

@@ -6,7 +6,7 @@
 #                                                      counters-sass counters-degrade terminate source overhead-bench
 #                                                      overhead-breakdown
 #                                                      (default: all but overhead-bench and overhead-breakdown,
-#                                                      each with its own call: about 6.5 and 5 minutes)
+#                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
 # SPEEDLAB_CARRY names the carried folder (default .device-carry; relative to the directory
@@ -827,10 +827,9 @@ fi
 
 if has overhead-breakdown; then
   # Where speedlab's cost per launch goes: the storm under speedlab with one part of the
-  # tracing off per tool, paired against the default (MODE=breakdown; BUDGET_S default 280 here):
+  # tracing off per tool, paired against the default (MODE=breakdown: 20 rounds, BUDGET_S 280):
   # $OUT/overhead-breakdown/summary.md.
-  SPEEDLAB_CARRY="$bin" OUT="$out" MODE=breakdown BUDGET_S="${BUDGET_S:-280}" ROUNDS="${ROUNDS:-12}" \
-    bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-breakdown.txt" 2>&1
+  SPEEDLAB_CARRY="$bin" OUT="$out" MODE=breakdown bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-breakdown.txt" 2>&1
   note "overhead breakdown: exit $?"
   cat "$out/overhead-breakdown/summary.md" >>"$summary" 2>/dev/null
 fi

@@ -16,7 +16,10 @@ import random
 import statistics
 import sys
 
-UNITS = {"storm": "us per launch", "torch": "us per step"}
+# (workload, field of results.jsonl, what the figure is)
+METRICS = [("storm", "value", "us per launch, the process's median round"),
+           ("storm", "call_us", "us per launch call, the median of one round of timed calls"),
+           ("torch", "value", "us per step, the process's fastest repeat")]
 
 
 def interval(v, rng):
@@ -37,12 +40,12 @@ def fmt_abs(v, rng, digits=2):
     return f"{statistics.median(v):.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def per_round(rows, w):
+def per_round(rows, w, key):
     """tool -> round -> median of that round's processes."""
     raw = {}
     for r in rows:
-        if r["workload"] == w and r["value"] is not None:
-            raw.setdefault(r["tool"], {}).setdefault(r["round"], []).append(r["value"])
+        if r["workload"] == w and r.get(key) is not None:
+            raw.setdefault(r["tool"], {}).setdefault(r["round"], []).append(r[key])
     return {t: {k: statistics.median(v) for k, v in rounds.items()} for t, rounds in raw.items()}
 
 
@@ -55,15 +58,16 @@ def verdict(d, rng, what):
     return f"below {what}" if hi < 0 else f"above {what}" if lo > 0 else f"not told apart from {what}"
 
 
-def table(rows, w, mode, rng):
-    unit = UNITS[w]
-    by = per_round(rows, w)
+def table(rows, w, key, what, mode, rng):
+    unit = what.split(",")[0]
+    name = w if key == "value" else f"{w}-call"
+    by = per_round(rows, w, key)
     if "plain" not in by:
-        print(f"\n{w}: no plain figures yet\n")
+        print(f"\n{name}: no plain figures yet\n")
         return
     digits = 2 if w == "storm" else 1
-    print(f"\n### {w} ({unit}; median [bootstrap 95% interval] over rounds; a round's figure is the median of its "
-          f"processes; added: paired by round)\n")
+    print(f"\n### {name} ({what}; median [bootstrap 95% interval] over rounds; a round's figure is the median of "
+          f"its processes; added: paired by round)\n")
     streams = {}
     for r in rows:
         if r["workload"] == w and r.get("stream_bytes"):
@@ -102,9 +106,9 @@ def main():
     rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     mode = os.environ.get("MODE", "compare")
     rng = random.Random(1)
-    for w in ("storm", "torch"):
+    for w, key, what in METRICS:
         if any(r["workload"] == w for r in rows):
-            table(rows, w, mode, rng)
+            table(rows, w, key, what, mode, rng)
     walls = {}
     for r in rows:
         if r.get("wall_s") is not None:

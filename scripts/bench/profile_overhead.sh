@@ -14,8 +14,11 @@
 # (import, CUDA, nsys's own start-up: about 9-11 s in the run before this one), so the loop
 # gets one process a round and the storm, cheap to start, STORM_PROCS.
 #   storm  speedlab_launch_storm --no-cupti: STORM_ROUNDS x STORM_LAUNCHES empty kernel
-#          launches, us per launch (plain_us_per_launch: measured inside the process, so a
-#          tracer's start-up and write-out are not in it)
+#          launches, us per launch (plain_us_per_launch, the median round: measured inside
+#          the process, so a tracer's start-up and write-out are not in it); and from the
+#          same process "storm-call": the median of one more round of STORM_LAUNCHES launch
+#          calls each timed (launch_call.plain.median_ns), which the rare stalls of a shared
+#          VM (preemption, a buffer hand-over) do not move, unlike a round's total
 #   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps x REPEATS,
 #          us per step (the fastest repeat of the process)
 # MODE=compare (default): plain, speedlab (speedlab profile, the default), nsys (nsys profile
@@ -35,12 +38,14 @@
 #   (default: plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush, one
 #   storm process each a round)
 #
-#   MODE=compare ROUNDS=14 STORM_PROCS=2 TORCH_PROCS=1 STEPS=100 REPEATS=2 STORM_ROUNDS=1
-#   STORM_LAUNCHES=20000 BUDGET_S=390 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
+#   MODE=compare ROUNDS=12 STORM_PROCS=1 TORCH_PROCS=1 STEPS=100 REPEATS=2 STORM_ROUNDS=3
+#   STORM_LAUNCHES=20000 BUDGET_S=480 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
+#   (MODE=breakdown: ROUNDS=20 BUDGET_S=280)
 #   STORM_TOOLS / TORCH_TOOLS override the tool lists of either mode.
 # BUDGET_S is honoured before each round (not started when the last round's time would not
-# fit) and before each process. Every process's figure goes to $OUT/overhead/results.jsonl as
-# it comes (with its wall time), the summary (medians with bootstrap 95% intervals; each
+# fit) and before each process. Two files come back, $OUT/overhead[-breakdown]/summary.md and
+# logs.tar.gz (every process's log and results.jsonl: one line a process, with its wall time).
+# The summary (medians with bootstrap 95% intervals; each
 # tool's cost against plain, and speedlab - nsys or variant - speedlab, paired by round) to
 # $OUT/overhead/summary.md after EVERY round, so a call killed at its limit still brings back
 # the table of the rounds done.
@@ -58,15 +63,15 @@ MODE=${MODE:-compare}
 out="${OUT:-$root/gpu-out}/overhead"
 [[ $MODE == breakdown ]] && out="${OUT:-$root/gpu-out}/overhead-breakdown"
 work=/tmp/speedlab-overhead-$MODE
-rm -rf "$work"; mkdir -p "$out" "$work/logs"
+rm -rf "$work" "$out"; mkdir -p "$out" "$work/logs"
 export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
-[[ $MODE == breakdown ]] && STORM_PROCS=${STORM_PROCS:-1}
-ROUNDS=${ROUNDS:-14} STORM_PROCS=${STORM_PROCS:-2} TORCH_PROCS=${TORCH_PROCS:-1} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
-STORM_ROUNDS=${STORM_ROUNDS:-1} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
-BUDGET_S=${BUDGET_S:-390} TORCHPROF=${TORCHPROF:-0}
+[[ $MODE == breakdown ]] && ROUNDS=${ROUNDS:-20} BUDGET_S=${BUDGET_S:-280}
+ROUNDS=${ROUNDS:-12} STORM_PROCS=${STORM_PROCS:-1} TORCH_PROCS=${TORCH_PROCS:-1} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
+STORM_ROUNDS=${STORM_ROUNDS:-3} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
+BUDGET_S=${BUDGET_S:-480} TORCHPROF=${TORCHPROF:-0}
 CPUS=${CPUS-2-5}
 if [[ $MODE == compare ]]; then
   WORKLOADS=${WORKLOADS:-"storm torch"}
@@ -86,10 +91,10 @@ fi
 speedlab="$bin/speedlab"
 storm="$bin/speedlab_launch_storm"
 loop="$root/scripts/bench/torch_loop.py"
-results="$out/results.jsonl"
+results="$work/results.jsonl" # packed with the logs: few files come back from the GPU machine
 : >"$results"
 t0=$(date +%s)
-say() { echo "$*" | tee -a "$out/log.txt"; }
+say() { echo "$*" | tee -a "$work/log.txt"; }
 say "profile_overhead ($MODE): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
   "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS, processes per tool and round: storm $STORM_PROCS, torch $TORCH_PROCS; workloads $WORKLOADS;" \
   "steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES; budget $BUDGET_S s; nsys ${NSYS:-none};" \
@@ -128,9 +133,9 @@ run_one() { # workload tool log
   fi
   # Once per speedlab tool (breakdown, first round): which API calls its stream recorded, by
   # name and count (is a driver record written for the driver call inside each runtime launch?).
-  if [[ $MODE == breakdown && ${round:-0} == 1 && ${p:-0} == 0 && -d $work/prof && ! -f $out/api-names-$w-$tool.txt ]]; then
+  if [[ $MODE == breakdown && ${round:-0} == 1 && ${p:-0} == 0 && -d $work/prof && ! -f $work/api-names-$w-$tool.txt ]]; then
     timeout 60 "$speedlab" report "$work/prof" --format perfetto >/dev/null 2>&1
-    python3 - "$work/prof" >"$out/api-names-$w-$tool.txt" 2>&1 <<'PY'
+    python3 - "$work/prof" >"$work/api-names-$w-$tool.txt" 2>&1 <<'PY'
 import collections, glob, json, sys
 counts = collections.Counter()
 for f in glob.glob(sys.argv[1] + "/**/*.json", recursive=True):
@@ -153,6 +158,15 @@ PY
 # The tables of the rounds done so far (written after every round and at the end).
 summarize() {
   MODE=$MODE python3 "$root/scripts/bench/overhead_summary.py" "$results"
+  for f in "$work"/api-names-*.txt; do
+    [[ -f $f ]] || continue
+    printf '\n%s (which calls the stream recorded, first round):\n```\n' "$(basename "$f" .txt)"
+    cat "$f"
+    printf '```\n'
+  done
+  printf '\nlog:\n```\n'
+  cat "$work/log.txt"
+  printf '```\n'
 }
 
 # One process: run it, then append its figure to results.jsonl.
@@ -168,7 +182,7 @@ measure() { # workload tool round proc
 import json, sys
 log, w, tool, rnd, proc, rc, wall = sys.argv[1:]
 key = "plain_us_per_launch" if w == "storm" else "us_per_step"
-value, stream_bytes = None, None
+value, stream_bytes, call_us = None, None, None
 for line in open(log, errors="replace"):
     if line.startswith("{"):
         try:
@@ -176,10 +190,13 @@ for line in open(log, errors="replace"):
         except ValueError:
             continue
         value = d.get(key, value)
+        call = d.get("launch_call", {}).get("plain", {}).get("median_ns") if isinstance(d.get("launch_call"), dict) else None
+        if call is not None:
+            call_us = call / 1000
     elif line.startswith("STREAM_BYTES "):
         stream_bytes = int(line.split()[1])
 print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "proc": int(proc), "value": value, "unit": key,
-                  "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes}))
+                  "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "call_us": call_us}))
 PY
 }
 
@@ -223,5 +240,6 @@ done
 
 summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
 cat "$out/summary.md"
-tar -C "$work" -czf "$out/logs.tar.gz" logs
+tar -C "$work" -czf "$out/logs.tar.gz" logs results.jsonl
 say "profile_overhead ($MODE): done in $(($(date +%s) - t0)) s; $out/summary.md"
+summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
