@@ -81,7 +81,7 @@ else
   WORKLOADS=${WORKLOADS:-"storm"}
   BREAKDOWN_TOOLS=${BREAKDOWN_TOOLS:-"plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush"}
   STORM_TOOLS=${STORM_TOOLS:-$BREAKDOWN_TOOLS}
-  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-all"}
+  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-noapi sl-noflush"}
 fi
 pin=()
 if [[ -n $CPUS ]]; then
@@ -129,7 +129,8 @@ run_one() { # workload tool log
   local rc=$?
   # What speedlab's stream holds (records, dropped), for the breakdown's "what is still recorded".
   if [[ $tool == speedlab || $tool == sl-* ]] && [[ -d $work/prof ]]; then
-    du -sb "$work/prof" 2>/dev/null | awk '{print "STREAM_BYTES " $1}' >>"$log"
+    # the streams alone (the folder also holds the reports written after the program ended)
+    find "$work/prof" -name '*.slstream' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print "STREAM_BYTES " s + 0}' >>"$log"
   fi
   # Once per speedlab tool (breakdown, first round): which API calls its stream recorded, by
   # name and count (is a driver record written for the driver call inside each runtime launch?).
@@ -234,6 +235,14 @@ while ((round < ROUNDS)) && [[ -z $stop ]]; do
   done
   round_s=$(($(date +%s) - round_t0))
   say "round $round done at $(($(date +%s) - t0)) s ($round_s s)"
+  if ((round == 1)); then
+    # What runs outside the pinned CPUs after a round: a tracer's daemon left running (nsys
+    # starts one) works beside the program on any CPU, where speedlab's threads are pinned.
+    ps -eo pid,psr,comm,args --no-headers 2>/dev/null | awk 'tolower($3) ~ /nsys|qdstrm|speedlab/' |
+      while read -r pid psr comm rest; do
+        say "after round 1: pid $pid cpu $psr $comm ($(taskset -pc "$pid" 2>/dev/null | sed 's/.*: //')): ${rest:0:120}"
+      done
+  fi
   summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
 done
 [[ -n $stop ]] && say "$stop"
