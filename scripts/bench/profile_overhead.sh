@@ -32,6 +32,7 @@
 #     sl-noapi      both: kernel, copy and memset records only
 #     sl-all        SPEEDLAB_PROFILE_API=all (every runtime and driver call: before issue 29)
 #     sl-nonvtx     SPEEDLAB_PROFILE_NVTX=0 (NVTX ranges not captured; the loop has one a step)
+#     sl-offset     SPEEDLAB_PROFILE_CLOCK=offset (no CUPTI timestamp callback; offsets read at start)
 #     sl-buf1m / sl-buf32m  SPEEDLAB_PROFILE_BUFFER_KIB=1024 / 32768 (CUPTI buffers; default 8 MiB)
 #     sl-noflush    --flush-interval 600000 (no periodic flush; default 500 ms)
 #     sl-flush50    --flush-interval 50
@@ -118,6 +119,7 @@ run_one() { # workload tool log
     sl-noruntime) SPEEDLAB_PROFILE_RUNTIME_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noapi) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-buf1m) SPEEDLAB_PROFILE_BUFFER_KIB=1024 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noflush) timeout 120 "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
