@@ -10,7 +10,9 @@
 # *paired within a round* (the same minute), over many rounds. In every round each tool runs
 # a few processes of each workload (STORM_PROCS, TORCH_PROCS), interleaved (tool order rotated per round and per
 # process), every process pinned to the same CPU set (CPUS, taskset); a tool's figure for the
-# round is the median of its processes. A torch process spends most of its wall time starting
+# round is the median of its processes. CPUS= (empty) runs them unpinned: on the H100 the
+# loop's speedlab - nsys was +92 [+12, +185] us a step pinned to four CPUs and -6 [-108, +30]
+# unpinned (docs/results/profile-termination-h100.md). A torch process spends most of its wall time starting
 # (import, CUDA, nsys's own start-up: about 9-11 s in the run before this one), so the loop
 # gets one process a round and the storm, cheap to start, STORM_PROCS.
 #   storm  speedlab_launch_storm --no-cupti: STORM_ROUNDS x STORM_LAUNCHES empty kernel
