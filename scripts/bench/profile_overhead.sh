@@ -84,7 +84,7 @@ else
   WORKLOADS=${WORKLOADS:-"storm"}
   BREAKDOWN_TOOLS=${BREAKDOWN_TOOLS:-"plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush"}
   STORM_TOOLS=${STORM_TOOLS:-$BREAKDOWN_TOOLS}
-  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-noapi sl-noflush"}
+  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-noapi sl-offset"}
 fi
 pin=()
 if [[ -n $CPUS ]]; then
