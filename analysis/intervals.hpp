@@ -11,9 +11,8 @@ namespace speedlab::analysis::intervals {
 
 using interval = std::pair<std::uint64_t, std::uint64_t>;
 
-// Sorted, disjoint union of the intervals (empty ones dropped; touching ones joined).
-inline std::vector<interval> merged(std::vector<interval> v) {
-  std::sort(v.begin(), v.end());
+// The disjoint union of intervals sorted by start (empty ones dropped; touching ones joined).
+inline std::vector<interval> merged_sorted(const std::vector<interval>& v) {
   std::vector<interval> out;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -21,6 +20,33 @@ inline std::vector<interval> merged(std::vector<interval> v) {
     else out.push_back(iv);
   }
   return out;
+}
+
+// Total length of the union of intervals sorted by start: measure(merged(...)) without a copy.
+template <class It>
+double union_length(It first, It last) {
+  double sum = 0;
+  bool open = false;
+  interval cur{};
+  for (; first != last; ++first) {
+    const interval iv = *first;
+    if (iv.second <= iv.first) continue;
+    if (open && iv.first <= cur.second) {
+      cur.second = std::max(cur.second, iv.second);
+      continue;
+    }
+    if (open) sum += static_cast<double>(cur.second - cur.first);
+    cur = iv;
+    open = true;
+  }
+  if (open) sum += static_cast<double>(cur.second - cur.first);
+  return sum;
+}
+
+// Sorted, disjoint union of the intervals (empty ones dropped; touching ones joined).
+inline std::vector<interval> merged(std::vector<interval> v) {
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end()); // often sorted already: one pass
+  return merged_sorted(v);
 }
 
 // Total length of sorted disjoint intervals inside [lo, hi).

@@ -214,10 +214,13 @@ struct accumulator_state {
 
   bool inside(std::uint64_t start) const { return windows.empty() || repetition_of(windows, start) >= 0; }
   bool in_compute(std::uint64_t start) const { return in_compute_phase(windows, start); }
+  // The last row asked for is asked again for most records (map nodes never move).
+  program_stream* last_row = nullptr;
   program_stream& stream_row(std::uint32_t device, std::uint32_t stream) {
+    if (last_row && last_row->device == device && last_row->stream == stream) return *last_row;
     auto [it, inserted] = streams.try_emplace({device, stream});
     if (inserted) it->second.device = device, it->second.stream = stream;
-    return it->second;
+    return *(last_row = &it->second);
   }
   trace::api_kind kind_of(std::uint32_t name) {
     if (api_kinds.size() <= name) api_kinds.resize(names.size(), -1);
@@ -530,41 +533,76 @@ std::vector<interval> gpu_busy(accumulator_state& st, std::vector<std::uint64_t>
 
 using range_rows_by_id = std::map<std::pair<std::uint32_t, std::uint32_t>, program_range*>;
 
-// What each range launched: the calls that started while it was open, on any thread (a
-// PyTorch training step launches its backward pass from autograd's own thread), in start
-// order with running sums of the GPU time and kernels they launched (records matched to
-// calls by correlation id); a range's share is the difference of the sums at its end and
-// at its start.
-void add_launched(accumulator_state& st, range_rows_by_id& by_id) {
+// A call and what it launched (GPU time, kernels); in add_launched, running sums over the calls.
+struct launch_sum {
+  std::uint64_t start;
+  double ns;
+  std::size_t kernels;
+};
+
+// Every API call in start order that launched GPU work, with that work's time and kernels
+// (records matched to calls by correlation id, walking forward from the previous call);
+// consumes `st.launched`, sorting it in place.
+std::vector<launch_sum> launched_by_call_sorted(accumulator_state& st) {
+  std::vector<launch_sum> out;
   auto& gpu = st.launched; // sorted where it is: a copy would double its memory for a moment
   std::sort(gpu.begin(), gpu.end(), [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
-  struct launch_sum {
-    std::uint64_t start;
-    double ns;            // running sum up to and including this call
-    std::size_t kernels;  // likewise
-  };
-  std::vector<launch_sum> calls;
-  auto lo = gpu.begin();
+  auto at = gpu.begin();
   std::uint32_t previous = 0;
   for (const auto& a : st.calls) {
     if (a.correlation == 0) continue;
     // Calls come nearly in correlation order (ids are handed out at call entry): walk
     // forward from the previous one, search only when one goes back.
     if (a.correlation < previous)
-      lo = std::lower_bound(gpu.begin(), gpu.end(), a.correlation,
+      at = std::lower_bound(gpu.begin(), gpu.end(), a.correlation,
                             [](const auto& g, std::uint32_t c) { return g.correlation < c; });
-    while (lo != gpu.end() && lo->correlation < a.correlation) ++lo;
+    while (at != gpu.end() && at->correlation < a.correlation) ++at;
     previous = a.correlation;
     double ns = 0;
     std::size_t kernels = 0;
-    for (auto rec = lo; rec != gpu.end() && rec->correlation == a.correlation; ++rec) {
+    for (auto rec = at; rec != gpu.end() && rec->correlation == a.correlation; ++rec) {
       ns += rec->ns;
       kernels += rec->kernel ? 1 : 0;
     }
-    if (ns > 0 || kernels > 0) calls.push_back({a.start, ns, kernels});
+    if (ns > 0 || kernels > 0) out.push_back({a.start, ns, kernels});
   }
   release(gpu);
-  std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  return out;
+}
+
+// As launched_by_call_sorted; CUPTI numbers a process's calls densely, so a table indexed by
+// correlation id answers without sorting the records; sparse ids (a merged trace) sort them.
+std::vector<launch_sum> launched_by_call(accumulator_state& st) {
+  std::uint32_t lo = UINT32_MAX, hi = 0;
+  for (const auto& g : st.launched) lo = std::min(lo, g.correlation), hi = std::max(hi, g.correlation);
+  if (st.launched.empty() || std::size_t{hi - lo} >= 4 * st.launched.size() + 1024) return launched_by_call_sorted(st);
+  std::vector<std::pair<double, std::uint32_t>> by_id(std::size_t{hi - lo} + 1, {0.0, 0u});
+  for (const auto& g : st.launched) {
+    auto& e = by_id[g.correlation - lo];
+    e.first += g.ns;
+    e.second += g.kernel ? 1 : 0;
+  }
+  release(st.launched);
+  std::vector<launch_sum> out;
+  for (const auto& a : st.calls) {
+    if (a.correlation == 0 || a.correlation < lo || a.correlation > hi) continue;
+    const auto& e = by_id[a.correlation - lo];
+    if (e.first > 0 || e.second > 0) out.push_back({a.start, e.first, e.second});
+  }
+  return out;
+}
+
+// What each range launched: the calls that started while it was open, on any thread (a
+// PyTorch training step launches its backward pass from autograd's own thread), in start
+// order with running sums of the GPU time and kernels they launched (records matched to
+// calls by correlation id); a range's share is the difference of the sums at its end and
+// at its start.
+void add_launched(accumulator_state& st, range_rows_by_id& by_id) {
+  std::vector<launch_sum> calls = launched_by_call(st);
+  // st.calls is in start order already, and so is what was built from it.
+  const auto call_by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
+  if (!std::is_sorted(calls.begin(), calls.end(), call_by_start))
+    std::stable_sort(calls.begin(), calls.end(), call_by_start);
   for (std::size_t i = 1; i < calls.size(); ++i) {
     calls[i].ns += calls[i - 1].ns;
     calls[i].kernels += calls[i - 1].kernels;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -422,6 +423,31 @@ private:
   std::vector<std::uint64_t> m_table; // by correlation - m_first; UINT64_MAX: no call
 };
 
+// An interval of a step (projected steps): ordered by step, then start.
+using step_interval = std::pair<std::size_t, interval>;
+
+// `a` and `b`, each sorted here unless it is already, merged into `a` in order.
+void merge_sorted_runs(std::vector<step_interval>& a, std::vector<step_interval>&& b) {
+  if (!std::is_sorted(a.begin(), a.end())) std::sort(a.begin(), a.end());
+  if (b.empty()) return;
+  if (!std::is_sorted(b.begin(), b.end())) std::sort(b.begin(), b.end());
+  const auto mid = static_cast<std::ptrdiff_t>(a.size());
+  a.insert(a.end(), b.begin(), b.end());
+  std::inplace_merge(a.begin(), a.begin() + mid, a.end());
+}
+
+// Each step's union length of its intervals (sorted by step and start) into steps[i].*field.
+void sum_by_step(const std::vector<step_interval>& v, std::vector<step_figures>& steps, double step_figures::*field) {
+  std::vector<interval> run;
+  for (std::size_t at = 0; at < v.size();) {
+    std::size_t end = at;
+    run.clear();
+    while (end < v.size() && v[end].first == v[at].first) run.push_back(v[end++].second);
+    steps[v[at].first].*field = intervals::union_length(run.begin(), run.end());
+    at = end;
+  }
+}
+
 // Steps found by the program's NVTX range are on the host's clock, and the GPU runs behind
 // the host: a rank's NCCL collectives do not block it, so the kernel in which rank 0 waits
 // for a slow rank runs during the host's next step or later. So a GPU record belongs to the
@@ -435,31 +461,48 @@ std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
   const call_index calls(st.calls);
   auto call_start = [&calls](std::uint32_t correlation) { return calls.start(correlation); };
   std::size_t comm_by_start = 0;
-  auto step_of = [&steps](std::uint64_t when) -> std::size_t {
-    auto it = std::upper_bound(steps.begin(), steps.end(), when,
-                               [](std::uint64_t v, const step_figures& s) { return v < s.start; });
-    if (it == steps.begin()) return SIZE_MAX;
-    const auto i = static_cast<std::size_t>(it - steps.begin()) - 1;
+  // The last step whose start is at or before `when`; records come nearly in time order, so
+  // the previous answer (or the one after it) is tried before a search.
+  std::size_t hint = 0;
+  auto step_of = [&steps, &hint](std::uint64_t when) -> std::size_t {
+    const auto holds = [&steps, when](std::size_t i) {
+      return steps[i].start <= when && (i + 1 == steps.size() || when < steps[i + 1].start);
+    };
+    std::size_t i = hint;
+    if (!holds(i)) {
+      if (i + 1 < steps.size() && holds(i + 1)) {
+        i = i + 1;
+      } else {
+        auto it = std::upper_bound(steps.begin(), steps.end(), when,
+                                   [](std::uint64_t v, const step_figures& s) { return v < s.start; });
+        if (it == steps.begin()) return SIZE_MAX;
+        i = static_cast<std::size_t>(it - steps.begin()) - 1;
+      }
+    }
+    hint = i;
     return when < steps[i].end || i + 1 == steps.size() ? i : SIZE_MAX;
   };
-  std::vector<std::vector<interval>> compute(steps.size()), comm(steps.size());
+  // (step, interval) in flat lists rather than a list per step: a rank has thousands of
+  // steps, and records come nearly in step order, so sorting is mostly a check.
+  std::vector<step_interval> compute, ops, comm;
+  compute.reserve(st.kernels.size());
   for (const auto& k : st.kernels) {
     const bool communication = st.comm(k);
     const auto call = call_start(k.correlation);
     if (communication && !call) ++comm_by_start;
     const std::size_t i = step_of(call.value_or(k.start));
     if (i == SIZE_MAX) continue;
-    (communication ? comm : compute)[i].emplace_back(k.start, k.end);
+    (communication ? comm : compute).push_back({i, {k.start, k.end}});
     steps[i].kernel_ns += static_cast<double>(k.end - k.start);
     ++steps[i].kernels;
   }
   for (const auto& m : st.ops)
     if (const std::size_t i = step_of(call_start(m.correlation).value_or(m.start)); i != SIZE_MAX)
-      compute[i].emplace_back(m.start, m.end);
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    steps[i].compute_ns = measure(merged(std::move(compute[i])), 0, UINT64_MAX);
-    steps[i].comm_ns = measure(merged(std::move(comm[i])), 0, UINT64_MAX);
-  }
+      ops.push_back({i, {m.start, m.end}});
+  merge_sorted_runs(compute, std::move(ops));
+  sum_by_step(compute, steps, &step_figures::compute_ns);
+  merge_sorted_runs(comm, {});
+  sum_by_step(comm, steps, &step_figures::comm_ns);
   return comm_by_start;
 }
 
@@ -591,7 +634,13 @@ rank_summary rank_accumulator::finish(const profile::process_profile& process, c
       compute.emplace_back(k.start, k.end);
     }
   }
+  // The kernels are in start order; the copies and memsets (in order of their own, mostly)
+  // are merged in rather than the whole set sorted again.
+  const auto kernels_end = static_cast<std::ptrdiff_t>(compute.size());
   for (const auto& o : st.ops) compute.emplace_back(o.start, o.end);
+  if (!std::is_sorted(compute.begin(), compute.begin() + kernels_end)) std::sort(compute.begin(), compute.begin() + kernels_end);
+  if (!std::is_sorted(compute.begin() + kernels_end, compute.end())) std::sort(compute.begin() + kernels_end, compute.end());
+  std::inplace_merge(compute.begin(), compute.begin() + kernels_end, compute.end());
   std::sort(r.comm_ends.begin(), r.comm_ends.end());
   if (!st.kernels.empty()) {
     const std::uint64_t origin = p.start_ns ? p.start_ns : lo;
@@ -611,8 +660,9 @@ rank_summary rank_accumulator::finish(const profile::process_profile& process, c
   r.compute_ns = measure(compute, window.start, window.end);
   r.comm_ns = measure(comm, window.start, window.end);
   r.overlap_ns = intersection(compute, comm);
-  std::vector<interval> busy = compute;
-  busy.insert(busy.end(), comm.begin(), comm.end());
+  std::vector<interval> busy;
+  busy.reserve(compute.size() + comm.size());
+  std::merge(compute.begin(), compute.end(), comm.begin(), comm.end(), std::back_inserter(busy));
   busy = merged(std::move(busy));
   r.idle_ns = std::max(0.0, static_cast<double>(window.end - window.start) - measure(busy, window.start, window.end));
   r.split = known_split ? *known_split : window_split(t, window);

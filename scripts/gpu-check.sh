@@ -4,8 +4,9 @@
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
 #                                                      counters-sass counters-degrade terminate source overhead-bench sol
-#                                                      (default: all but overhead-bench, which has its own call:
-#                                                      it alone takes about 8 minutes)
+#                                                      overhead-breakdown
+#                                                      (default: all but overhead-bench and overhead-breakdown,
+#                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
 # Build first on the development machine with scripts/gpu-prepare.sh.
 # SPEEDLAB_CARRY names the carried folder (default .device-carry; relative to the directory
@@ -815,12 +816,22 @@ PY
 fi
 
 if has overhead-bench; then
-  # speedlab beside nsys and torch.profiler (scripts/bench/profile_overhead.sh; ROUNDS, STEPS,
-  # REPEATS, BUDGET_S, EXTRA and the tool lists pass through): $OUT/overhead/summary.md,
+  # speedlab beside nsys (scripts/bench/profile_overhead.sh, MODE=compare: >= 12 short
+  # alternated rounds, pinned, paired speedlab - nsys per round; ROUNDS, STORM_PROCS, TORCH_PROCS, STEPS,
+  # REPEATS, BUDGET_S, CPUS, TORCHPROF and the tool lists pass through): $OUT/overhead/summary.md,
   # rewritten after every round (a call killed at its limit still has the rounds done).
-  SPEEDLAB_CARRY="$bin" OUT="$out" bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-bench.txt" 2>&1
+  SPEEDLAB_CARRY="$bin" OUT="$out" MODE=compare bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-bench.txt" 2>&1
   note "overhead bench: exit $?"
   cat "$out/overhead/summary.md" >>"$summary" 2>/dev/null
+fi
+
+if has overhead-breakdown; then
+  # Where speedlab's cost per launch goes: the storm under speedlab with one part of the
+  # tracing off per tool, paired against the default (MODE=breakdown: 20 rounds, BUDGET_S 280):
+  # $OUT/overhead-breakdown/summary.md.
+  SPEEDLAB_CARRY="$bin" OUT="$out" MODE=breakdown bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-breakdown.txt" 2>&1
+  note "overhead breakdown: exit $?"
+  cat "$out/overhead-breakdown/summary.md" >>"$summary" 2>/dev/null
 fi
 
 if has source; then

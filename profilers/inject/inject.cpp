@@ -172,6 +172,7 @@ public:
     // never idle at a flush): flush_policy.hpp. 0: never.
     std::uint64_t force_after_ms = std::max<std::uint64_t>(5000, 10ull * m_flush_ms);
     std::string force_after_problem; // noted once the stream has its header
+    std::string note_later;          // likewise
     if (const std::string ms = env("SPEEDLAB_PROFILE_FORCE_AFTER_MS"); !ms.empty()) {
       char* end = nullptr;
       const long v = std::strtol(ms.c_str(), &end, 10);
@@ -183,6 +184,12 @@ public:
     if (const std::string mib = env("SPEEDLAB_PROFILE_MAX_BUFFER_MIB"); !mib.empty()) {
       const long v = std::strtol(mib.c_str(), nullptr, 10);
       if (v > 0) m_cap_bytes = static_cast<std::size_t>(v) << 20;
+    }
+    // Cost knob (scripts/bench/profile_overhead.sh's breakdown): CUPTI's buffer size.
+    if (const std::string kib = env("SPEEDLAB_PROFILE_BUFFER_KIB"); !kib.empty()) {
+      const long v = std::strtol(kib.c_str(), nullptr, 10);
+      if (v >= 64 && v <= (1l << 20)) m_buffer_bytes = static_cast<std::size_t>(v) << 10;
+      else note_later = "SPEEDLAB_PROFILE_BUFFER_KIB='" + kib + "' is not 64 to 1048576: the default is used";
     }
     profile::process_info info;
     info.pid = m_pid;
@@ -201,6 +208,7 @@ public:
     }
     m_writer->write(profile::chunk_type::header, profile::header_json(info, realtime, m_flush_ms, "libspeedlab-inject"));
     if (!force_after_problem.empty()) note(force_after_problem);
+    if (!note_later.empty()) note(note_later);
 
     if (const auto files = mapped_cupti_files(); files.size() > 1)
       note(fmt::format("{} libcupti copies are loaded in this process ({}); records come from {}", files.size(),
@@ -284,7 +292,9 @@ private:
       return;
     }
     m_subscriber = sub.handle;
-    const cupti::process_setup& setup = cupti::setup_process(true);
+    // Cost knob: SPEEDLAB_PROFILE_CLOCK=offset maps CUPTI's times to the steady clock from
+    // offsets read at start instead of CUPTI calling back for every timestamp.
+    const cupti::process_setup& setup = cupti::setup_process(env("SPEEDLAB_PROFILE_CLOCK") != "offset");
     for (const auto& n : setup.notes) note(n);
     if (!setup.error.empty()) {
       note("cupti: " + setup.error);
@@ -292,7 +302,7 @@ private:
       return;
     }
     if (!setup.timestamp_callback) m_clock_start = cupti::read_clock_pair();
-    m_buffers = std::make_shared<cupti::buffer_state>(buffer_bytes, m_cap_bytes);
+    m_buffers = std::make_shared<cupti::buffer_state>(m_buffer_bytes, m_cap_bytes);
     m_buffers->prefill();
     cupti::set_active(m_buffers);
     cupti::take_dropped_records();
@@ -301,7 +311,10 @@ private:
     // Only the calls the analysis uses (launches, synchronizations, copies, memsets,
     // allocations, frees) unless SPEEDLAB_PROFILE_API=all: the other calls (PyTorch makes
     // several per launch) cost a record each and are read by no analysis.
-    cupti::activity_selection what{true, env("SPEEDLAB_PROFILE_DRIVER_API") != "0", false};
+    // SPEEDLAB_PROFILE_RUNTIME_API=0: no runtime or synchronization records, a cost knob only
+    // (the analysis then has kernels without launch calls).
+    cupti::activity_selection what{env("SPEEDLAB_PROFILE_RUNTIME_API") != "0", env("SPEEDLAB_PROFILE_DRIVER_API") != "0",
+                                   false};
     what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
     m_enabled = cupti::enable_activities(what, notes);
     for (const auto& n : notes) note(n);
@@ -615,6 +628,7 @@ private:
   flush_policy m_policy{0};
   bool m_force_said = false;
   std::size_t m_cap_bytes = default_cap_bytes;
+  std::size_t m_buffer_bytes = buffer_bytes;
   std::unique_ptr<profile::stream_writer> m_writer;
   CUpti_SubscriberHandle m_subscriber{};
   // Counters (--metrics): m_launch_callbacks is written before the callbacks are enabled and
@@ -714,6 +728,8 @@ __attribute__((visibility("default"))) int speedlab_inject_flush(void) {
 // NVTX's injection entry point (NVTX_INJECTION64_PATH).
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
   using namespace speedlab::inject;
+  // Cost knob: SPEEDLAB_PROFILE_NVTX=0 declines to be the NVTX tool (no ranges recorded).
+  if (const char* v = std::getenv("SPEEDLAB_PROFILE_NVTX"); v && std::strcmp(v, "0") == 0) return 0;
   try {
     start_nvtx_capture();
   } catch (...) {

@@ -1,33 +1,57 @@
 #!/usr/bin/env bash
-# What `speedlab profile` costs beside nsys and torch.profiler, side by side in one call on
+# What `speedlab profile` costs beside nsys (and torch.profiler), side by side in one call on
 # the GPU machine (issue 29, item 2). Over a carry made by scripts/gpu-prepare.sh:
 #   SPEEDLAB_CARRY=.device-carry bash .device-carry/scripts/bench/profile_overhead.sh
-# or as the gpu-check.sh stage `overhead-bench`.
+# or as the gpu-check.sh stages `overhead-bench` (MODE=compare) and `overhead-breakdown`
+# (MODE=breakdown).
 #
-# Two workloads, one process per figure, all tools alternated in every round (the order
-# rotates from round to round):
+# Many short rounds rather than a few long ones: on a shared VM the plain per-step time moves
+# by 25% from one minute to the next, so what resolves speedlab from nsys is the difference
+# *paired within a round* (the same minute), over many rounds. In every round each tool runs
+# a few processes of each workload (STORM_PROCS, TORCH_PROCS), interleaved (tool order rotated per round and per
+# process), every process pinned to the same CPU set (CPUS, taskset); a tool's figure for the
+# round is the median of its processes. CPUS= (empty) runs them unpinned: on the H100 the
+# loop's speedlab - nsys was +92 [+12, +185] us a step pinned to four CPUs and -6 [-108, +30]
+# unpinned (docs/results/profile-termination-h100.md). A torch process spends most of its wall time starting
+# (import, CUDA, nsys's own start-up: about 9-11 s in the run before this one), so the loop
+# gets one process a round and the storm, cheap to start, STORM_PROCS.
 #   storm  speedlab_launch_storm --no-cupti: STORM_ROUNDS x STORM_LAUNCHES empty kernel
-#          launches (default 2 x 50k: a tracer's write-out grows with them), us per launch
-#          (plain_us_per_launch: measured inside the process, so a tracer's start-up and
-#          write-out are not in it)
-#   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps, us per
-#          step (the fastest of 3 timed loops in the process)
-# Tools: plain; speedlab (speedlab profile, the default); nsys (nsys profile -t cuda,nvtx,
-# CPU sampling and context switches off: -s none --cpuctxsw none, which only makes nsys
-# cheaper and its write-out shorter); torchprof (torch.profiler, CPU and CUDA activities;
-# torch only). On request (in STORM_TOOLS / TORCH_TOOLS, or EXTRA=1 for both): speedlab-all
-# (every runtime and driver call recorded, SPEEDLAB_PROFILE_API=all: the default before
-# issue 29) and speedlab-nodriver (SPEEDLAB_PROFILE_DRIVER_API=0).
+#          launches, us per launch (plain_us_per_launch, the median round: measured inside
+#          the process, so a tracer's start-up and write-out are not in it); and from the
+#          same process "storm-call": the median of one more round of STORM_LAUNCHES launch
+#          calls each timed (launch_call.plain.median_ns), which the rare stalls of a shared
+#          VM (preemption, a buffer hand-over) do not move, unlike a round's total
+#   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps x REPEATS,
+#          us per step (the fastest repeat of the process)
+# MODE=compare (default): plain, speedlab (speedlab profile, the default), nsys (nsys profile
+#   -t cuda,nvtx -s none --cpuctxsw none: only makes nsys cheaper); TORCHPROF=1 adds
+#   torch.profiler on the training loop, last in each round (outside the rotation).
+# MODE=breakdown: the storm (and the loop when WORKLOADS names it) under speedlab with one
+#   part of the tracing turned off per tool, against the default, paired by round: where
+#   each 0.1 us per launch goes. Tools (BREAKDOWN_TOOLS):
+#     sl-nodriver   SPEEDLAB_PROFILE_DRIVER_API=0 (no driver API records)
+#     sl-noruntime  SPEEDLAB_PROFILE_RUNTIME_API=0 (no runtime API or synchronization records)
+#     sl-noapi      both: kernel, copy and memset records only
+#     sl-all        SPEEDLAB_PROFILE_API=all (every runtime and driver call: before issue 29)
+#     sl-nonvtx     SPEEDLAB_PROFILE_NVTX=0 (NVTX ranges not captured; the loop has one a step)
+#     sl-offset     SPEEDLAB_PROFILE_CLOCK=offset (no CUPTI timestamp callback; offsets read at start)
+#     sl-buf1m / sl-buf32m  SPEEDLAB_PROFILE_BUFFER_KIB=1024 / 32768 (CUPTI buffers; default 8 MiB)
+#     sl-noflush    --flush-interval 600000 (no periodic flush; default 500 ms)
+#     sl-flush50    --flush-interval 50
+#   (default: plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush, one
+#   storm process each a round)
 #
-#   ROUNDS=8 STEPS=300 REPEATS=2 STORM_ROUNDS=2 STORM_LAUNCHES=50000 BUDGET_S=420 EXTRA=0
-#   STORM_TOOLS="plain speedlab nsys"  TORCH_TOOLS="plain speedlab nsys torchprof"
+#   MODE=compare ROUNDS=12 STORM_PROCS=1 TORCH_PROCS=1 STEPS=100 REPEATS=2 STORM_ROUNDS=3
+#   STORM_LAUNCHES=20000 BUDGET_S=480 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
+#   (MODE=breakdown: ROUNDS=20 BUDGET_S=280)
+#   STORM_TOOLS / TORCH_TOOLS override the tool lists of either mode.
 # BUDGET_S is honoured before each round (not started when the last round's time would not
-# fit) and before each process (not started when that tool's last process would not fit).
-# Every figure goes to $OUT/overhead/results.jsonl as it comes (with the process's wall
-# time, wall_s: what a round's time goes to), and the summary (medians with bootstrap 95%
-# intervals, each tool's cost against plain and speedlab's against nsys, paired by round)
-# to $OUT/overhead/summary.md after EVERY round, so a call killed at its limit still brings
-# back the table of the rounds done.
+# fit) and before each process. Two files come back, $OUT/overhead[-breakdown]/summary.md and
+# logs.tar.gz (every process's log and results.jsonl: one line a process, with its wall time).
+# The summary (medians with bootstrap 95% intervals; each
+# tool's cost against plain, and speedlab - nsys or variant - speedlab, paired by round) to
+# $OUT/overhead/summary.md after EVERY round, so a call killed at its limit still brings back
+# the table of the rounds done.
 set -uo pipefail
 start_dir=$(pwd)
 cd "$(dirname "$0")/../.."
@@ -37,105 +61,151 @@ if [[ $carry != /* ]]; then
   if [[ -d "$start_dir/$carry" ]]; then carry="$start_dir/$carry"; else carry="$root/$carry"; fi
 fi
 bin=$(cd "$carry" 2>/dev/null && pwd) || { echo "profile_overhead: no carry folder $carry (SPEEDLAB_CARRY)" >&2; exit 2; }
+MODE=${MODE:-compare}
+[[ $MODE == compare || $MODE == breakdown ]] || { echo "profile_overhead: MODE=$MODE: compare or breakdown" >&2; exit 2; }
 out="${OUT:-$root/gpu-out}/overhead"
-work=/tmp/speedlab-overhead
-rm -rf "$work"; mkdir -p "$out" "$work/logs"
+[[ $MODE == breakdown ]] && out="${OUT:-$root/gpu-out}/overhead-breakdown"
+work=/tmp/speedlab-overhead-$MODE
+rm -rf "$work" "$out"; mkdir -p "$out" "$work/logs"
 export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
-ROUNDS=${ROUNDS:-8} STEPS=${STEPS:-300} REPEATS=${REPEATS:-2} STORM_ROUNDS=${STORM_ROUNDS:-2}
-STORM_LAUNCHES=${STORM_LAUNCHES:-50000}
-BUDGET_S=${BUDGET_S:-420} EXTRA=${EXTRA:-0}
-if [[ $EXTRA == 1 ]]; then
-  STORM_TOOLS=${STORM_TOOLS:-"plain speedlab speedlab-all speedlab-nodriver nsys"}
-  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab speedlab-all nsys torchprof"}
+[[ $MODE == breakdown ]] && ROUNDS=${ROUNDS:-20} BUDGET_S=${BUDGET_S:-280}
+ROUNDS=${ROUNDS:-12} STORM_PROCS=${STORM_PROCS:-1} TORCH_PROCS=${TORCH_PROCS:-1} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
+STORM_ROUNDS=${STORM_ROUNDS:-3} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
+BUDGET_S=${BUDGET_S:-480} TORCHPROF=${TORCHPROF:-0}
+CPUS=${CPUS-2-5}
+if [[ $MODE == compare ]]; then
+  WORKLOADS=${WORKLOADS:-"storm torch"}
+  STORM_TOOLS=${STORM_TOOLS:-"plain speedlab nsys"}
+  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab nsys"}
+else
+  WORKLOADS=${WORKLOADS:-"storm"}
+  BREAKDOWN_TOOLS=${BREAKDOWN_TOOLS:-"plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush"}
+  STORM_TOOLS=${STORM_TOOLS:-$BREAKDOWN_TOOLS}
+  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-noapi sl-offset"}
 fi
-STORM_TOOLS=${STORM_TOOLS:-"plain speedlab nsys"}
-TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab nsys torchprof"}
+pin=()
+if [[ -n $CPUS ]]; then
+  if taskset -c "$CPUS" true 2>/dev/null; then pin=(taskset -c "$CPUS")
+  else echo "profile_overhead: taskset -c $CPUS failed here ($(nproc) cores): processes not pinned" >&2; CPUS=""; fi
+fi
 speedlab="$bin/speedlab"
 storm="$bin/speedlab_launch_storm"
 loop="$root/scripts/bench/torch_loop.py"
-results="$out/results.jsonl"
+results="$work/results.jsonl" # packed with the logs: few files come back from the GPU machine
 : >"$results"
 t0=$(date +%s)
-say() { echo "$*" | tee -a "$out/log.txt"; }
-say "profile_overhead: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
-  "rounds $ROUNDS, steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES, budget $BUDGET_S s, nsys ${NSYS:-none}; $(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
+say() { echo "$*" | tee -a "$work/log.txt"; }
+say "profile_overhead ($MODE): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
+  "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS, processes per tool and round: storm $STORM_PROCS, torch $TORCH_PROCS; workloads $WORKLOADS;" \
+  "steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES; budget $BUDGET_S s; nsys ${NSYS:-none};" \
+  "$(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 
 # The program's command line for one workload.
 program() { # workload [extra args]
   if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS --launches $STORM_LAUNCHES"; else echo "python3 $loop --steps $STEPS --repeats $REPEATS"; fi
 }
 
-# One process of one tool: its last JSON line, or nothing.
+# One process of one tool: its output in the log.
 run_one() { # workload tool log
   local w=$1 tool=$2 log=$3 prog
   prog=$(program "$w")
+  local -a sl=("$speedlab" profile --force --out "$work/prof")
   case $tool in
-    plain) timeout 120 $prog ;;
-    speedlab) timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
-    speedlab-all) SPEEDLAB_PROFILE_API=all timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
-    speedlab-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "$speedlab" profile --force --out "$work/prof" -- $prog ;;
-    nsys) [[ -n $NSYS ]] && timeout 120 "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
-    torchprof) [[ $w == torch ]] && timeout 120 $prog --torch-profile ;;
+    plain) timeout 120 "${pin[@]}" $prog ;;
+    speedlab) timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-all) SPEEDLAB_PROFILE_API=all timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-noruntime) SPEEDLAB_PROFILE_RUNTIME_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-noapi) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-buf1m) SPEEDLAB_PROFILE_BUFFER_KIB=1024 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-noflush) timeout 120 "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
+    sl-flush50) timeout 120 "${pin[@]}" "${sl[@]}" --flush-interval 50 -- $prog ;;
+    nsys) [[ -n $NSYS ]] && timeout 120 "${pin[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
+    torchprof) [[ $w == torch ]] && timeout 120 "${pin[@]}" $prog --torch-profile ;;
+    *) echo "profile_overhead: unknown tool $tool" ;;
   esac >"$log" 2>&1
   local rc=$?
+  # What speedlab's stream holds (records, dropped), for the breakdown's "what is still recorded".
+  if [[ $tool == speedlab || $tool == sl-* ]] && [[ -d $work/prof ]]; then
+    # the streams alone (the folder also holds the reports written after the program ended)
+    find "$work/prof" -name '*.slstream' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print "STREAM_BYTES " s + 0}' >>"$log"
+  fi
+  # Once per speedlab tool (breakdown, first round): which API calls its stream recorded, by
+  # name and count (is a driver record written for the driver call inside each runtime launch?).
+  if [[ $MODE == breakdown && ${round:-0} == 1 && ${p:-0} == 0 && -d $work/prof && ! -f $work/api-names-$w-$tool.txt ]]; then
+    timeout 60 "$speedlab" report "$work/prof" --format perfetto >/dev/null 2>&1
+    python3 - "$work/prof" >"$work/api-names-$w-$tool.txt" 2>&1 <<'PY'
+import collections, glob, json, sys
+counts = collections.Counter()
+for f in glob.glob(sys.argv[1] + "/**/*.json", recursive=True):
+    try:
+        d = json.load(open(f))
+    except Exception:
+        continue
+    events = d.get("traceEvents", []) if isinstance(d, dict) else d if isinstance(d, list) else []
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("name", "")).startswith(("cu", "cuda")):
+            counts[(e.get("cat", ""), e["name"])] += 1
+for (cat, name), n in counts.most_common(40):
+    print(f"{n:8d}  {cat}  {name}")
+PY
+  fi
   rm -rf "$work/prof" "$work"/nsys.*
   return $rc
 }
 
-# The table of the rounds done so far (written after every round and at the end).
+# The tables of the rounds done so far (written after every round and at the end).
 summarize() {
-  python3 - "$results" <<'PY'
+  MODE=$MODE python3 "$root/scripts/bench/overhead_summary.py" "$results"
+  for f in "$work"/api-names-*.txt; do
+    [[ -f $f ]] || continue
+    printf '\n%s (which calls the stream recorded, first round):\n```\n' "$(basename "$f" .txt)"
+    cat "$f"
+    printf '```\n'
+  done
+  printf '\nlog:\n```\n'
+  cat "$work/log.txt"
+  printf '```\n'
+}
 
-import json, random, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-rng = random.Random(1)
-def interval(v):  # bootstrap 95% interval of the median
-    if len(v) < 2:
-        return (v[0], v[0]) if v else (float("nan"), float("nan"))
-    meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(2000))
-    return meds[50], meds[1949]
-def fmt(v):
-    lo, hi = interval(v)
-    return f"{statistics.median(v):.2f} [{lo:.2f}, {hi:.2f}]"
-for w, unit in (("storm", "us per launch"), ("torch", "us per step")):
-    by = {}
-    for r in rows:
-        if r["workload"] == w and r["value"] is not None:
-            by.setdefault(r["tool"], {})[r["round"]] = r["value"]
-    if "plain" not in by:
-        print(f"\n{w}: no plain figures\n"); continue
-    print(f"\n### {w} ({unit}; median [bootstrap 95% interval] over rounds; added: paired by round)\n")
-    print("| tool | rounds | per unit | added vs plain | added % |")
-    print("|---|---|---|---|---|")
-    plain = by["plain"]
-    for tool, vals in sorted(by.items(), key=lambda kv: kv[0] != "plain"):
-        added = [vals[r] - plain[r] for r in vals if r in plain]
-        pct = [100 * (vals[r] / plain[r] - 1) for r in vals if r in plain]
-        print(f"| {tool} | {len(vals)} | {fmt(list(vals.values()))} | "
-              f"{fmt(added) if tool != 'plain' else '-'} | {fmt(pct) if tool != 'plain' else '-'} |")
-    if "speedlab" in by and "nsys" in by:
-        d = [by["speedlab"][r] - by["nsys"][r] for r in by["speedlab"] if r in by["nsys"]]
-        lo, hi = interval(d)
-        verdict = "below nsys" if hi < 0 else "above nsys" if lo > 0 else "not told apart from nsys"
-        print(f"\nspeedlab - nsys, paired by round: {fmt(d)} {unit}: {verdict} ({len(d)} rounds)")
-walls = {}
-for r in rows:
-    if r.get("wall_s") is not None:
-        walls.setdefault(f'{r["workload"]}/{r["tool"]}', []).append(r["wall_s"])
-if walls:
-    print("\nprocess wall time, median s (what a round's time goes to): " +
-          ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(walls.items())))
-failed = [r for r in rows if r["value"] is None]
-if failed:
-    print(f"\nno figure from {len(failed)} process(es): " +
-          ", ".join(f"{r['workload']}/{r['tool']}/round {r['round']} (exit {r['exit']})" for r in failed[:12]))
+# One process: run it, then append its figure to results.jsonl.
+measure() { # workload tool round proc
+  local w=$1 tool=$2 r=$3 p=$4 log s0 rc wall
+  log="$work/logs/$w-$tool-$r-$p.txt"
+  s0=${EPOCHREALTIME/./}
+  run_one "$w" "$tool" "$log"; rc=$?
+  local us=$((${EPOCHREALTIME/./} - s0))
+  wall=$((us / 1000000)).$(printf %06d $((us % 1000000)))
+  last_wall[$w:$tool]=$(((us + 999999) / 1000000))
+  python3 - "$log" "$w" "$tool" "$r" "$p" "$rc" "$wall" <<'PY' >>"$results"
+import json, sys
+log, w, tool, rnd, proc, rc, wall = sys.argv[1:]
+key = "plain_us_per_launch" if w == "storm" else "us_per_step"
+value, stream_bytes, call_us = None, None, None
+for line in open(log, errors="replace"):
+    if line.startswith("{"):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        value = d.get(key, value)
+        call = d.get("launch_call", {}).get("plain", {}).get("median_ns") if isinstance(d.get("launch_call"), dict) else None
+        if call is not None:
+            call_us = call / 1000
+    elif line.startswith("STREAM_BYTES "):
+        stream_bytes = int(line.split()[1])
+print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "proc": int(proc), "value": value, "unit": key,
+                  "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "call_us": call_us}))
 PY
 }
 
-declare -A last_wall # tool -> seconds its last process took (workload:tool)
+declare -A last_wall # workload:tool -> seconds its last process took
 round_s=0
 stop=""
 round=0
@@ -147,45 +217,42 @@ while ((round < ROUNDS)) && [[ -z $stop ]]; do
   fi
   round=$((round + 1))
   round_t0=$(date +%s)
-  for w in storm torch; do
+  for w in $WORKLOADS; do
     [[ $w == storm ]] && tools=($STORM_TOOLS) || tools=($TORCH_TOOLS)
     n=${#tools[@]}
-    for ((i = 0; i < n; i++)); do
-      tool=${tools[$(((i + round) % n))]} # rotated: no tool always runs first
-      elapsed=$(($(date +%s) - t0))
-      if ((elapsed + ${last_wall[$w:$tool]:-0} > BUDGET_S)); then
-        stop="budget of $BUDGET_S s spent at $elapsed s in round $round (before $w/$tool)"
-        break 2
-      fi
-      log="$work/logs/$w-$tool-$round.txt"
-      s0=$(date +%s.%N)
-      run_one "$w" "$tool" "$log"; rc=$?
-      wall=$(python3 -c "print(round($(date +%s.%N) - $s0, 1))")
-      last_wall[$w:$tool]=$(python3 -c "import math; print(math.ceil($wall))")
-      python3 - "$log" "$w" "$tool" "$round" "$rc" "$wall" <<'PY' | tee -a "$results"
-import json, sys
-log, w, tool, rnd, rc, wall = sys.argv[1:]
-key = "plain_us_per_launch" if w == "storm" else "us_per_step"
-value = None
-for line in open(log, errors="replace"):
-    if line.startswith("{"):
-        try:
-            d = json.loads(line)
-        except ValueError:
-            continue
-        value = d.get(key, value)
-print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "value": value, "unit": key, "exit": int(rc),
-                  "wall_s": float(wall)}))
-PY
+    [[ $w == storm ]] && procs=$STORM_PROCS || procs=$TORCH_PROCS
+    for ((p = 0; p < procs; p++)); do
+      for ((i = 0; i < n; i++)); do
+        tool=${tools[$(((i + round + p) % n))]} # rotated: no tool always runs first
+        elapsed=$(($(date +%s) - t0))
+        if ((elapsed + ${last_wall[$w:$tool]:-0} > BUDGET_S)); then
+          stop="budget of $BUDGET_S s spent at $elapsed s in round $round (before $w/$tool)"
+          break 3
+        fi
+        measure "$w" "$tool" "$round" "$p"
+      done
     done
+    # torch.profiler last, outside the rotation (optional: it is not what the issue compares).
+    if [[ $w == torch && $TORCHPROF == 1 && $MODE == compare ]]; then
+      for ((p = 0; p < TORCH_PROCS; p++)); do measure torch torchprof "$round" "$p"; done
+    fi
   done
   round_s=$(($(date +%s) - round_t0))
   say "round $round done at $(($(date +%s) - t0)) s ($round_s s)"
+  if ((round == 1)); then
+    # What runs outside the pinned CPUs after a round: a tracer's daemon left running (nsys
+    # starts one) works beside the program on any CPU, where speedlab's threads are pinned.
+    ps -eo pid,psr,comm,args --no-headers 2>/dev/null | awk 'tolower($3) ~ /nsys|qdstrm|speedlab/' |
+      while read -r pid psr comm rest; do
+        say "after round 1: pid $pid cpu $psr $comm ($(taskset -pc "$pid" 2>/dev/null | sed 's/.*: //')): ${rest:0:120}"
+      done
+  fi
   summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
 done
 [[ -n $stop ]] && say "$stop"
 
 summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"
 cat "$out/summary.md"
-tar -C "$work" -czf "$out/logs.tar.gz" logs
-say "profile_overhead: done in $(($(date +%s) - t0)) s; $out/summary.md"
+tar -C "$work" -czf "$out/logs.tar.gz" logs results.jsonl
+say "profile_overhead ($MODE): done in $(($(date +%s) - t0)) s; $out/summary.md"
+summarize >"$out/summary.md.new" 2>&1 && mv "$out/summary.md.new" "$out/summary.md"

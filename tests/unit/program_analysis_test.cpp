@@ -138,6 +138,36 @@ TEST_CASE("program: an NVTX range is charged with what it launched, though the G
   CHECK(j["nvtx_ranges"][0]["launched_gpu_ns"].get<double>() == Approx(20.0 * ms));
 }
 
+TEST_CASE("program: what a range launched is the same with dense and with sparse correlation ids", "[program]") {
+  // The accumulator looks records up by a table over dense ids (what CUPTI hands out) and
+  // sorts them for sparse ones: both must charge each range alike, with two kernels on one
+  // call, a kernel whose call is not in the trace, and calls out of correlation order.
+  auto build = [](std::uint32_t stride) {
+    profile::process_profile p = bad_loop(100, 0);
+    p.process.end_ns = 40 * ms;
+    for (std::uint32_t k = 0; k < 12; ++k) {
+      const std::uint64_t t = ms + k * 100 * us;
+      const std::uint32_t corr = 1000 + (k % 2 ? 12 - k : k) * stride; // not in correlation order
+      p.trace.ranges.push_back({t, t + 100 * us, 100, 100, "", "step"});
+      p.trace.api_calls.push_back(api(t + 10 * us, t + 20 * us, 100, corr, "cudaLaunchKernel_v7000"));
+      p.trace.kernels.push_back(kernel(4 * ms + k * ms, 4 * ms + k * ms + (k + 1) * us, 7, corr, "a"));
+      if (k % 3 == 0) p.trace.kernels.push_back(kernel(30 * ms + k * us, 30 * ms + k * us + 500, 7, corr, "b"));
+    }
+    p.trace.kernels.push_back(kernel(35 * ms, 36 * ms, 7, 1000 + 13 * stride, "no_call")); // its call is not in the trace
+    p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
+    return p;
+  };
+  const auto dense = analyze({build(1)}), sparse = analyze({build(1000003)});
+  REQUIRE(dense.ranges.size() == 1);
+  REQUIRE(sparse.ranges.size() == 1);
+  CHECK(dense.ranges[0].launched_kernels == 16);
+  double expected = 4 * 500;
+  for (std::uint32_t k = 0; k < 12; ++k) expected += static_cast<double>((k + 1) * us);
+  CHECK(dense.ranges[0].launched_gpu_ns == Approx(expected));
+  CHECK(sparse.ranges[0].launched_kernels == dense.ranges[0].launched_kernels);
+  CHECK(sparse.ranges[0].launched_gpu_ns == dense.ranges[0].launched_gpu_ns);
+}
+
 TEST_CASE("program: per-stream table", "[program]") {
   const auto a = analyze({bad_loop(100, 10), clean_loop()});
   REQUIRE(a.streams.size() == 2);

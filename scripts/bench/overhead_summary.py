@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The tables of scripts/bench/profile_overhead.sh from its results.jsonl (one line a process).
+
+    MODE=compare|breakdown python3 scripts/bench/overhead_summary.py results.jsonl
+
+A tool's figure for a round is the median of its processes in that round. Per tool: the
+median over rounds with a bootstrap 95% interval of the median; its cost against plain and
+(compare) speedlab - nsys or (breakdown) each variant - speedlab, *paired by round*: the
+difference is taken within a round, where the machine's drift is shared, then summarized
+over rounds. The interval's half width against nsys's own added cost says what the run can
+resolve (the issue asks for 10%).
+"""
+import json
+import os
+import random
+import statistics
+import sys
+
+# (workload, field of results.jsonl, what the figure is)
+METRICS = [("storm", "value", "us per launch, the process's median round"),
+           ("storm", "call_us", "us per launch call, the median of one round of timed calls"),
+           ("torch", "value", "us per step, the process's fastest repeat")]
+
+
+def interval(v, rng):
+    """Bootstrap 95% interval of the median."""
+    if len(v) < 2:
+        return (v[0], v[0]) if v else (float("nan"), float("nan"))
+    meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(2000))
+    return meds[50], meds[1949]
+
+
+def fmt(v, rng, digits=2):
+    lo, hi = interval(v, rng)
+    return f"{statistics.median(v):+.{digits}f} [{lo:+.{digits}f}, {hi:+.{digits}f}]"
+
+
+def fmt_abs(v, rng, digits=2):
+    lo, hi = interval(v, rng)
+    return f"{statistics.median(v):.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def per_round(rows, w, key):
+    """tool -> round -> median of that round's processes."""
+    raw = {}
+    for r in rows:
+        if r["workload"] == w and r.get(key) is not None:
+            raw.setdefault(r["tool"], {}).setdefault(r["round"], []).append(r[key])
+    return {t: {k: statistics.median(v) for k, v in rounds.items()} for t, rounds in raw.items()}
+
+
+def paired(a, b):
+    return [a[r] - b[r] for r in a if r in b]
+
+
+def verdict(d, rng, what):
+    lo, hi = interval(d, rng)
+    return f"below {what}" if hi < 0 else f"above {what}" if lo > 0 else f"not told apart from {what}"
+
+
+def table(rows, w, key, what, mode, rng):
+    unit = what.split(",")[0]
+    name = w if key == "value" else f"{w}-call"
+    by = per_round(rows, w, key)
+    if "plain" not in by:
+        print(f"\n{name}: no plain figures yet\n")
+        return
+    digits = 2 if w == "storm" else 1
+    print(f"\n### {name} ({what}; median [bootstrap 95% interval] over rounds; a round's figure is the median of "
+          f"its processes; added: paired by round)\n")
+    streams = {}
+    for r in rows:
+        if r["workload"] == w and r.get("stream_bytes"):
+            streams.setdefault(r["tool"], []).append(r["stream_bytes"])
+    print("| tool | rounds | per unit | added vs plain | added % | stream MB (median) |")
+    print("|---|---|---|---|---|---|")
+    plain = by["plain"]
+    for tool, vals in sorted(by.items(), key=lambda kv: (kv[0] != "plain", kv[0] != "speedlab", kv[0])):
+        added = paired(vals, plain)
+        pct = [100 * (vals[r] / plain[r] - 1) for r in vals if r in plain]
+        mb = f"{statistics.median(streams[tool]) / 1e6:.1f}" if tool in streams else "-"
+        print(f"| {tool} | {len(vals)} | {fmt_abs(list(vals.values()), rng, digits)} | "
+              f"{fmt(added, rng, digits) if tool != 'plain' and added else '-'} | "
+              f"{fmt(pct, rng, 1) if tool != 'plain' and pct else '-'} | {mb} |")
+    if mode == "compare" and "speedlab" in by and "nsys" in by:
+        d = paired(by["speedlab"], by["nsys"])
+        if d:
+            lo, hi = interval(d, rng)
+            nsys_added = statistics.median(paired(by["nsys"], plain)) if paired(by["nsys"], plain) else float("nan")
+            res = 100 * (hi - lo) / 2 / nsys_added if nsys_added and nsys_added > 0 else float("nan")
+            print(f"\nspeedlab - nsys, paired by round: {fmt(d, rng, digits)} {unit}: {verdict(d, rng, 'nsys')} "
+                  f"({len(d)} rounds); the interval's half width is {res:.0f}% of nsys's added cost "
+                  f"({nsys_added:.{digits}f} {unit})")
+    if mode == "breakdown" and "speedlab" in by:
+        print(f"\nEach part turned off against the default, paired by round ({unit}; negative: cheaper "
+              f"than the default by that much):\n")
+        for tool, vals in sorted(by.items()):
+            if tool in ("plain", "speedlab"):
+                continue
+            d = paired(vals, by["speedlab"])
+            if d:
+                print(f"- {tool} - speedlab: {fmt(d, rng, digits)} ({verdict(d, rng, 'the default')}, {len(d)} rounds)")
+
+
+def main():
+    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    mode = os.environ.get("MODE", "compare")
+    rng = random.Random(1)
+    for w, key, what in METRICS:
+        if any(r["workload"] == w for r in rows):
+            table(rows, w, key, what, mode, rng)
+    walls = {}
+    for r in rows:
+        if r.get("wall_s") is not None:
+            walls.setdefault(f'{r["workload"]}/{r["tool"]}', []).append(r["wall_s"])
+    if walls:
+        print("\nprocess wall time, median s (what a round's time goes to): " +
+              ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in sorted(walls.items())))
+    failed = [r for r in rows if r["value"] is None]
+    if failed:
+        print(f"\nno figure from {len(failed)} process(es): " +
+              ", ".join(f"{r['workload']}/{r['tool']}/round {r['round']} (exit {r['exit']})" for r in failed[:12]))
+
+
+if __name__ == "__main__":
+    main()
