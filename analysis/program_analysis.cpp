@@ -434,6 +434,26 @@ void process_accumulator::add(const trace::device_trace& t) {
   }
 }
 
+namespace {
+
+// A process's source passes (one per CUDA context) as one: every kernel, most samples first.
+std::optional<source::source_pass> merge_source_passes(const std::vector<source::source_pass>& passes) {
+  if (passes.empty()) return std::nullopt;
+  source::source_pass s = passes.front();
+  for (std::size_t i = 1; i < passes.size(); ++i) {
+    const auto& x = passes[i];
+    s.kernels.insert(s.kernels.end(), x.kernels.begin(), x.kernels.end());
+    s.total_samples += x.total_samples;
+    s.dropped_samples += x.dropped_samples;
+    s.pass_wall_ns += x.pass_wall_ns;
+    s.setup_wall_ns += x.setup_wall_ns;
+  }
+  std::stable_sort(s.kernels.begin(), s.kernels.end(), [](const auto& a, const auto& b) { return a.samples > b.samples; });
+  return s;
+}
+
+} // namespace
+
 process_summary process_accumulator::finish(const profile::process_profile& p) {
   state& st = *m;
   const trace::device_trace& t = p.trace;
@@ -454,6 +474,7 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
     s.counters->dropped_ranges += pass.dropped_ranges;
     s.counters->pass_wall_ns += pass.pass_wall_ns;
   }
+  s.source = merge_source_passes(p.source);
   // The lifetime window: the stream's own, else the process's start to end (a truncated
   // stream ends at its last flush).
   if (!t.repetitions.empty()) {
@@ -854,6 +875,7 @@ point_result process_point(const process_summary& p) {
   r.profiler_messages = p.info.notes;
   r.duration_s = wall / 1e9;
   r.counters = p.counters; // the point rules read them as they read a run's counters pass
+  r.source = p.source;     // and the source view as a run's source pass (reports' source tables)
   return r;
 }
 

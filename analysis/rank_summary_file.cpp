@@ -62,6 +62,7 @@ json process_json(const process_summary& p) {
          {"gaps", p.gaps},              {"allocs", p.allocs},   {"pageable_sync", p.pageable_sync},
          {"launch_call_median_ns", p.launch_call_median_ns}, {"backend", p.backend}, {"note", p.note}};
   if (p.counters) j["counters"] = *p.counters;
+  if (p.source) j["source"] = *p.source;
   return j;
 }
 
@@ -217,6 +218,7 @@ process_summary read_process(const json& j) {
   p.backend = text(j, "backend");
   p.note = text(j, "note");
   if (auto it = j.find("counters"); it != j.end() && !it->is_null()) p.counters = it->get<counters::counter_pass>();
+  if (auto it = j.find("source"); it != j.end() && !it->is_null()) p.source = it->get<source::source_pass>();
   return p;
 }
 

@@ -164,6 +164,9 @@ int command_profile(const profile_options& options) {
       throw config_error(fmt::format("--metrics {}: {}", options.metrics, e.what()));
     }
   }
+  if (options.source && !options.metrics.empty())
+    throw config_error("--source and --metrics cannot be used together (kernel replays and PC sampling were not "
+                       "checked together): profile once with each");
   std::filesystem::path dir = options.out;
   const std::optional<int> rank = launcher_rank([](const char* k) { return std::getenv(k); });
   if (rank) {
@@ -206,6 +209,7 @@ int command_profile(const profile_options& options) {
     environment["SPEEDLAB_PROFILE_METRIC_SET"] = options.metrics;
     environment["SPEEDLAB_PROFILE_COUNTERS_K"] = std::to_string(options.counters_per_kernel);
   }
+  if (options.source) environment["SPEEDLAB_PROFILE_SOURCE_LAUNCHES"] = std::to_string(options.source_launches);
   const launch_result run = launch_and_wait(options.program, environment);
   if (!run.started) {
     std::cerr << "speedlab: " << run.error << '\n';

@@ -25,6 +25,10 @@ struct profile_options {
   // for the first K launches of each distinct (kernel, grid, block) by replaying them.
   std::string metrics;
   std::size_t counters_per_kernel = 2;
+  // Source lines (--source): PC sampling over the first N kernel launches, SASS metrics over
+  // the next N (--source-launches N).
+  bool source = false;
+  std::size_t source_launches = 100;
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };
