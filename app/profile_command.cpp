@@ -193,6 +193,7 @@ int command_profile(const profile_options& options) {
                                 "Nsight Compute): speedlab left it in place, so the program's GPU activity went to that "
                                 "tool and is not in this profile; run speedlab profile outside it",
                                 other));
+    if (options.source) notes.push_back(source::unavailable_note("--source: another CUDA tool holds the injection"));
     library.clear();
   }
 

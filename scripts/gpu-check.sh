@@ -893,6 +893,38 @@ if has profile-source; then
     nvcc -O3 -lineinfo -arch=sm_90 -o "$pw/cuda_rows" examples/source/cuda_rows.cu >"$pw/nvcc.log" 2>&1 && rows="$pw/cuda_rows"
   fi
   [[ -x $rows ]] || note "profile-source: no cuda_rows (nvcc failed: $(tail -1 "$pw/nvcc.log" 2>/dev/null))"
+  pnotes() { # the source notes and the top source line per kernel, from a profile folder
+    python3 - "$1" <<'PY' 2>&1 | tee -a "$summary" "$out/summary.txt"
+import json, os, sys
+d = sys.argv[1]
+try:
+    facts = json.load(open(os.path.join(d, "profile.json")))
+except Exception as e:
+    print(f"    no profile.json: {e}"); sys.exit()
+for n in facts.get("notes", []):
+    print(f"    program note: {n[:300]}")
+for p in facts.get("processes", []):
+    for n in p.get("notes", []):
+        if n.startswith("source") or "CUPTI" in n:
+            print(f"    pid {p['pid']} note: {n[:300]}")
+try:
+    points = json.load(open(os.path.join(d, "results.json"))).get("points", [])
+except Exception:
+    points = []
+for pt in points:
+    s = pt.get("source") or {}
+    for k in s.get("kernels", [])[:3]:
+        for l in k.get("lines", [])[:2]:
+            st = ", ".join(f"{x['reason']} {100 * x['share']:.0f}%" for x in l.get("stalls", [])[:2])
+            print(f"    {pt['id']} {k['kernel'][:60]} {os.path.basename(l.get('file') or '')}:{l.get('line')} "
+                  f"+0x{l.get('pc_offset', 0):x} {100 * l.get('share', 0):.1f}% [{st}] sectors/request "
+                  f"{l.get('sectors_per_request')} text {l.get('text', '')[:60]!r}")
+    if s:
+        print(f"    {pt['id']} pass: {s.get('method')} samples {s.get('total_samples')} dropped "
+              f"{s.get('dropped_samples')} pass_wall {s.get('pass_wall_ns', 0) / 1e6:.1f} ms host "
+              f"{s.get('setup_wall_ns', 0) / 1e6:.1f} ms")
+PY
+  }
   psrc() { # name, then the program
     local name=$1; shift
     mkdir -p "$pw/$name/dump"
@@ -902,7 +934,7 @@ if has profile-source; then
     local rc=$? t1=$(date +%s.%N)
     note "profile-source $name: exit $rc, $(python3 -c "print(f'{$t1-$t0:.2f}')") s wall"
     grep -h -m3 -E 'rows_kernel|rows\.py|\+0x' "$pw/$name/profile/report.md" 2>/dev/null | cut -c1-400 | sed 's/^/    /' | tee -a "$summary" "$out/summary.txt"
-    grep -h -o -E 'source: [^|"]*' "$pw/$name/profile/report-full.md" 2>/dev/null | sort -u | cut -c1-300 | sed 's/^/    /' | tee -a "$summary" "$out/summary.txt"
+    pnotes "$pw/$name/profile"
     grep -c 'rows_kernel\|rows.py' "$pw/$name/profile/report.html" 2>/dev/null | sed 's/^/    report.html lines naming the file: /' | tee -a "$summary" "$out/summary.txt"
   }
   pplain() { # name, then the program: the same under profile without --source
@@ -954,7 +986,7 @@ PY
     timeout 120 "$NSYS" profile -o "$pw/nsys-rows" -f true "$speedlab" profile --source --out "$pw/under-nsys" -- "$rows" 5 \
       >"$pw/under-nsys.txt" 2>&1
     note "profile-source under nsys: exit $?"
-    grep -h -o -E '(another CUDA tool|source: )[^|"]*' "$pw/under-nsys/report-full.md" 2>/dev/null | sort -u | cut -c1-300 | sed 's/^/    /' | tee -a "$summary" "$out/summary.txt"
+    pnotes "$pw/under-nsys"
   fi
   tar -C "$work" -czf "$out/profile-source.tar.gz" --exclude='*.ncu-rep' --exclude='*.nsys-rep' --exclude='*.sqlite' \
     --exclude='trace.json' --exclude='traces' profile-source

@@ -168,7 +168,7 @@ void resource_callback(source_collector::impl* m, CUpti_CallbackDomain domain, C
   }
 }
 
-void CUPTIAPI on_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
+void CUPTIAPI subscribed_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
   resource_callback(static_cast<source_collector::impl*>(user), domain, id, data);
 }
 
@@ -451,7 +451,7 @@ void source_collector::impl::sass_stop() noexcept {
 
 source_collector::source_collector(collector_options options) : m(std::make_unique<impl>()) {
   if (options.external_callbacks) return;
-  cupti::subscription sub = cupti::subscribe(&on_callback, m.get(), "speedlab-source");
+  cupti::subscription sub = cupti::subscribe(&subscribed_callback, m.get(), "speedlab-source");
   if (!sub.ok) throw source_unavailable(sub.error);
   m->subscriber = sub.handle;
   m->subscribed = true;

@@ -17,7 +17,7 @@
 #include "analysis/program_analysis.hpp"
 #include "app/profile_command.hpp"
 #include "app/profile_report.hpp"
-#include "app/errors.hpp"
+#include "app/suite_config.hpp"
 #include "model/profile_stream.hpp"
 #include "unit/program_fixture.hpp"
 
@@ -143,6 +143,6 @@ TEST_CASE("profile source: --source with --metrics is refused before the program
   o.source = true;
   o.metrics = "default";
   o.out = (std::filesystem::temp_directory_path() / ("speedlab-profile-source-refused-" + std::to_string(::getpid()))).string();
-  CHECK_THROWS_AS(app::command_profile(o), config_error);
+  CHECK_THROWS_AS(app::command_profile(o), app::config_error);
   CHECK_FALSE(std::filesystem::exists(o.out)); // refused before the folder was made
 }
