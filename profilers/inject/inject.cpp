@@ -366,8 +366,17 @@ private:
   // A launch's entry: the first starts sampling, the one after N sampled launches switches
   // to SASS metrics, the one after N more stops (each on the launching thread, before the
   // launch: the switch synchronizes the context, so the phases never overlap a kernel).
-  void source_launch(const CUpti_CallbackData* cb) noexcept {
-    if (cb->callbackSite != CUPTI_API_ENTER) return;
+  void source_launch(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb) noexcept {
+    // A runtime launch calls a driver launch: counted once, at the runtime call (as the
+    // counters' launch gate does).
+    thread_local int runtime_depth = 0;
+    const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      runtime_depth += enter ? 1 : -1;
+      if (!enter) return;
+    } else if (!enter || runtime_depth > 0) {
+      return;
+    }
     try {
       std::lock_guard lock(m_source_mutex);
       if (m_source_phase == source_phase::done) return;
@@ -542,7 +551,7 @@ private:
     }
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (inj->m_launch_callbacks.count({static_cast<int>(domain), static_cast<unsigned>(id)})) {
-      if (inj->m_source) inj->source_launch(cb);
+      if (inj->m_source) inj->source_launch(domain, cb);
       else inj->counters_callback(domain, id, cb);
       return;
     }
