@@ -321,6 +321,22 @@ void add_host_side(accumulator_state& s, const trace::device_trace& t) {
 
 // ---- finish(), step by step ----
 
+// A process's source passes (one per CUDA context) as one: every kernel, most samples first.
+std::optional<source::source_pass> merge_source_passes(const std::vector<source::source_pass>& passes) {
+  if (passes.empty()) return std::nullopt;
+  source::source_pass s = passes.front();
+  for (std::size_t i = 1; i < passes.size(); ++i) {
+    const auto& x = passes[i];
+    s.kernels.insert(s.kernels.end(), x.kernels.begin(), x.kernels.end());
+    s.total_samples += x.total_samples;
+    s.dropped_samples += x.dropped_samples;
+    s.pass_wall_ns += x.pass_wall_ns;
+    s.setup_wall_ns += x.setup_wall_ns;
+  }
+  std::stable_sort(s.kernels.begin(), s.kernels.end(), [](const auto& a, const auto& b) { return a.samples > b.samples; });
+  return s;
+}
+
 // The summary's facts, counters and lifetime window: what every process has, CUDA or not.
 process_summary summary_head(const accumulator_state& st, const profile::process_profile& p) {
   const trace::device_trace& t = p.trace;
@@ -341,6 +357,7 @@ process_summary summary_head(const accumulator_state& st, const profile::process
     s.counters->dropped_ranges += pass.dropped_ranges;
     s.counters->pass_wall_ns += pass.pass_wall_ns;
   }
+  s.source = merge_source_passes(p.source);
   // The lifetime window: the stream's own, else the process's start to end (a truncated
   // stream ends at its last flush).
   if (!t.repetitions.empty()) {

@@ -86,6 +86,8 @@ struct process_summary : activity_summary {
   // Hardware counters of its first launches (`speedlab profile --metrics`): its contexts'
   // passes in one, the kernels of all of them.
   std::optional<counters::counter_pass> counters;
+  // Source lines of its kernels (`speedlab profile --source`): its contexts' passes in one.
+  std::optional<source::source_pass> source;
 };
 
 process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});

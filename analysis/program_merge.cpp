@@ -138,6 +138,7 @@ point_result process_point(const process_summary& p) {
   r.profiler_messages = p.info.notes;
   r.duration_s = wall / 1e9;
   r.counters = p.counters; // the point rules read them as they read a run's counters pass
+  r.source = p.source;     // and the source view as a run's source pass (reports' source tables)
   return r;
 }
 

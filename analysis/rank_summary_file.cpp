@@ -65,6 +65,7 @@ json process_json(const process_summary& p) {
          {"launch_call_median_ns", p.launch_call_median_ns}, {"backend", p.backend}, {"note", p.note},
          {"steady_split", p.steady_split}, {"startup", p.startup}};
   if (p.counters) j["counters"] = *p.counters;
+  if (p.source) j["source"] = *p.source;
   return j;
 }
 
@@ -234,6 +235,7 @@ process_summary read_process(const json& j) {
   // Absent from summaries written before start-up was told apart from the steady state.
   if (auto it = j.find("steady_split"); it != j.end() && !it->is_null()) p.steady_split = checked_split(*it, "steady_split");
   if (auto it = j.find("startup"); it != j.end()) p.startup = it->get<startup_summary>();
+  if (auto it = j.find("source"); it != j.end() && !it->is_null()) p.source = it->get<source::source_pass>();
   return p;
 }
 

@@ -303,6 +303,12 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
                   "Device ceilings for the kernels' roofs (as run): off, cached (default: this GPU's cached "
                   "calibration, else a quick one), quick, full")
       ->check(CLI::IsMember({"off", "cached", "quick", "full"}));
+  cmd->add_flag("--source", options->source,
+                "Source lines of the kernels (PC sampling, then SASS metrics, over the first launches; kernels "
+                "built with -lineinfo get file:line): docs/analysis.md, source view");
+  cmd->add_option("--source-launches", options->source_launches,
+                  "With --source: launches sampled (N, default 100), then N more with SASS metrics (those run slower)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   // Everything from the first positional argument on (or after --) is PROGRAM's, untouched.
   cmd->prefix_command();
   cmd->footer("PROGRAM [ARGS...] follow the options, best after --; speedlab exits with PROGRAM's exit code.");

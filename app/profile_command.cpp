@@ -21,6 +21,7 @@
 #include "device/host_info.hpp"
 #include "model/counters.hpp"
 #include "model/profile_stream.hpp"
+#include "model/source_view.hpp"
 #include "reports/reporter.hpp"
 #include "speedlab/config.hpp"
 
@@ -170,6 +171,9 @@ void check_options(const profile_options& options) {
   static const std::vector<std::string> modes{"off", "cached", "quick", "full"};
   if (std::find(modes.begin(), modes.end(), options.calibrate) == modes.end())
     throw config_error(fmt::format("--calibrate {}: not a mode (valid: off, cached, quick, full)", options.calibrate));
+  if (options.source && !options.metrics.empty())
+    throw config_error("--source and --metrics cannot be used together (kernel replays and PC sampling were not "
+                       "checked together): profile once with each");
 }
 
 // DIR, or DIR/rank-R for one rank of a launched job.
@@ -187,7 +191,7 @@ std::filesystem::path profile_dir(const profile_options& options) {
 
 // The injection library to use; empty (with a note) when there is none or another tool's
 // injection is already in the environment.
-std::filesystem::path choose_library(std::vector<std::string>& notes) {
+std::filesystem::path choose_library(const profile_options& options, std::vector<std::string>& notes) {
   std::filesystem::path library = find_inject_library();
   if (library.empty())
     notes.push_back(fmt::format("no {} beside speedlab (this build has no CUPTI, or SPEEDLAB_INJECT_LIBRARY is wrong): "
@@ -202,6 +206,7 @@ std::filesystem::path choose_library(std::vector<std::string>& notes) {
                                 "Nsight Compute): speedlab left it in place, so the program's GPU activity went to that "
                                 "tool and is not in this profile; run speedlab profile outside it",
                                 other));
+    if (options.source) notes.push_back(source::unavailable_note("--source: another CUDA tool holds the injection"));
     library.clear();
   }
   return library;
@@ -219,6 +224,7 @@ std::map<std::string, std::string> program_environment(const std::filesystem::pa
     environment["SPEEDLAB_PROFILE_METRIC_SET"] = options.metrics;
     environment["SPEEDLAB_PROFILE_COUNTERS_K"] = std::to_string(options.counters_per_kernel);
   }
+  if (options.source) environment["SPEEDLAB_PROFILE_SOURCE_LAUNCHES"] = std::to_string(options.source_launches);
   return environment;
 }
 
@@ -326,7 +332,7 @@ int command_profile(const profile_options& options) {
   auto lock = prepare_folder(dir, options.force, created);
 
   std::vector<std::string> notes;
-  const std::filesystem::path library = choose_library(notes);
+  const std::filesystem::path library = choose_library(options, notes);
   const std::string started_at = device::iso_utc_now();
   std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
                            dir.string(), options.flush_interval_ms);

@@ -28,6 +28,10 @@ struct profile_options {
   std::size_t counters_per_kernel = 2;
   // The device model for the kernels' roofs (--calibrate, as `run`): off, cached, quick, full.
   std::string calibrate = "cached";
+  // Source lines (--source): PC sampling over the first N kernel launches, SASS metrics over
+  // the next N (--source-launches N).
+  bool source = false;
+  std::size_t source_launches = 100;
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };

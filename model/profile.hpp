@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/counters.hpp"
+#include "model/source_view.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::profile {
@@ -38,6 +39,9 @@ struct process_profile {
   // Hardware counters of its first launches (`speedlab profile --metrics`): one pass per
   // CUDA context, each kernel's metrics read by replaying it.
   std::vector<counters::counter_pass> counters;
+  // Source lines of its kernels (`speedlab profile --source`): one pass per CUDA context,
+  // PC samples and SASS metrics of a window of its first launches, folded to file:line.
+  std::vector<source::source_pass> source;
 };
 
 } // namespace speedlab::profile

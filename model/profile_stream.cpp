@@ -356,12 +356,16 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     p.counters.push_back(j.at("pass").get<counters::counter_pass>());
     return;
   }
+  case chunk_type::source: {
+    p.source.push_back(j.at("pass").get<source::source_pass>());
+    return;
+  }
   case chunk_type::records_binary: break;
   }
   throw std::runtime_error("unknown chunk type");
 }
 
-bool known_type(std::uint32_t t) { return t >= 1 && t <= 6; }
+bool known_type(std::uint32_t t) { return t >= 1 && t <= 7; }
 
 // Where the reader gets its bytes: a file (read chunk by chunk, never whole) or memory.
 class byte_source {
@@ -568,6 +572,8 @@ json records_json(std::uint64_t flushed_ns, const trace::device_trace& batch) {
 json note_json(std::uint64_t t_ns, const std::string& text) { return json{{"t_ns", t_ns}, {"text", text}}; }
 
 json counters_json(std::uint64_t t_ns, const counters::counter_pass& pass) { return json{{"t_ns", t_ns}, {"pass", pass}}; }
+
+json source_json(std::uint64_t t_ns, const source::source_pass& pass) { return json{{"t_ns", t_ns}, {"pass", pass}}; }
 
 json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records) {
   return json{{"end_ns", end_ns}, {"reason", reason}, {"dropped_records", dropped_records}};

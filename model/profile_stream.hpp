@@ -42,7 +42,8 @@ inline constexpr std::string_view stream_extension = ".slstream";
 inline constexpr std::size_t chunk_header_bytes = 16;
 inline constexpr std::uint32_t max_chunk_payload = 1u << 30; // larger lengths mean a corrupt header
 
-enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4, records_binary = 5, counters = 6 };
+enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4, records_binary = 5, counters = 6,
+                                   source = 7 };
 
 // "<host>-<pid>.slstream", the host reduced to [A-Za-z0-9._-] so any host name is a file name.
 std::string stream_file_name(const std::string& host, std::uint32_t pid);
@@ -59,6 +60,9 @@ nlohmann::json records_json(std::uint64_t flushed_ns, const trace::device_trace&
 nlohmann::json note_json(std::uint64_t t_ns, const std::string& text);
 // A counters pass (model/counters.hpp) as the injection library read it for one context.
 nlohmann::json counters_json(std::uint64_t t_ns, const counters::counter_pass& pass);
+// A source pass (model/source_view.hpp: top lines per kernel) as the injection library
+// folded it for one context (`speedlab profile --source`).
+nlohmann::json source_json(std::uint64_t t_ns, const source::source_pass& pass);
 nlohmann::json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records);
 
 // The binary records payload (chunk type records_binary; docs/profile-format.md has the

@@ -198,6 +198,26 @@ std::string line_label(const source_line& l) {
   return fmt::format("{}:{}", slash == std::string::npos ? l.file : l.file.substr(slash + 1), l.line);
 }
 
+std::vector<std::string> pass_notes(const source_pass& pass) {
+  bool unknown = false, offsets_only = false;
+  for (const auto& k : pass.kernels) {
+    if (!k.lines.empty() && k.lines.front().file == "(unknown cubin)") unknown = true;
+    else if (!k.line_info) offsets_only = true;
+  }
+  std::vector<std::string> notes;
+  if (unknown)
+    notes.push_back("source: some kernels' code loaded before the source pass subscribed (no cubin): their samples "
+                    "have no line");
+  if (offsets_only)
+    notes.push_back("source: kernels built without -lineinfo: SASS offsets only (build with nvcc -lineinfo for "
+                    "file:line; CuPy: RawKernel options=('-lineinfo',); Numba: @cuda.jit(lineinfo=True))");
+  return notes;
+}
+
+std::string unavailable_note(const std::string& cause) {
+  return "source: no source view: " + cause + "; the program runs on without it";
+}
+
 void to_json(nlohmann::json& j, const stall_share& s) {
   // The words are for readers of the JSON; the raw name is what is read back.
   j = {{"reason", s.reason}, {"words", stall_words(s.reason)}, {"samples", s.samples}, {"share", s.share}};

@@ -104,6 +104,13 @@ std::vector<kernel_source> fold(const std::vector<pc_record>& records, const std
                                 const correlate_function& correlate, const std::vector<sass_record>& sass,
                                 const line_reader& read_line, const fold_options& options = {});
 
+// What a reader must be told about a folded pass, each said once: kernels without line info
+// ("SASS offsets only"), samples of code loaded before the pass subscribed (no cubin).
+std::vector<std::string> pass_notes(const source_pass& pass);
+// The note when the source view cannot be collected at all (another profiler holds CUPTI, no
+// PC sampling on this GPU or driver): `cause` in words; the run goes on without it.
+std::string unavailable_note(const std::string& cause);
+
 // Reads one line of a text file, at most 200 characters, tabs as spaces; empty when the file
 // cannot be read, is not text, or is shorter.
 std::string read_source_line(const std::string& file, std::uint32_t line);

@@ -3,8 +3,8 @@
 # (another folder laid out the same way: SPEEDLAB_CARRY=.device-carry-NAME):
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
-#                                                      counters-sass counters-degrade terminate source overhead-bench sol
-#                                                      overhead-breakdown
+#                                                      counters-sass counters-degrade terminate source profile-source sol
+#                                                      overhead-bench overhead-breakdown
 #                                                      (default: all but overhead-bench and overhead-breakdown,
 #                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -33,7 +33,7 @@ speedlab="$bin/speedlab"
 # The test binaries find speedlab, plugins and fixtures beside themselves (the carry is a
 # test root, tests/test_root.hpp): no path to link or rewrite.
 stages=("$@")
-((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters terminate source)
+((${#stages[@]})) || stages=(info tests calibrate suite sweep crossover lesson sanitize overhead storm scaling nsys peers fixtures profile flush python counters-sass counters-degrade counters terminate source profile-source)
 summary="$work/summary.txt"
 : >"$summary"
 : >"$out/summary.txt"
@@ -942,6 +942,118 @@ PY
     --exclude='*.html' $(cd "$sw" && ls -d run/results.jsonl run/run.json run/device.json run/results.json run/report.md ncu/sol.json \
     sol-table.md profile 2>/dev/null) 2>/dev/null
   note "sol fixture: $(du -h "$out/sol-fixture.tar.gz" | cut -f1)"
+if has profile-source; then
+  # `speedlab profile --source` (issue 30) on unmodified programs with the naive row sum of
+  # examples/source (one thread per row: uncoalesced loads): CuPy (RawKernel, -lineinfo),
+  # Numba (lineinfo=True), plain CUDA (nvcc -lineinfo, each launch timed with events), and
+  # CuPy without -lineinfo (SASS offsets only); the cost per launch (cuda_rows alone, under
+  # profile, under profile --source: sampled, patched and plain windows); ncu's source page
+  # of the same kernel; under nsys. Streams and reports come back in profile-source.tar.gz.
+  pw="$work/profile-source"; rm -rf "$pw"; mkdir -p "$pw"
+  win=20; n=60
+  rows="$bin/cuda_rows"
+  if command -v nvcc >/dev/null; then
+    nvcc -O3 -lineinfo -arch=sm_90 -o "$pw/cuda_rows" examples/source/cuda_rows.cu >"$pw/nvcc.log" 2>&1 && rows="$pw/cuda_rows"
+  fi
+  [[ -x $rows ]] || note "profile-source: no cuda_rows (nvcc failed: $(tail -1 "$pw/nvcc.log" 2>/dev/null))"
+  pnotes() { # the source notes and the top source line per kernel, from a profile folder
+    python3 - "$1" <<'PY' 2>&1 | tee -a "$summary" "$out/summary.txt"
+import json, os, sys
+d = sys.argv[1]
+try:
+    facts = json.load(open(os.path.join(d, "profile.json")))
+except Exception as e:
+    print(f"    no profile.json: {e}"); sys.exit()
+for n in facts.get("notes", []):
+    print(f"    program note: {n[:300]}")
+for p in facts.get("processes", []):
+    for n in p.get("notes", []):
+        if n.startswith("source") or "CUPTI" in n:
+            print(f"    pid {p['pid']} note: {n[:300]}")
+try:
+    points = json.load(open(os.path.join(d, "results.json"))).get("points", [])
+except Exception:
+    points = []
+for pt in points:
+    s = pt.get("source") or {}
+    for k in s.get("kernels", [])[:3]:
+        for l in k.get("lines", [])[:2]:
+            st = ", ".join(f"{x['reason']} {100 * x['share']:.0f}%" for x in l.get("stalls", [])[:2])
+            print(f"    {pt['id']} {k['kernel'][:60]} {os.path.basename(l.get('file') or '')}:{l.get('line')} "
+                  f"+0x{l.get('pc_offset', 0):x} {100 * l.get('share', 0):.1f}% [{st}] sectors/request "
+                  f"{l.get('sectors_per_request')} text {l.get('text', '')[:60]!r}")
+    if s:
+        print(f"    {pt['id']} pass: {s.get('method')} samples {s.get('total_samples')} dropped "
+              f"{s.get('dropped_samples')} pass_wall {s.get('pass_wall_ns', 0) / 1e6:.1f} ms host "
+              f"{s.get('setup_wall_ns', 0) / 1e6:.1f} ms")
+PY
+  }
+  psrc() { # name, then the program
+    local name=$1; shift
+    mkdir -p "$pw/$name/dump"
+    local t0=$(date +%s.%N)
+    SPEEDLAB_SOURCE_DUMP="$pw/$name/dump" timeout 150 "$speedlab" profile --source --source-launches $win \
+      --out "$pw/$name/profile" -- "$@" >"$pw/$name/profile.txt" 2>&1
+    local rc=$? t1=$(date +%s.%N)
+    note "profile-source $name: exit $rc, $(python3 -c "print(f'{$t1-$t0:.2f}')") s wall"
+    grep -h -m3 -E 'rows_kernel|rows\.py|\+0x' "$pw/$name/profile/report.md" 2>/dev/null | cut -c1-400 | sed 's/^/    /' | tee -a "$summary" "$out/summary.txt"
+    pnotes "$pw/$name/profile"
+    grep -c 'rows_kernel\|rows.py' "$pw/$name/profile/report.html" 2>/dev/null | sed 's/^/    report.html lines naming the file: /' | tee -a "$summary" "$out/summary.txt"
+  }
+  pplain() { # name, then the program: the same under profile without --source
+    local name=$1; shift
+    local t0=$(date +%s.%N)
+    timeout 150 "$speedlab" profile --out "$pw/$name/plain" -- "$@" >"$pw/$name/plain.txt" 2>&1
+    local rc=$? t1=$(date +%s.%N)
+    note "profile-source $name without --source: exit $rc, $(python3 -c "print(f'{$t1-$t0:.2f}')") s wall"
+  }
+  psrc cupy-rows python3 examples/source/cupy_rows.py --launches $n
+  pplain cupy-rows python3 examples/source/cupy_rows.py --launches $n
+  psrc numba-rows python3 examples/source/numba_rows.py --launches $n
+  pplain numba-rows python3 examples/source/numba_rows.py --launches $n
+  psrc cupy-nolineinfo python3 examples/source/cupy_rows.py --launches 30 --no-lineinfo
+  if [[ -x $rows ]]; then
+    "$rows" $n >"$pw/cuda-alone.txt" 2>&1; note "profile-source cuda_rows alone: exit $?"
+    psrc cuda-rows "$rows" $n
+    pplain cuda-rows "$rows" $n
+    cp "$pw/cuda-rows/profile.txt" "$pw/cuda-source.txt"; cp "$pw/cuda-rows/plain.txt" "$pw/cuda-plain.txt"
+    python3 - "$pw" $win <<'PY' 2>&1 | tee -a "$summary" "$out/summary.txt"
+import statistics, sys
+d, w = sys.argv[1], int(sys.argv[2])
+def times(f):
+    out = []
+    for line in open(f, errors="replace"):
+        p = line.split()
+        if len(p) == 3 and p[0] == "launch":
+            out.append(float(p[2]))
+    return out
+runs = {k: times(f"{d}/cuda-{k}.txt") for k in ("alone", "plain", "source")}
+def med(v): return f"{statistics.median(v):.4f}" if v else "-"
+for k, v in runs.items():
+    print(f"  cuda_rows {k}: {len(v)} launches; launch 1 {v[0] if v else '-'} ms; median ms launches 2-{w}: "
+          f"{med(v[1:w])}, {w+1}-{2*w}: {med(v[w:2*w])}, {2*w+1}-: {med(v[2*w:])}")
+PY
+    # ncu's source page of the same kernel (second launch), for agreement.
+    ncu_rows() { local name=$1; shift
+      timeout 120 ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source yes \
+        -k regex:rows_naive --launch-skip 1 --launch-count 1 -f -o "$pw/ncu-$name" "$@" >"$pw/ncu-$name.log" 2>&1
+      local rc=$?
+      ncu -i "$pw/ncu-$name.ncu-rep" --page source --csv --print-source cuda,sass >"$pw/ncu-$name-cuda-sass.csv" 2>>"$pw/ncu-$name.log"
+      note "profile-source: ncu $name exit $rc"
+    }
+    ncu_rows cuda-rows "$rows" 3
+    ncu_rows cupy-rows python3 examples/source/cupy_rows.py --launches 3
+    ncu_rows numba-rows python3 examples/source/numba_rows.py --launches 3
+    python3 scripts/source_table.py "$pw" 2>&1 | tee -a "$summary" "$out/summary.txt"
+    # Under another CUPTI client: nsys around speedlab profile --source (a note, the program runs on).
+    timeout 120 "$NSYS" profile -o "$pw/nsys-rows" -f true "$speedlab" profile --source --out "$pw/under-nsys" -- "$rows" 5 \
+      >"$pw/under-nsys.txt" 2>&1
+    note "profile-source under nsys: exit $?"
+    pnotes "$pw/under-nsys"
+  fi
+  tar -C "$work" -czf "$out/profile-source.tar.gz" --exclude='*.ncu-rep' --exclude='*.nsys-rep' --exclude='*.sqlite' \
+    --exclude='trace.json' --exclude='traces' profile-source
+  note "profile-source: $(du -h "$out/profile-source.tar.gz" | cut -f1) packed"
 fi
 
 note "elapsed: $(( $(date +%s) - t0 )) s"

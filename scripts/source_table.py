@@ -15,7 +15,9 @@ import sys
 
 # ncu-<case>-cuda-sass.csv -> the kernel that case profiled (gpu-check.sh source, ncu_case).
 NCU_KERNELS = {"softmax-naive": "softmax_naive", "softmax-block": "softmax_block",
-               "transpose-naive": "naive_kernel", "transpose-tiled": "tiled_kernel"}
+               "transpose-naive": "naive_kernel", "transpose-tiled": "tiled_kernel",
+               # the profile-source stage (speedlab profile --source of examples/source)
+               "cuda-rows": "rows_naive", "cupy-rows": "rows_naive", "numba-rows": "rows_naive"}
 # ncu's stall columns -> CUPTI's stall reason names (the part after warps_issue_stalled_).
 NCU_STALLS = {"stall_long_sb": "long_scoreboard", "stall_lg": "lg_throttle", "stall_barrier": "barrier",
               "stall_short_sb": "short_scoreboard", "stall_wait": "wait", "stall_math": "math_pipe_throttle",
@@ -28,12 +30,17 @@ NCU_STALLS = {"stall_long_sb": "long_scoreboard", "stall_lg": "lg_throttle", "st
 def speedlab_kernels(d):
     """(kernel name, variant) -> the kernel's source view, from every case's results."""
     out = {}
+    points = []
     for f in glob.glob(os.path.join(d, "*", "run", "results.jsonl")):
-        for line in open(f):
-            p = json.loads(line)
-            for k in (p.get("source") or {}).get("kernels", []):
-                if k.get("lines"):
-                    out[(k["kernel"], p["variant"])] = k
+        points += [json.loads(line) for line in open(f)]
+    # speedlab profile --source: the case's processes are the points of its results.json
+    for f in glob.glob(os.path.join(d, "*", "profile", "results.json")):
+        case = os.path.basename(os.path.dirname(os.path.dirname(f)))
+        points += [dict(p, variant=case) for p in json.load(open(f)).get("points", [])]
+    for p in points:
+        for k in (p.get("source") or {}).get("kernels", []):
+            if k.get("lines"):
+                out[(k["kernel"], p["variant"])] = k
     return out
 
 
@@ -90,7 +97,9 @@ def main():
     for path in sorted(glob.glob(os.path.join(d, "ncu-*-cuda-sass.csv"))):
         case = os.path.basename(path)[4:-len("-cuda-sass.csv")]
         short = NCU_KERNELS.get(case)
-        match = [(k, v) for (k, var), v in views.items() if short and short in k]
+        # a profile case's own process first (several cases profile the same kernel)
+        match = [(k, v) for (k, var), v in sorted(views.items(), key=lambda kv: kv[0][1] != case)
+                 if short and short in k]
         ncu = ncu_lines(path)
         if not match or not ncu:
             print(f"source {case}: {'no speedlab view' if not match else 'no ncu line rows'}")

@@ -17,6 +17,10 @@
 // - speedlab_inject_flush() writes a records chunk on demand: `speedlab run` injects this
 //   library into the Python worker of a Python variant under the cupti profiler and asks
 //   for the records after the measured repetitions (app/python_variants.cpp).
+// - --source (SPEEDLAB_PROFILE_SOURCE_LAUNCHES=N): the source collector (profilers/source)
+//   on this library's subscription: PC sampling over the process's first N kernel launches,
+//   SASS metrics (patched kernels) over the next N, then off; the folded lines are written
+//   as a source chunk at exit or when the context is destroyed.
 // Only these three entry points are exported (inject.map). Nothing here throws out of a CUDA,
 // CUPTI or NVTX callback; problems become note chunks in the stream.
 #include <dlfcn.h>
@@ -49,6 +53,7 @@
 #include "profilers/inject/flush_policy.hpp"
 #include "profilers/inject/termination.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
+#include "profilers/source/source_collector.hpp"
 
 namespace speedlab::inject {
 namespace {
@@ -154,6 +159,10 @@ std::string cupti_in_use() {
 
 // ---- the injected collector ---------------------------------------------------------
 
+// Where `--source` is: before the first launch, sampling, SASS metrics, read (waiting for
+// the exit to be written), written.
+enum class source_phase { idle, sampling, sass, read, done };
+
 class injector {
 public:
   // Returns false (after noting why on stderr) when the stream cannot be written at all.
@@ -232,6 +241,7 @@ public:
     termination::wake();
     if (m_thread.joinable()) m_thread.join();
     if (m_cupti_on) cupti::synchronize_current_context();
+    write_source();
     write_counters();
     {
       std::lock_guard flushing(m_flush_mutex);
@@ -289,6 +299,7 @@ private:
       // Another CUPTI client (nsys, ncu, torch.profiler...): leave CUPTI to it untouched;
       // NVTX ranges still come through this library.
       note(sub.other_client ? sub.error + "; NVTX ranges are still recorded" : sub.error);
+      if (!env("SPEEDLAB_PROFILE_SOURCE_LAUNCHES").empty()) note(profile_source_note(sub.error));
       return;
     }
     m_subscriber = sub.handle;
@@ -327,7 +338,114 @@ private:
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     m_cupti_on = true;
-    start_counters();
+    start_source();
+    if (m_source && !env("SPEEDLAB_PROFILE_METRICS").empty())
+      note("counters: not read with --source (replays and PC sampling were not checked together); profile again "
+           "with --metrics alone");
+    else start_counters();
+  }
+
+  // --source: a collector fed this library's callbacks (CUPTI allows one subscription), the
+  // windows counted in launches (launch callbacks, shared with the counters' list).
+  void start_source() {
+    const std::string n = env("SPEEDLAB_PROFILE_SOURCE_LAUNCHES");
+    if (n.empty()) return;
+    char* end = nullptr;
+    const long v = std::strtol(n.c_str(), &end, 10);
+    if (end == n.c_str() || *end != '\0' || v <= 0) {
+      note(profile_source_note("SPEEDLAB_PROFILE_SOURCE_LAUNCHES='" + n + "' is not a positive whole number"));
+      return;
+    }
+    m_source_window = static_cast<std::uint64_t>(v);
+    try {
+      m_source = std::make_unique<profiling::source_core::source_collector>(
+          profiling::source_core::collector_options{true});
+    } catch (const std::exception& e) {
+      note(profile_source_note(e.what()));
+      return;
+    }
+    for (const auto& [domain, id] : profiling::source_core::source_collector::resource_callbacks())
+      cuptiEnableCallback(1, m_subscriber, static_cast<CUpti_CallbackDomain>(domain), static_cast<CUpti_CallbackId>(id));
+    for (const auto& [domain, id] : profiling::counters_core::counter_collector::launch_callbacks()) {
+      m_launch_callbacks.insert({domain, id});
+      cuptiEnableCallback(1, m_subscriber, static_cast<CUpti_CallbackDomain>(domain), static_cast<CUpti_CallbackId>(id));
+    }
+    // The pass is read before its context goes (Numba destroys its own at Python's exit).
+    cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  }
+
+  static std::string profile_source_note(const std::string& cause) { return source::unavailable_note(cause); }
+
+  // A launch's entry: the first starts sampling, the one after N sampled launches switches
+  // to SASS metrics, the one after N more stops (each on the launching thread, before the
+  // launch: the switch synchronizes the context, so the phases never overlap a kernel).
+  void source_launch(CUpti_CallbackDomain domain, const CUpti_CallbackData* cb) noexcept {
+    // A runtime launch calls a driver launch: counted once, at the runtime call (as the
+    // counters' launch gate does).
+    thread_local int runtime_depth = 0;
+    const bool enter = cb->callbackSite == CUPTI_API_ENTER;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      runtime_depth += enter ? 1 : -1;
+      if (!enter) return;
+    } else if (!enter || runtime_depth > 0) {
+      return;
+    }
+    try {
+      std::lock_guard lock(m_source_mutex);
+      if (m_source_phase == source_phase::done) return;
+      ++m_source_launches;
+      const std::uint64_t t0 = steady_now_ns();
+      if (m_source_phase == source_phase::idle) {
+        m_source->start();
+        m_source_phase = source_phase::sampling;
+      } else if (m_source_phase == source_phase::sampling && m_source_launches > m_source_window) {
+        m_source->next_phase();
+        m_source_phase = source_phase::sass;
+      } else if (m_source_phase == source_phase::sass && m_source_launches > 2 * m_source_window) {
+        m_source->stop();
+        m_source_phase = source_phase::read;
+      } else {
+        return;
+      }
+      m_source_host_ns += steady_now_ns() - t0;
+    } catch (...) {
+      m_source_phase = source_phase::done;
+    }
+  }
+
+  // At exit, or when a context is being destroyed: the running phase stopped and read, the
+  // lines folded and written as a source chunk (once), with what the collector has to say.
+  void write_source() noexcept {
+    std::vector<std::string> said;
+    try {
+      std::lock_guard lock(m_source_mutex);
+      if (!m_source || m_source_phase == source_phase::done) return;
+      const source_phase was = m_source_phase;
+      m_source_phase = source_phase::done;
+      const std::uint64_t t0 = steady_now_ns();
+      if (was == source_phase::sampling || was == source_phase::sass) m_source->stop();
+      source::source_pass pass = m_source->take();
+      m_source_host_ns += steady_now_ns() - t0;
+      pass.setup_wall_ns = static_cast<double>(m_source_host_ns);
+      if (was != source_phase::idle) m_writer->write(profile::chunk_type::source, profile::source_json(steady_now_ns(), pass));
+      said = m_source->messages();
+      said.push_back(source_window_note(was));
+    } catch (const std::exception& e) {
+      said.push_back(profile_source_note(e.what()));
+    } catch (...) {
+    }
+    for (const auto& n : said) note(n);
+  }
+
+  std::string source_window_note(source_phase was) const {
+    if (was == source_phase::idle) return "source: no kernel was launched; no source view";
+    const std::uint64_t n = m_source_window, seen = m_source_launches;
+    std::string sass = seen > n ? fmt::format(", SASS metrics (patched kernels) over launches {} to {}", n + 1,
+                                               std::min(seen, 2 * n))
+                                : ", no SASS metrics (no launch after the sampling window: no sectors per request)";
+    return fmt::format("source: PC sampling over launches 1 to {}{} of the {}{} seen; the launching thread spent "
+                       "{:.1f} ms starting, switching and reading the pass (--source-launches sets the window)",
+                       std::min(seen, n), sass, seen, seen > 2 * n ? "+" : "", static_cast<double>(m_source_host_ns) / 1e6);
   }
 
   // --metrics: SPEEDLAB_PROFILE_METRICS names the metrics. A collector per CUDA context,
@@ -435,14 +553,19 @@ private:
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
     if (!self || !data) return;
     auto* inj = static_cast<injector*>(self);
-    if (domain == CUPTI_CB_DOMAIN_RESOURCE) { // the only resource callback enabled: a context is being destroyed
-      if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        inj->write_source();
         inj->counters_context_ending(static_cast<const CUpti_ResourceData*>(data)->context);
+      } else if (inj->m_source) { // context created, module loaded: the source collector's
+        inj->m_source->on_callback(domain, id, data);
+      }
       return;
     }
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (inj->m_launch_callbacks.count({static_cast<int>(domain), static_cast<unsigned>(id)})) {
-      inj->counters_callback(domain, id, cb);
+      if (inj->m_source) inj->source_launch(domain, cb);
+      else inj->counters_callback(domain, id, cb);
       return;
     }
     if (cb->callbackSite != CUPTI_API_ENTER) return;
@@ -639,6 +762,12 @@ private:
   bool m_counters_on = false;
   std::map<CUcontext, std::unique_ptr<profiling::counters_core::counter_collector>> m_collectors;
   std::vector<std::string> m_counter_problems;
+  // Source (--source): the collector lives to the end of the process (CUPTI may call it
+  // late); its phase and the launch count under m_source_mutex.
+  std::unique_ptr<profiling::source_core::source_collector> m_source;
+  std::mutex m_source_mutex;
+  source_phase m_source_phase = source_phase::idle;
+  std::uint64_t m_source_window = 0, m_source_launches = 0, m_source_host_ns = 0;
   bool m_cupti_on = false;
   cupti::enabled_activities m_enabled;
   std::shared_ptr<cupti::buffer_state> m_buffers;

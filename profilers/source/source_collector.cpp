@@ -156,9 +156,9 @@ struct source_collector::impl {
 
 namespace {
 
-void CUPTIAPI on_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
-  if (domain != CUPTI_CB_DOMAIN_RESOURCE || !user || !data) return;
-  auto* m = static_cast<source_collector::impl*>(user);
+void resource_callback(source_collector::impl* m, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                       const void* data) noexcept {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || !m || !data) return;
   const auto* res = static_cast<const CUpti_ResourceData*>(data);
   try {
     if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) m->on_context_created(res->context);
@@ -168,7 +168,20 @@ void CUPTIAPI on_callback(void* user, CUpti_CallbackDomain domain, CUpti_Callbac
   }
 }
 
+void CUPTIAPI subscribed_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept {
+  resource_callback(static_cast<source_collector::impl*>(user), domain, id, data);
+}
+
 } // namespace
+
+std::vector<std::pair<int, unsigned>> source_collector::resource_callbacks() {
+  return {{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED},
+          {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED}};
+}
+
+void source_collector::on_callback(int domain, unsigned id, const void* data) noexcept {
+  resource_callback(m.get(), static_cast<CUpti_CallbackDomain>(domain), static_cast<CUpti_CallbackId>(id), data);
+}
 
 void source_collector::impl::on_context_created(CUcontext ctx) noexcept {
   std::lock_guard lock(mutex);
@@ -436,8 +449,9 @@ void source_collector::impl::sass_stop() noexcept {
   }
 }
 
-source_collector::source_collector() : m(std::make_unique<impl>()) {
-  cupti::subscription sub = cupti::subscribe(&on_callback, m.get(), "speedlab-source");
+source_collector::source_collector(collector_options options) : m(std::make_unique<impl>()) {
+  if (options.external_callbacks) return;
+  cupti::subscription sub = cupti::subscribe(&subscribed_callback, m.get(), "speedlab-source");
   if (!sub.ok) throw source_unavailable(sub.error);
   m->subscriber = sub.handle;
   m->subscribed = true;
@@ -494,6 +508,8 @@ void source_collector::stop() {
     return;
   }
   stop_sampling();
+  // Read: sampling off, so a context destroyed later has nothing of ours enabled on it.
+  for (auto& c : m->contexts) m->disable(c);
 }
 
 // Called with the mutex held.
@@ -562,14 +578,7 @@ source::source_pass source_collector::take() {
   pass.kernels = source::fold(m->records, m->stall_names, correlate, m->sass, &source::read_source_line);
   if (!m->sass.empty()) pass.method = "pc_sampling+sass_metrics";
   for (const auto& k : pass.kernels) pass.total_samples += k.samples;
-  for (const auto& k : pass.kernels) {
-    const bool unknown = !k.lines.empty() && k.lines.front().file == "(unknown cubin)";
-    if (unknown)
-      m->note("source: some kernels' code loaded before the source pass subscribed (no cubin): their samples have no "
-              "line");
-    else if (!k.line_info)
-      m->note("source: kernels built without -lineinfo: SASS offsets only (build with nvcc -lineinfo for file:line)");
-  }
+  for (auto& n : source::pass_notes(pass)) m->note(std::move(n));
   m->records.clear();
   m->sass.clear();
   return pass;

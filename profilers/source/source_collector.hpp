@@ -10,11 +10,15 @@
 //   ... setup, one warm-up repetition ...
 //   c.start(); ... one repetition ...; c.next_phase(); ... one more (SASS metrics) ...; c.stop();
 //   source::source_pass pass = c.take();
+// Under `speedlab profile --source` the injection library makes it with external_callbacks
+// (it holds the subscription), calls start() at the first launch, next_phase() and stop()
+// at the ends of its launch windows (profilers/inject/inject.cpp).
 #pragma once
 
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/source_view.hpp"
@@ -26,9 +30,17 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+struct collector_options {
+  // The caller holds CUPTI's one subscription (the injection library, `speedlab profile
+  // --source`): it enables resource_callbacks() on it and hands them to on_callback().
+  bool external_callbacks = false;
+};
+
 class source_collector {
 public:
-  source_collector(); // subscribes; throws source_unavailable (another profiler holds CUPTI, ...)
+  // Subscribes unless options.external_callbacks; throws source_unavailable (another
+  // profiler holds CUPTI, ...).
+  explicit source_collector(collector_options options = {});
   ~source_collector();
   source_collector(const source_collector&) = delete;
   source_collector& operator=(const source_collector&) = delete;
@@ -41,6 +53,11 @@ public:
   void stop();               // synchronizes, stops the running phase and reads it
   source::source_pass take(); // folded to lines; the cubins' line tables read here
   std::vector<std::string> messages() const;
+
+  // With external_callbacks: the (domain, id) pairs to enable (context creation, module
+  // load), and the callback to hand them to (never throws).
+  static std::vector<std::pair<int, unsigned>> resource_callbacks();
+  void on_callback(int domain, unsigned id, const void* data) noexcept;
 
   struct impl; // public only so the CUPTI callback trampoline can name it
 
