@@ -21,15 +21,9 @@
 #include "reports/common/program_tables.hpp"
 #include "reports/reporter.hpp"
 
-// The stream reader is the profile command's (model/profile_stream.hpp); a build without it
-// still reports on processes handed over in memory.
-#if __has_include("model/profile_stream.hpp")
 #include "analysis/program_stream.hpp"
 #include "analysis/rank_summary_file.hpp"
 #include "model/profile_stream.hpp"
-#include "model/saved_records.hpp"
-#define SPEEDLAB_HAVE_PROFILE_STREAM 1
-#endif
 
 namespace speedlab::app {
 namespace {
@@ -178,7 +172,6 @@ saved_profile load_profile(const std::filesystem::path& dir) {
   saved_profile s;
   const auto parts = profile_parts(dir);
   s.facts = folder_facts(dir, parts);
-#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
   for (const auto& part : parts) {
     profile::folder_read read = profile::read_stream_folder(part);
     for (auto& p : read.processes) s.processes.push_back(std::move(p));
@@ -187,9 +180,6 @@ saved_profile load_profile(const std::filesystem::path& dir) {
   std::stable_sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) {
     return std::tie(a.process.start_ns, a.process.pid) < std::tie(b.process.start_ns, b.process.pid);
   });
-#else
-  s.messages.push_back("this build has no profile stream reader: only profile.json was read");
-#endif
   return s;
 }
 
@@ -211,7 +201,6 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
   // The ceilings: DIR's device.json, else the first rank folder's.
   auto device = saved_device(dir, notes);
   if (!device && !parts.empty() && parts.front() != dir) device = saved_device(parts.front(), notes);
-#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
   // Each folder's summary file when it stands for its streams (written where the rank ran:
   // `speedlab report DIR --summary`), else its streams, one at a time per reader, chunk by
   // chunk; a rank's stream also kept for its rank summary.
@@ -231,11 +220,6 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
   std::vector<analysis::rank_summary> ranks = std::move(read.ranks);
   out.analysis = analysis::analyze_program(std::move(summaries), std::move(ranks), std::move(facts),
                                            device.value_or(analysis::device_model{}));
-#else
-  notes.push_back("this build has no profile stream reader: only profile.json was read");
-  out.analysis = analysis::analyze_program(std::vector<analysis::process_summary>{}, std::move(facts),
-                                           device.value_or(analysis::device_model{}));
-#endif
   for (auto& n : notes) out.analysis.result.notes.push_back(std::move(n));
   return out;
 }
@@ -256,16 +240,11 @@ written_reports report_profile_folder(const std::filesystem::path& dir,
   const run_info run = program_run_info(p.analysis.facts);
   reports::report_input input{run, p.analysis.points, p.analysis.result,
                               [&p](const point_result& point) -> std::optional<trace::device_trace> {
-#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
                                 auto it = p.stream_of.find(point.id);
                                 if (it == p.stream_of.end()) return std::nullopt;
                                 profile::stream_read r = profile::read_stream(it->second);
                                 if (!r.valid) return std::nullopt;
                                 return std::move(r.profile.trace);
-#else
-                                (void)point;
-                                return std::nullopt;
-#endif
                               },
                               &p.analysis};
   return write_report_formats(input, dir, formats);
@@ -276,7 +255,6 @@ std::vector<std::filesystem::path> write_profile_summaries(const std::filesystem
   const auto parts = profile_parts(dir);
   if (parts.empty())
     throw std::runtime_error(fmt::format("{}: not a profile folder (no profile.json in it or its subfolders)", dir.string()));
-#ifdef SPEEDLAB_HAVE_PROFILE_STREAM
   for (const auto& part : parts) {
     std::vector<std::string> said;
     const auto files = profile::stream_files(part, said);
@@ -302,10 +280,6 @@ std::vector<std::filesystem::path> write_profile_summaries(const std::filesystem
     write_file_atomically(target, analysis::summary_file_json(s).dump() + "\n");
     written.push_back(target);
   }
-#else
-  (void)parts;
-  throw std::runtime_error("this build has no profile stream reader: no summary can be made");
-#endif
   return written;
 }
 

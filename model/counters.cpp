@@ -21,11 +21,6 @@ const std::vector<pipe_metric>& pipe_metrics() {
   return pipes;
 }
 
-const std::vector<std::string>& metric_set_names() {
-  static const std::vector<std::string> names{"dram", "default", "full"};
-  return names;
-}
-
 namespace {
 
 std::vector<std::string> default_set() {

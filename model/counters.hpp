@@ -56,7 +56,6 @@ const std::vector<pipe_metric>& pipe_metrics();
 // "default" (those, achieved occupancy and FP32/FP64 instruction counts), "full" (adds FP16,
 // L2/L1 traffic, sectors per request, throughputs and pipes). Each metric that needs its
 // own pass costs one more replay of every profiled kernel (counter_pass::passes).
-const std::vector<std::string>& metric_set_names();
 // The metrics of a set; a comma-separated list of metric names is its own set.
 // Throws std::invalid_argument naming the valid sets for an unknown name.
 std::vector<std::string> metric_set(const std::string& name);
