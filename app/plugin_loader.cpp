@@ -1,7 +1,5 @@
 #include "app/plugin_loader.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -16,9 +14,10 @@
 namespace speedlab::app {
 
 struct plugin_registry::library_handles {
-  std::vector<void*> handles;
+  std::vector<boost::dll::shared_library> libraries;
+  // Unloaded in reverse order of loading.
   ~library_handles() {
-    for (auto it = handles.rbegin(); it != handles.rend(); ++it) ::dlclose(*it);
+    while (!libraries.empty()) libraries.pop_back();
   }
 };
 
@@ -97,11 +96,11 @@ void plugin_registry::load(const std::vector<std::filesystem::path>& entries) {
       continue;
     }
     opened_plugin p = open_plugin(probe[i]);
-    if (!p.handle) {
+    if (!p.library) {
       m_errors.push_back({probe[i], p.error});
       continue;
     }
-    m_libraries->handles.push_back(p.handle);
+    m_libraries->libraries.push_back(std::move(p.library));
     for (auto& w : p.workloads) {
       if (w.name.empty()) {
         m_errors.push_back({probe[i], "a workload has an empty name"});

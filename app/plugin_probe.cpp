@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -40,11 +41,10 @@ constexpr unsigned host_machine = EM_NONE; // not checked here; dlopen says it
 #endif
 
 // The symbols of SPEEDLAB_REGISTER_WORKLOAD are Boost.DLL aliases: exported pointers to
-// the functions.
+// the functions, read by get_alias. has() first: get_alias throws for a missing symbol.
 template <class Fn>
-Fn* alias(void* handle, const char* name) {
-  void* symbol = ::dlsym(handle, name);
-  return symbol ? *static_cast<Fn**>(symbol) : nullptr;
+Fn* alias(const boost::dll::shared_library& library, const char* name) {
+  return library.has(name) ? &library.get_alias<Fn>(name) : nullptr;
 }
 
 } // namespace
@@ -73,21 +73,34 @@ std::string elf_problem(const std::filesystem::path& file) {
 
 opened_plugin open_plugin(const std::filesystem::path& file) {
   opened_plugin out;
+  // Boost.DLL opens the running program itself in place of a file that is that program,
+  // where dlopen refuses a position-independent executable: refuse it the same way here.
+  std::error_code same_ec;
+  if (std::filesystem::equivalent(file, boost::dll::program_location(same_ec), same_ec)) {
+    out.error = "cannot be loaded: it is this program, an executable (cannot dynamically load a position-independent "
+                "executable)";
+    return out;
+  }
   ::dlerror();
-  // RTLD_NOW: an undefined symbol is an error here, not an exit(127) in the middle of a run.
-  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
+  // rtld_now: an undefined symbol is an error here, not an exit(127) in the middle of a run.
+  namespace mode = boost::dll::load_mode;
+  boost::dll::shared_library library;
+  boost::dll::fs::error_code ec;
+  library.load(file, mode::rtld_now | mode::rtld_local, ec);
+  if (ec || !library) {
+    // Boost.DLL's error code says only "bad file descriptor"; the loader's words are still
+    // in dlerror (nothing between its dlopen and here calls into libdl).
     const char* why = ::dlerror();
-    out.error = fmt::format("cannot be loaded: {}", why ? why : "unknown dlopen error");
+    out.error = fmt::format("cannot be loaded: {}", why ? why : ec ? ec.message() : "unknown loader error");
     return out;
   }
   auto fail = [&](std::string message) {
-    ::dlclose(handle);
+    library.unload();
     out.error = std::move(message);
     return out;
   };
-  auto* abi_version = alias<int()>(handle, "speedlab_abi_version");
-  auto* describe = alias<std::vector<workload_info>()>(handle, "speedlab_describe");
+  auto* abi_version = alias<int()>(library, "speedlab_abi_version");
+  auto* describe = alias<std::vector<workload_info>()>(library, "speedlab_describe");
   if (!abi_version || !describe)
     return fail("not a speedlab plugin (no speedlab_abi_version/speedlab_describe symbols; register workloads with "
                 "SPEEDLAB_REGISTER_WORKLOAD)");
@@ -106,8 +119,8 @@ opened_plugin open_plugin(const std::filesystem::path& file) {
   }
   if (out.workloads.empty()) return fail("plugin describes no workload");
   // Optional: a plugin built before the SDK exported it lacks the symbol (unknown).
-  if (auto* build_flags = alias<int()>(handle, "speedlab_build_flags")) out.build_flags = build_flags();
-  out.handle = handle;
+  if (auto* build_flags = alias<int()>(library, "speedlab_build_flags")) out.build_flags = build_flags();
+  out.library = std::move(library);
   return out;
 }
 
@@ -123,10 +136,13 @@ std::vector<std::string> probe_plugins(const std::vector<std::filesystem::path>&
           // test framework's, a sanitizer's report-and-continue) may catch it here.
           for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::signal(sig, SIG_DFL);
           nlohmann::json errors = nlohmann::json::array();
+          // Never unloaded: a library's destructors run at unload, and this child only answers.
+          auto* kept = new std::vector<boost::dll::shared_library>();
           for (std::size_t k = 0; k < pending.size(); ++k) {
             beat(std::to_string(k));
             opened_plugin p = open_plugin(files[pending[k]]);
-            errors.push_back(p.error); // the handle stays open: the child ends right after
+            errors.push_back(p.error);
+            if (p.library) kept->push_back(std::move(p.library));
           }
           return errors.dump();
         },

@@ -1,7 +1,8 @@
-// Opening a plugin file, and trying that first in a child process. dlopen runs a library's
-// constructors and describe() runs its code: a truncated file (SIGBUS in the loader), a
-// missing symbol, or a crash or hang in describe() must end a child, not speedlab. Failures
-// carry the loader's own words (dlerror: not ELF, wrong class, missing dependency,
+// Opening a plugin file (Boost.DLL: shared_library, and get_alias for the entry symbols that
+// SPEEDLAB_REGISTER_WORKLOAD exports), and trying that first in a child process. Loading runs
+// a library's constructors and describe() runs its code: a truncated file (SIGBUS in the
+// loader), a missing symbol, or a crash or hang in describe() must end a child, not speedlab.
+// Failures carry the loader's own words (dlerror: not ELF, wrong class, missing dependency,
 // undefined symbol).
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/dll/shared_library.hpp>
 #include <speedlab/plugin.hpp>
 
 namespace speedlab::app {
@@ -17,10 +19,10 @@ namespace speedlab::app {
 // architecture, not a shared library), or "" when it may be one.
 std::string elf_problem(const std::filesystem::path& file);
 
-// A plugin opened in this process: the dlopen handle (closed by the caller) and what
-// describe() returned, or the reason it is not usable (then handle is null).
+// A plugin opened in this process: the library (unloaded when the last copy goes) and what
+// describe() returned, or the reason it is not usable (then the library is not loaded).
 struct opened_plugin {
-  void* handle = nullptr;
+  boost::dll::shared_library library;
   std::vector<workload_info> workloads;
   std::string error;
   // speedlab_build_flags (plugin.hpp): bit 0 optimized, bit 1 NDEBUG, bit 2 recorded; -1
