@@ -61,7 +61,7 @@ std::optional<analysis::device_model> obtain_device_model(const std::string& mod
       std::cerr << "speedlab: warning: device model: " << j["error"].get<std::string>() << '\n';
       return std::nullopt;
     }
-    auto model = j.get<analysis::device_model>();
+    auto model = read_device_record(j);
     write_json_file(out_dir / file, j);
     return model;
   } catch (const std::exception& e) {

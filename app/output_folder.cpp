@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,7 +15,6 @@
 
 #include <fmt/format.h>
 
-#include "app/runner.hpp"
 #include "model/atomic_file.hpp"
 #include "model/saved_records.hpp"
 
@@ -206,6 +206,12 @@ void output_folder::write_run_info(const run_info& info) {
   nlohmann::json j = info;
   j["schema_version"] = run_info_schema_version;
   write_json_file(m_dir / layout::run, j);
+}
+
+std::string safe_file_name(const std::string& id) {
+  std::string out;
+  for (char c : id) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  return out;
 }
 
 std::string write_point_trace(const fs::path& dir, const std::string& point_id, const trace::device_trace& trace) {

@@ -84,6 +84,9 @@ private:
 // The entries of `dir` that an earlier run wrote (results, reports, traces); empty when none.
 std::vector<std::string> earlier_run_files(const std::filesystem::path& dir);
 
+// A file name made from an id (only [A-Za-z0-9._-]): each point's trace file.
+std::string safe_file_name(const std::string& id);
+
 // traces/<id>.json for one point, written atomically; returns the path relative to `dir`
 // (for point_result::trace_file). Runs in the child that measured the point.
 std::string write_point_trace(const std::filesystem::path& dir, const std::string& point_id,

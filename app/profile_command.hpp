@@ -30,22 +30,6 @@ struct profile_options {
 };
 int command_profile(const profile_options& options);
 
-// Where libspeedlab-inject.so is: $SPEEDLAB_INJECT_LIBRARY, else beside the speedlab
-// executable (build tree), else <prefix>/lib/speedlab/ (installed). Empty if none exists.
-std::filesystem::path find_inject_library();
-
-// The variables the program gets (exposed for the tests); without a library only the
-// folder and interval (the program then runs unprofiled).
-std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
-                                                         const std::filesystem::path& out_dir,
-                                                         std::uint32_t flush_interval_ms);
-
-// LD_PRELOAD for the program: the _exit shim beside the library (libspeedlab-exit.so,
-// profilers/inject/exit_shim.cpp), so a process leaving through _exit (os._exit, forked
-// children) still closes its stream, in front of the program's own preloads (`current`).
-// `current` unchanged when there is no shim there.
-std::string preload_with_exit_shim(const std::filesystem::path& library, const std::string& current);
-
 // speedlab profile started by a launcher as one of its ranks (`torchrun ... speedlab profile
 // --out DIR -- ...`): every rank gets the same --out, so each writes DIR/rank-<R> and
 // `speedlab report DIR` merges them. The rank is the first of RANK, OMPI_COMM_WORLD_RANK,

@@ -32,7 +32,7 @@ std::optional<analysis::device_model> saved_device(const std::filesystem::path& 
   std::ifstream in(dir / "device.json");
   if (!in) return std::nullopt;
   try {
-    return nlohmann::json::parse(in).get<analysis::device_model>();
+    return read_device_record(nlohmann::json::parse(in));
   } catch (const std::exception& e) {
     notes.push_back(fmt::format("{}: unreadable: {}", (dir / "device.json").string(), json_problem(e)));
     return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -124,6 +125,49 @@ launch_result launch_and_wait(const std::vector<std::string>& argv, const std::m
     r.exit_code = 128 + WTERMSIG(status);
   }
   return r;
+}
+
+namespace {
+
+constexpr const char* inject_file = "libspeedlab-inject.so";
+constexpr const char* exit_shim_file = "libspeedlab-exit.so";
+
+std::filesystem::path self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path{} : exe.parent_path();
+}
+
+} // namespace
+
+std::filesystem::path find_inject_library() {
+  std::error_code ec;
+  if (const char* env = std::getenv("SPEEDLAB_INJECT_LIBRARY"); env && *env)
+    return std::filesystem::exists(env, ec) ? std::filesystem::absolute(env) : std::filesystem::path{};
+  const auto dir = self_dir();
+  for (const auto& candidate : {dir / inject_file, dir.parent_path() / "lib" / "speedlab" / inject_file,
+                                dir.parent_path() / "lib64" / "speedlab" / inject_file})
+    if (!dir.empty() && std::filesystem::exists(candidate, ec)) return candidate;
+  return {};
+}
+
+std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
+                                                         const std::filesystem::path& out_dir,
+                                                         std::uint32_t flush_interval_ms) {
+  std::map<std::string, std::string> env{{"SPEEDLAB_PROFILE_DIR", std::filesystem::absolute(out_dir).string()},
+                                         {"SPEEDLAB_PROFILE_FLUSH_MS", std::to_string(flush_interval_ms)}};
+  if (!library.empty()) {
+    env["CUDA_INJECTION64_PATH"] = library.string();
+    env["NVTX_INJECTION64_PATH"] = library.string();
+  }
+  return env;
+}
+
+std::string preload_with_exit_shim(const std::filesystem::path& library, const std::string& current) {
+  std::error_code ec;
+  const std::filesystem::path shim = library.parent_path() / exit_shim_file;
+  if (library.empty() || !std::filesystem::exists(shim, ec)) return current;
+  return current.empty() ? shim.string() : shim.string() + ":" + current;
 }
 
 } // namespace speedlab::app

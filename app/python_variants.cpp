@@ -23,7 +23,7 @@
 
 #include "app/child_process.hpp"
 #include "app/point_tracing.hpp"
-#include "app/profile_command.hpp"
+#include "app/program_launcher.hpp"
 #include "app/runner.hpp"
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"

@@ -86,12 +86,6 @@ std::string point_id(const std::string& workload, const std::string& variant,
   return workload + "/" + variant + "/" + params_label(params);
 }
 
-std::string safe_file_name(const std::string& id) {
-  std::string out;
-  for (char c : id) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
-  return out;
-}
-
 std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s) {
   const std::size_t n = samples_ns.size();
   if (n >= m.max_samples) return fmt::format("max_samples ({}) reached", m.max_samples);

@@ -61,7 +61,5 @@ run_context make_run_context(int threads, bool self_timing = false);
 // "vector/serial/n=1024,op=add": stable, human-readable id of a point.
 std::string point_id(const std::string& workload, const std::string& variant,
                      const std::map<std::string, std::string>& params);
-// A file name made from an id (only [A-Za-z0-9._-]).
-std::string safe_file_name(const std::string& id);
 
 } // namespace speedlab::app

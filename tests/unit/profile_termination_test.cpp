@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/profile_command.hpp"
+#include "app/program_launcher.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
