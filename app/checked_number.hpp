@@ -7,13 +7,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "profilers/counters/counters_options.hpp"
+#include "profilers/options_section.hpp"
+
 namespace speedlab::app {
 
-struct number_rule {
-  double min, max;
-  bool integer; // a count: whole numbers only
-  const char* unit; // "seconds", "runs", ... for messages; "" for none
-};
+// min, max, integer (a count: whole numbers only), unit ("seconds", "runs", ... for messages;
+// "" for none). The profiler backends' own keys (profilers/options_section.hpp) use the same.
+using number_rule = profiling::number_bounds;
 
 // The problem only ("must be a number between 0.01 and 86400 seconds, found 'nan'"); the
 // caller puts where it is in front.
@@ -31,9 +32,7 @@ inline constexpr number_rule samples{1, 1e7, true, "repetitions"};
 inline constexpr number_rule min_time_s{0, 3600, false, "seconds"};
 inline constexpr number_rule max_time_s{0.001, 86400, false, "seconds"};
 inline constexpr number_rule target_noise{0, 1, false, ""};
-inline constexpr number_rule buffer_mib{0.004, 4096, false, "MiB"};
-inline constexpr number_rule counters_per_kernel{1, 1e6, true, "launches"};
-inline constexpr number_rule max_buffer_mib{0.004, 65536, false, "MiB"};
+inline constexpr number_rule counters_per_kernel = profiling::counters_limits::per_kernel; // --counters-per-kernel
 } // namespace limits
 
 // Parses `text` and checks it against `rule`; throws number_error.

@@ -45,25 +45,6 @@ namespace speedlab::app {
 namespace {
 
 // The `cupti:` settings that differ from the defaults, for the run's notes (empty if none).
-std::string cupti_options_note(const profiling::profiler_options& o) {
-  const profiling::profiler_options d;
-  std::vector<std::string> parts;
-  if (o.buffer_bytes != d.buffer_bytes) parts.push_back(fmt::format("buffer_mib={:g}", static_cast<double>(o.buffer_bytes) / 1048576.0));
-  if (o.max_buffer_bytes != d.max_buffer_bytes)
-    parts.push_back(fmt::format("max_buffer_mib={:g}", static_cast<double>(o.max_buffer_bytes) / 1048576.0));
-  if (o.api_records != d.api_records) parts.push_back(fmt::format("api_records={}", o.api_records));
-  if (o.driver_api != d.driver_api) parts.push_back(fmt::format("driver_api={}", o.driver_api));
-  if (o.launches != d.launches)
-    parts.push_back(std::string("launch_records=") +
-                    (o.launches == profiling::profiler_options::launch_mode::callback ? "callback" : "none"));
-  if (o.clock != d.clock) parts.push_back("clock=offset");
-  if (parts.empty()) return {};
-  std::string s = "cupti options:";
-  for (const auto& p : parts) s += " " + p;
-  if (!o.api_records) s += " (no CUDA API records: API and sync time count as host time)";
-  return s;
-}
-
 void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli_paths) {
   const auto paths = plugin_search_path(cli_paths);
   if (paths.empty()) std::cerr << "speedlab: warning: no plugin folder found (use --plugin-path or SPEEDLAB_PLUGIN_PATH)\n";
@@ -357,7 +338,10 @@ std::optional<point_result> measure_round(const planned_point& pp, int rounds, i
   // samples and splits only.
   std::vector<std::string> profilers = suite.profilers;
   if (round > 0)
-    std::erase_if(profilers, [](const std::string& name) { return name == "counters" || name == "source"; });
+    std::erase_if(profilers, [](const std::string& name) {
+      const auto* b = profiling::find_backend(name);
+      return b && b->first_round_only;
+    });
   run_request req{w, w->find_variant(pp.variant), plugin_point, threads, profilers, suite.self_timing,
                   suite.profiler_options, round == 0 ? folder.dir() : std::filesystem::path(), {}, {}};
   if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
@@ -513,13 +497,13 @@ int command_run(const run_options& options) {
 
   const auto started = std::chrono::steady_clock::now();
   const stop_on_signals stop_guard;
-  if (std::string o = cupti_options_note(suite.profiler_options); !o.empty()) notes.insert(o);
+  for (const auto& [name, backend] : profiling::profiler_registry()) { // each backend says what its options mean
+    const bool selected = std::find(suite.profilers.begin(), suite.profilers.end(), name) != suite.profilers.end();
+    if (backend.options)
+      if (std::string o = backend.options->note(suite.profiler_options, selected); !o.empty()) notes.insert(o);
+  }
   if (!python.interpreter.empty()) notes.insert(python.interpreter);
   notes.insert(python.notes.begin(), python.notes.end());
-  if (std::find(suite.profilers.begin(), suite.profilers.end(), "counters") != suite.profilers.end())
-    notes.insert(fmt::format("counters: metric set '{}', the first {} launch(es) of each distinct (kernel, grid, "
-                             "block), read in one unmeasured repetition after the timed ones",
-                             suite.profiler_options.metric_set, suite.profiler_options.counters_per_kernel));
   std::vector<point_result> results = measure_points(points, suite, registry, *folder, threads, notes);
   const int stopped_by = stop_signal();
   if (stopped_by)

@@ -134,8 +134,12 @@ public:
   void each(Fn&& fn) {
     for (auto& s : m_sessions) fn(*s);
   }
-  bool has(const std::string& name) const {
-    return std::find(m_names.begin(), m_names.end(), name) != m_names.end();
+  // A session that records the device trace runs (the cupti backend's).
+  bool traces_device() const {
+    return std::any_of(m_names.begin(), m_names.end(), [](const std::string& name) {
+      const auto* b = profiling::find_backend(name);
+      return b && b->traces_device;
+    });
   }
   // What the sessions saw; a failing collect is a message, not the end of the point.
   profiling::profile_data collect() {
@@ -159,7 +163,7 @@ public:
       try {
         m_pass_sessions[i]->start();
         for (std::size_t k = 0; k < m_pass_sessions[i]->pass_repetitions(); ++k) {
-          repetition();
+          repetition(m_pass_names[i]);
           m_pass_sessions[i]->repetition_end();
         }
         m_pass_sessions[i]->stop();
@@ -259,8 +263,8 @@ public:
 
   // The own-pass sessions' repetitions (profiler_sessions::own_passes), after the timed ones.
   void own_passes(profiler_sessions& sessions) {
-    sessions.own_passes(m_r, [&] {
-      progress(m_req.own_process_pass ? "source" : "counters");
+    sessions.own_passes(m_r, [&](const std::string& backend) {
+      progress(backend.c_str());
       repetition(false);
     });
   }
@@ -423,7 +427,7 @@ point_result measure_point(const run_request& req) {
 
     if (req.own_process_pass) return own_process_pass(req, r, finish);
     profiler_sessions sessions(req, r.profiler_messages);
-    const tracing_scope tracing(sessions.has("cupti") ? &req.profiler_options : nullptr);
+    const tracing_scope tracing(sessions.traces_device() ? &req.profiler_options : nullptr);
     point_run run(req, r);
     run.setup();
     run.warm_up();

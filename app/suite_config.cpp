@@ -134,46 +134,42 @@ std::string choice(const std::string& file, const YAML::Node& n, const std::stri
   return v;
 }
 
-void parse_cupti(const std::string& file, const YAML::Node& c, profiling::profiler_options& out) {
-  using opts = profiling::profiler_options;
-  require_map(file, c, "'cupti'");
-  check_keys(file, c, {"buffer_mib", "max_buffer_mib", "api_records", "launch_records", "clock", "driver_api"},
-             "'cupti'");
-  constexpr double mib = 1 << 20;
-  if (c["buffer_mib"])
-    out.buffer_bytes = static_cast<std::size_t>(number(file, c["buffer_mib"], "cupti.buffer_mib", limits::buffer_mib) * mib);
-  if (c["max_buffer_mib"])
-    out.max_buffer_bytes =
-        static_cast<std::size_t>(number(file, c["max_buffer_mib"], "cupti.max_buffer_mib", limits::max_buffer_mib) * mib);
-  if (out.max_buffer_bytes < out.buffer_bytes)
-    fail(file, c, "cupti.max_buffer_mib is smaller than cupti.buffer_mib");
-  if (c["api_records"]) out.api_records = boolean(file, c["api_records"], "cupti.api_records");
-  if (c["driver_api"]) out.driver_api = boolean(file, c["driver_api"], "cupti.driver_api");
-  if (c["launch_records"]) {
-    const std::string v = choice(file, c["launch_records"], "cupti.launch_records", {"activity", "callback", "none"});
-    out.launches = v == "callback" ? opts::launch_mode::callback
-                   : v == "none"   ? opts::launch_mode::none
-                                   : opts::launch_mode::activity;
+// A profiler backend's section (profilers/options_section.hpp) over its YAML mapping: each
+// key's messages name "<section>.<key>" and its place in the file.
+class yaml_section_reader final : public profiling::section_reader {
+public:
+  yaml_section_reader(const std::string& file, const YAML::Node& node, std::string section)
+      : m_file(file), m_node(node), m_section(std::move(section)) {}
+  bool has(const std::string& key) const override { return static_cast<bool>(m_node[key]); }
+  double number(const std::string& key, const profiling::number_bounds& bounds) override {
+    return app::number(m_file, m_node[key], what(key), bounds);
   }
-  if (c["clock"])
-    out.clock = choice(file, c["clock"], "cupti.clock", {"callback", "offset"}) == "offset" ? opts::clock_mode::offset
-                                                                                             : opts::clock_mode::callback;
-}
+  bool boolean(const std::string& key) override { return app::boolean(m_file, m_node[key], what(key)); }
+  std::string choice(const std::string& key, const std::vector<std::string>& choices) override {
+    return app::choice(m_file, m_node[key], what(key), choices);
+  }
+  std::vector<std::string> names(const std::string& key) override { return string_list(m_file, m_node[key], what(key)); }
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) override {
+    app::fail(m_file, key.empty() ? m_node : m_node[key], problem);
+  }
 
-// `counters:` {metrics: default | full | [metric, ...], per_kernel: K}
-void parse_counters(const std::string& file, const YAML::Node& c, profiling::profiler_options& out) {
-  require_map(file, c, "'counters'");
-  check_keys(file, c, {"metrics", "per_kernel"}, "'counters'");
-  if (const YAML::Node m = c["metrics"]) {
-    std::string set;
-    if (m.IsSequence()) {
-      for (const auto& name : string_list(file, m, "counters.metrics")) set += (set.empty() ? "" : ",") + name;
-    } else {
-      set = scalar(file, m, "counters.metrics");
-    }
-    out.metric_set = checked_metric_set(set, where(file, m).str(), "counters.metrics");
+private:
+  std::string what(const std::string& key) const { return m_section + "." + key; }
+  const std::string& m_file;
+  const YAML::Node m_node; // const: operator[] only reads
+  std::string m_section;
+};
+
+// The suite sections of the profiler backends that have one (`cupti:`, `counters:`).
+void parse_backend_sections(const std::string& file, const YAML::Node& root, profiling::profiler_options& out) {
+  for (const auto& [name, backend] : profiling::profiler_registry()) {
+    const YAML::Node c = root[name];
+    if (!backend.options || !c) continue;
+    require_map(file, c, "'" + name + "'");
+    check_keys(file, c, backend.options->keys, "'" + name + "'");
+    yaml_section_reader reader(file, c, name);
+    backend.options->read(reader, out);
   }
-  if (c["per_kernel"]) out.counters_per_kernel = count(file, c["per_kernel"], "counters.per_kernel", limits::counters_per_kernel);
 }
 
 void parse_warmup(const std::string& file, const YAML::Node& w, measure_options& out) {
@@ -372,10 +368,12 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   s.source = file;
   if (root.IsNull()) return s; // an empty document: the defaults, every workload
   require_map(file, root, "the suite");
-  check_keys(file, root,
-             {"output", "isolate", "timeout", "threads", "rounds", "warmup", "measure", "profilers", "reports", "calibrate",
-              "self_timing", "cupti", "python", "python_variants", "counters", "workloads"},
-             "the suite");
+  std::vector<std::string> keys{"output",   "isolate", "timeout",     "threads", "rounds",          "warmup",
+                                "measure",  "profilers", "reports", "calibrate", "self_timing", "python",
+                                "python_variants", "workloads"};
+  for (const auto& [name, backend] : profiling::profiler_registry())
+    if (backend.options) keys.push_back(name); // each backend's own section
+  check_keys(file, root, keys, "the suite");
   if (root["output"]) {
     s.output = scalar(file, root["output"], "output (a folder)");
     if (s.output.empty()) fail(file, root["output"], "output is an empty path; name a folder");
@@ -389,7 +387,7 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
   if (root["profilers"]) s.profilers = string_list(file, root["profilers"], "profilers");
   if (root["reports"]) s.reports = string_list(file, root["reports"], "reports");
   if (root["self_timing"]) s.self_timing = boolean(file, root["self_timing"], "self_timing");
-  if (root["cupti"]) parse_cupti(file, root["cupti"], s.profiler_options);
+  parse_backend_sections(file, root, s.profiler_options);
   if (root["python"]) {
     s.python = scalar(file, root["python"], "python (the interpreter of the Python variants)");
     if (s.python.empty())
@@ -402,7 +400,6 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file) 
     for (auto& f : string_list(file, root["python_variants"], "python_variants"))
       s.python_variants.push_back(std::filesystem::path(f).is_absolute() ? f : (base / f).string());
   }
-  if (root["counters"]) parse_counters(file, root["counters"], s.profiler_options);
   if (root["calibrate"]) s.calibrate = choice(file, root["calibrate"], "calibrate", {"off", "cached", "quick", "full"});
   if (const YAML::Node ws = root["workloads"]) {
     if (!ws.IsSequence()) fail(file, ws, fmt::format("'workloads' must be a list, found {}", type_name(ws)));
