@@ -79,7 +79,7 @@ private:
 TEST_CASE("profiler registry: a backend reads its own keys into the options and says what they mean",
           "[profilers][config]") {
   profiler_options o;
-  map_reader cupti({{"buffer_mib", "2"}, {"api_records", "false"}, {"clock", "offset"}});
+  map_reader cupti(std::map<std::string, std::string>{{"buffer_mib", "2"}, {"api_records", "false"}, {"clock", "offset"}});
   find_backend("cupti")->options->read(cupti, o);
   CHECK(o.buffer_bytes == 2u << 20);
   CHECK_FALSE(o.api_records);
@@ -88,15 +88,15 @@ TEST_CASE("profiler registry: a backend reads its own keys into the options and 
   CHECK_THAT(find_backend("cupti")->options->note(o, false), Catch::Contains("cupti options: buffer_mib=2 api_records=false"));
   CHECK(find_backend("cupti")->options->note(profiler_options{}, true).empty());
 
-  map_reader counters({{"metrics", "dram"}, {"per_kernel", "3"}});
+  map_reader counters(std::map<std::string, std::string>{{"metrics", "dram"}, {"per_kernel", "3"}});
   find_backend("counters")->options->read(counters, o);
   CHECK(o.metric_set == "dram");
   CHECK(o.counters_per_kernel == 3);
   CHECK(find_backend("counters")->options->note(o, false).empty()); // not run: nothing to say
   CHECK_THAT(find_backend("counters")->options->note(o, true), Catch::Contains("metric set 'dram', the first 3"));
-  map_reader unknown({{"metrics", "fastest"}});
+  map_reader unknown(std::map<std::string, std::string>{{"metrics", "fastest"}});
   CHECK_THROWS_WITH(find_backend("counters")->options->read(unknown, o),
                     Catch::Contains("metrics: counters.metrics: unknown metric set 'fastest'"));
-  map_reader too_big({{"max_buffer_mib", "1"}, {"buffer_mib", "8"}});
+  map_reader too_big(std::map<std::string, std::string>{{"max_buffer_mib", "1"}, {"buffer_mib", "8"}});
   CHECK_THROWS_WITH(find_backend("cupti")->options->read(too_big, o), Catch::Contains("smaller than"));
 }
