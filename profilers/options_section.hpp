@@ -17,7 +17,7 @@ namespace speedlab::profiling {
 struct profiler_options;
 
 // A number's range, whether it counts something (whole numbers only) and its unit for
-// messages: the host's number rule (app/checked_number.hpp) for every number a user gives.
+// messages: the host's number rule (app/suite/checked_number.hpp) for every number a user gives.
 struct number_bounds {
   double min, max;
   bool integer;

@@ -16,7 +16,7 @@
 //   shares it; the library checks /proc/self/maps and notes a second copy if one appears.
 // - speedlab_inject_flush() writes a records chunk on demand: `speedlab run` injects this
 //   library into the Python worker of a Python variant under the cupti profiler and asks
-//   for the records after the measured repetitions (app/python_variants.cpp).
+//   for the records after the measured repetitions (app/python/python_variants.cpp).
 // Only these three entry points are exported (inject.map). Nothing here throws out of a CUDA,
 // CUPTI or NVTX callback; problems become note chunks in the stream.
 #include <dlfcn.h>

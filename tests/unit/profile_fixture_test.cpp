@@ -9,7 +9,7 @@
 #include <iterator>
 #include <set>
 
-#include "app/profile_report.hpp"
+#include "app/profile/profile_report.hpp"
 #include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
 #include "stream_census.hpp"
