@@ -6,14 +6,6 @@
 
 namespace speedlab::analysis::stats {
 
-std::uint64_t stable_hash(const std::string& s, std::uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   const auto mid = static_cast<long>(v.size() / 2);

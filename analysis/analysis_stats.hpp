@@ -25,9 +25,6 @@ private:
   std::uint64_t m_state;
 };
 
-// FNV-1a, to derive a per-comparison seed from names (independent of input order).
-std::uint64_t stable_hash(const std::string& s, std::uint64_t seed = 1469598103934665603ull);
-
 double median(std::vector<double> v);
 
 struct interval {
@@ -65,7 +62,6 @@ struct linear_fit {
   std::size_t n = 0;
   bool ok = false;
   double at(double x) const { return a + b * x; }
-  double var_at(double x) const { return var_a + x * x * var_b + 2 * x * cov_ab; }
 };
 
 // Weighted least squares with weights 1/sigma^2. The covariance is (X'WX)^-1, scaled by

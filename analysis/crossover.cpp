@@ -144,6 +144,113 @@ std::optional<stats::interval> fieller_interval(const stats::linear_fit& v, cons
   return out;
 }
 
+namespace {
+
+// variant - baseline at the sizes both curves have, in size order.
+struct differences {
+  std::vector<double> size, diff;
+};
+
+differences measured_differences(const cost_curve& v, const cost_curve& b) {
+  differences m;
+  for (std::size_t i = 0; i < v.size.size(); ++i)
+    for (std::size_t j = 0; j < b.size.size(); ++j)
+      if (same_size(v.size[i], b.size[j]) && (m.size.empty() || !same_size(m.size.back(), v.size[i]))) {
+        if (v.cost[i] != b.cost[j]) { // an exact tie carries no sign: bracket across it
+          m.size.push_back(v.size[i]);
+          m.diff.push_back(v.cost[i] - b.cost[j]);
+        }
+        break;
+      }
+  return m;
+}
+
+// Where the fitted costs cross, and the Fieller interval of that size.
+struct fitted_root {
+  bool ok = false;
+  double size = 0;
+  std::optional<stats::interval> interval;
+};
+
+// The measured difference changes sign between two swept sizes (the last such change, at
+// index `changes.back()`): the crossover is in that bracket.
+void crossover_in_bracket(const differences& m, const std::vector<std::size_t>& changes, const fitted_root& fit,
+                          crossover& c) {
+  const auto& d = m.diff;
+  const std::size_t k = changes.back();
+  const double s0 = m.size[k], s1 = m.size[k + 1];
+  c.faster_above = d[k] > 0;
+  if (fit.ok && fit.size >= s0 && fit.size <= s1) {
+    c.size = fit.size;
+    c.method = "bracket+fit";
+  } else {
+    c.size = s0 + (s1 - s0) * d[k] / (d[k] - d[k + 1]); // the cost model is linear in size
+    c.method = "bracket-interpolation";
+  }
+  c.size_low = s0;
+  c.size_high = s1;
+  if (fit.interval && fit.interval->high >= s0 && fit.interval->low <= s1) {
+    c.size_low = std::max(s0, fit.interval->low);
+    c.size_high = std::min(s1, fit.interval->high);
+    if (*c.size < c.size_low || *c.size > c.size_high) { // keep the estimate inside its interval
+      c.size_low = std::min(c.size_low, *c.size);
+      c.size_high = std::max(c.size_high, *c.size);
+    }
+  }
+  c.in_range = true;
+  c.note = fmt::format("between the measured sizes {} and {}", size_text(s0), size_text(s1));
+  if (!c.faster_above) c.note += "; the variant is faster below this size and slower above";
+  if (changes.size() > 1)
+    c.note += fmt::format("; the measured difference changes sign {} times (noise or a cost that is not "
+                          "linear in size): the change at the largest size is reported",
+                          changes.size());
+}
+
+// No sign change among common sizes [lo, hi]: what the data say, and what the fits predict.
+void crossover_from_fits(const differences& m, double lo, double hi, const fitted_root& fit, bool faster_above,
+                         crossover& c) {
+  const auto& d = m.diff;
+  std::string measured;
+  if (d.size() >= 2) measured = d.front() < 0 ? "faster at every swept size" : "slower at every swept size";
+  else measured = "no common sizes to compare";
+  const std::string range = fmt::format("[{}, {}]", size_text(lo), size_text(hi));
+  if (!fit.ok || fit.size <= 0) {
+    c.note = fmt::format("no crossover in the swept range {}: {}; the fitted costs do not cross at a positive size",
+                         range, measured);
+    return;
+  }
+  c.faster_above = faster_above;
+  if (fit.size >= lo && fit.size <= hi) {
+    if (d.size() >= 2) {
+      c.note = fmt::format("no crossover in the swept range {}: {} (the fits cross near {}, but the measurements "
+                           "do not change sign)",
+                           range, measured, size_text(fit.size));
+      return;
+    }
+    c.size = fit.size; // only the fits to go by
+    c.in_range = true;
+    c.method = "fit";
+  } else {
+    c.size = fit.size;
+    c.extrapolated = true;
+    c.method = "fit-extrapolation";
+  }
+  if (fit.interval) {
+    c.size_low = fit.interval->low;
+    c.size_high = fit.interval->high;
+  }
+  if (c.extrapolated)
+    c.note = fmt::format("no crossover in the swept range {}: {}; the fits predict the variant {} about {} "
+                         "(extrapolated, not measured){}",
+                         range, measured, c.faster_above ? "wins above" : "wins below", size_text(fit.size),
+                         fit.interval ? "" : "; interval unbounded (size_low = size_high = 0)");
+  else
+    c.note = fmt::format("{}; crossover from the fits only{}", measured,
+                         fit.interval ? "" : "; interval unbounded (size_low = size_high = 0)");
+}
+
+} // namespace
+
 void locate_crossover(const cost_curve& v, const cost_curve& b, crossover& c) {
   c.size.reset();
   c.size_low = c.size_high = 0;
@@ -151,101 +258,25 @@ void locate_crossover(const cost_curve& v, const cost_curve& b, crossover& c) {
   c.method = "none";
   c.note.clear();
 
-  // Measured differences at the sizes both curves have.
-  std::vector<double> s, d;
-  for (std::size_t i = 0; i < v.size.size(); ++i)
-    for (std::size_t j = 0; j < b.size.size(); ++j)
-      if (same_size(v.size[i], b.size[j]) && (s.empty() || !same_size(s.back(), v.size[i]))) {
-        if (v.cost[i] != b.cost[j]) { // an exact tie carries no sign: bracket across it
-          s.push_back(v.size[i]);
-          d.push_back(v.cost[i] - b.cost[j]);
-        }
-        break;
-      }
-  const double lo = s.empty() ? std::max(v.size.front(), b.size.front()) : s.front();
-  const double hi = s.empty() ? std::min(v.size.back(), b.size.back()) : s.back();
-  const bool fits_ok = v.fit.ok && b.fit.ok && (v.fit.b - b.fit.b) != 0;
-  const double root = fits_ok ? -(v.fit.a - b.fit.a) / (v.fit.b - b.fit.b) : 0;
-  const auto fieller = fieller_interval(v.fit, b.fit);
+  const differences m = measured_differences(v, b);
+  const double lo = m.size.empty() ? std::max(v.size.front(), b.size.front()) : m.size.front();
+  const double hi = m.size.empty() ? std::min(v.size.back(), b.size.back()) : m.size.back();
+  fitted_root fit;
+  fit.ok = v.fit.ok && b.fit.ok && (v.fit.b - b.fit.b) != 0;
+  fit.size = fit.ok ? -(v.fit.a - b.fit.a) / (v.fit.b - b.fit.b) : 0;
+  fit.interval = fieller_interval(v.fit, b.fit);
 
   std::vector<std::size_t> changes;
-  for (std::size_t i = 0; i + 1 < d.size(); ++i)
-    if ((d[i] > 0 && d[i + 1] < 0) || (d[i] < 0 && d[i + 1] > 0)) changes.push_back(i);
-
-  if (!changes.empty()) {
-    const std::size_t k = changes.back();
-    const double s0 = s[k], s1 = s[k + 1];
-    c.faster_above = d[k] > 0;
-    if (fits_ok && root >= s0 && root <= s1) {
-      c.size = root;
-      c.method = "bracket+fit";
-    } else {
-      c.size = s0 + (s1 - s0) * d[k] / (d[k] - d[k + 1]); // the cost model is linear in size
-      c.method = "bracket-interpolation";
-    }
-    c.size_low = s0;
-    c.size_high = s1;
-    if (fieller && fieller->high >= s0 && fieller->low <= s1) {
-      c.size_low = std::max(s0, fieller->low);
-      c.size_high = std::min(s1, fieller->high);
-      if (*c.size < c.size_low || *c.size > c.size_high) { // keep the estimate inside its interval
-        c.size_low = std::min(c.size_low, *c.size);
-        c.size_high = std::max(c.size_high, *c.size);
-      }
-    }
-    c.in_range = true;
-    c.note = fmt::format("between the measured sizes {} and {}", size_text(s0), size_text(s1));
-    if (!c.faster_above) c.note += "; the variant is faster below this size and slower above";
-    if (changes.size() > 1)
-      c.note += fmt::format("; the measured difference changes sign {} times (noise or a cost that is not "
-                            "linear in size): the change at the largest size is reported",
-                            changes.size());
-    return;
-  }
-
-  // No sign change among common sizes: what do the data say, and what do the fits predict?
-  std::string measured;
-  if (d.size() >= 2) measured = d.front() < 0 ? "faster at every swept size" : "slower at every swept size";
-  else measured = "no common sizes to compare";
-  const std::string range = fmt::format("[{}, {}]", size_text(lo), size_text(hi));
-  if (!fits_ok || root <= 0) {
-    c.note = fmt::format("no crossover in the swept range {}: {}; the fitted costs do not cross at a positive size",
-                         range, measured);
-    return;
-  }
-  c.faster_above = v.fit.b < b.fit.b;
-  if (root >= lo && root <= hi) {
-    if (d.size() >= 2) {
-      c.note = fmt::format("no crossover in the swept range {}: {} (the fits cross near {}, but the measurements "
-                           "do not change sign)",
-                           range, measured, size_text(root));
-      return;
-    }
-    c.size = root; // only the fits to go by
-    c.in_range = true;
-    c.method = "fit";
-  } else {
-    c.size = root;
-    c.extrapolated = true;
-    c.method = "fit-extrapolation";
-  }
-  if (fieller) {
-    c.size_low = fieller->low;
-    c.size_high = fieller->high;
-  }
-  if (c.extrapolated)
-    c.note = fmt::format("no crossover in the swept range {}: {}; the fits predict the variant {} about {} "
-                         "(extrapolated, not measured){}",
-                         range, measured, c.faster_above ? "wins above" : "wins below", size_text(root),
-                         fieller ? "" : "; interval unbounded (size_low = size_high = 0)");
-  else
-    c.note = fmt::format("{}; crossover from the fits only{}", measured,
-                         fieller ? "" : "; interval unbounded (size_low = size_high = 0)");
+  for (std::size_t i = 0; i + 1 < m.diff.size(); ++i)
+    if ((m.diff[i] > 0 && m.diff[i + 1] < 0) || (m.diff[i] < 0 && m.diff[i + 1] > 0)) changes.push_back(i);
+  if (!changes.empty()) crossover_in_bracket(m, changes, fit, c);
+  else crossover_from_fits(m, lo, hi, fit, v.fit.b < b.fit.b, c);
 }
 
-sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
-  sweep_analysis out;
-  // Series: workload + variant + axis + every parameter off the axis.
+namespace {
+
+// Series: workload + variant + axis + every parameter off the axis.
+std::map<std::string, series> series_of(const std::vector<point_result>& points) {
   std::map<std::string, series> by_key;
   for (const auto& p : points) {
     if (!p.valid() || !(p.wall.median > 0)) continue;
@@ -265,6 +296,14 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
       s.points.emplace_back(axis.size, &p);
     }
   }
+  return by_key;
+}
+
+} // namespace
+
+sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
+  sweep_analysis out;
+  std::map<std::string, series> by_key = series_of(points);
   struct fitted {
     series* s;
     std::optional<cost_curve> total, kernel, transfers, without;

@@ -63,6 +63,41 @@ void add_copy(copy_stats& c, const trace::memcpy_record& m) {
   }
 }
 
+// One kernel's launches in the windows: counts, durations (also appended to `durations`),
+// the share in the compute phase, and the launch configuration of its longest launch.
+template <class InCompute>
+kernel_stats kernel_stats_of(const std::string& name, const std::vector<const trace::kernel_record*>& list,
+                             InCompute&& in_compute, std::vector<double>& durations) {
+  kernel_stats ks;
+  ks.name = name;
+  std::vector<double> d;
+  d.reserve(list.size());
+  const trace::kernel_record* longest = list.front();
+  double longest_ns = -1;
+  for (const auto* k : list) {
+    const double ns = k->end > k->start ? static_cast<double>(k->end - k->start) : 0;
+    d.push_back(ns);
+    durations.push_back(ns);
+    ks.total_ns += ns;
+    if (in_compute(k->start)) {
+      ++ks.compute_phase_launches;
+      ks.compute_phase_ns += ns;
+    }
+    if (ns > longest_ns) {
+      longest_ns = ns;
+      longest = k;
+    }
+  }
+  ks.launches = list.size();
+  ks.min_ns = *std::min_element(d.begin(), d.end());
+  ks.max_ns = *std::max_element(d.begin(), d.end());
+  ks.median_ns = median_in_place(d);
+  ks.grid = longest->grid;
+  ks.block = longest->block;
+  ks.registers_per_thread = longest->registers_per_thread;
+  ks.shared_bytes = longest->static_shared_bytes + longest->dynamic_shared_bytes;
+  return ks;
+}
 
 trace_summary summarize_trace(const trace::device_trace& t) {
   trace_summary s;
@@ -82,34 +117,7 @@ trace_summary summarize_trace(const trace::device_trace& t) {
     kernel_iv.emplace_back(k.start, k.end);
   }
   for (auto& [name, list] : by_name) {
-    kernel_stats ks;
-    ks.name = name;
-    std::vector<double> d;
-    d.reserve(list.size());
-    const trace::kernel_record* longest = list.front();
-    double longest_ns = -1;
-    for (const auto* k : list) {
-      const double ns = k->end > k->start ? static_cast<double>(k->end - k->start) : 0;
-      d.push_back(ns);
-      s.kernel_durations.push_back(ns);
-      ks.total_ns += ns;
-      if (in_compute(k->start)) {
-        ++ks.compute_phase_launches;
-        ks.compute_phase_ns += ns;
-      }
-      if (ns > longest_ns) {
-        longest_ns = ns;
-        longest = k;
-      }
-    }
-    ks.launches = list.size();
-    ks.min_ns = *std::min_element(d.begin(), d.end());
-    ks.max_ns = *std::max_element(d.begin(), d.end());
-    ks.median_ns = median_in_place(d);
-    ks.grid = longest->grid;
-    ks.block = longest->block;
-    ks.registers_per_thread = longest->registers_per_thread;
-    ks.shared_bytes = longest->static_shared_bytes + longest->dynamic_shared_bytes;
+    kernel_stats ks = kernel_stats_of(name, list, in_compute, s.kernel_durations);
     s.kernel_launches += ks.launches;
     s.kernel_ns += ks.total_ns;
     s.kernels.push_back(std::move(ks));

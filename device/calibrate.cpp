@@ -17,6 +17,7 @@
 #include "device/device_probe.hpp"
 #include "device/host_info.hpp"
 #include "model/atomic_file.hpp"
+#include "model/saved_records.hpp"
 
 namespace speedlab::device {
 
@@ -46,7 +47,7 @@ std::optional<speedlab::device_model> load_cached_model_for_key(const std::strin
     const nlohmann::json j = nlohmann::json::parse(in);
     if (j.value("calibration_version", 0) != calibration_version || j.value("key", std::string()) != key)
       return std::nullopt;
-    return j.at("model").get<speedlab::device_model>();
+    return read_device_record(j.at("model")); // checked like a run folder's device.json
   } catch (const std::exception&) {
     return std::nullopt; // a damaged cache file is as good as none
   }

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "app/plugin_loader.hpp"
-#include "app/suite_overrides.hpp"
-#include "app/suite_plan.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/suite/suite_overrides.hpp"
+#include "app/suite/suite_plan.hpp"
 
 namespace {
 const speedlab::app::plugin_registry& registry() {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "app/suite_config.hpp"
+#include "app/suite/suite_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

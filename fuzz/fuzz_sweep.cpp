@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "app/checked_number.hpp"
-#include "app/sweep.hpp"
+#include "app/suite/checked_number.hpp"
+#include "app/suite/sweep.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace speedlab::app;

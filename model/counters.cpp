@@ -68,11 +68,6 @@ std::string demangled_name(const std::string& name) {
   return status == 0 && d ? std::string(d.get()) : name;
 }
 
-const std::vector<std::string>& metric_set_names() {
-  static const std::vector<std::string> names{"dram", "default", "full"};
-  return names;
-}
-
 namespace {
 
 std::vector<std::string> default_set() {

@@ -82,7 +82,6 @@ std::string demangled_name(const std::string& name);
 // each unit of the bound: DRAM, L2, L1, the pipes, issue), "full" (adds FP16, L2/L1 traffic,
 // sectors per request, the SM and memory throughput summaries). Each metric that needs its
 // own pass costs one more replay of every profiled kernel (counter_pass::passes).
-const std::vector<std::string>& metric_set_names();
 // The metrics of a set; a comma-separated list of metric names is its own set.
 // Throws std::invalid_argument naming the valid sets for an unknown name.
 std::vector<std::string> metric_set(const std::string& name);

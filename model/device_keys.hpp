@@ -55,12 +55,6 @@ inline const ceiling* find_ceiling(const std::map<std::string, ceiling>& m, cons
   return it != m.end() && it->second.value > 0 ? &it->second : nullptr;
 }
 
-inline double ceiling_value(const std::map<std::string, ceiling>& m, const std::string& key,
-                            double fallback = 0) {
-  const ceiling* c = find_ceiling(m, key);
-  return c ? c->value : fallback;
-}
-
 // Sets key to a measurement, keeping a previous estimate under "<key>_estimate".
 inline void set_measured(std::map<std::string, ceiling>& m, const std::string& key, ceiling c) {
   auto it = m.find(key);

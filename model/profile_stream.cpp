@@ -441,10 +441,37 @@ std::uint64_t next_magic(const byte_source& src, std::uint64_t from) {
   return size;
 }
 
+// After the last chunk: the trace in time order, and the end of a process that never closed
+// its stream (crash, kill, _exit) at its last data.
+void finish_read(stream_read& out, const read_state& st, const std::string& name, std::size_t skipped_chunks) {
+  auto& info = out.profile.process;
+  out.valid = st.have_header;
+  if (!st.have_header) {
+    out.messages.push_back(fmt::format("{}: no readable header chunk; not a speedlab profile stream", name));
+    return;
+  }
+  auto& t = out.profile.trace;
+  sort_by_start(t.kernels), sort_by_start(t.memcpys), sort_by_start(t.memsets), sort_by_start(t.api_calls);
+  sort_by_start(t.syncs), sort_by_start(t.ranges), sort_by_start(t.overheads);
+  t.dropped_records = info.dropped_records;
+  const std::uint64_t data_end = std::max({st.data_end, info.last_flush_ns, info.start_ns});
+  if (!st.closed) {
+    info.truncated = true;
+    if (!info.last_flush_ns) info.last_flush_ns = info.start_ns;
+    info.end_ns = data_end;
+    info.notes.push_back(fmt::format("{}: the process crashed, was killed or called _exit; data up to the last "
+                                     "flush, {:.3f} s after it started",
+                                     truncated_note_start, static_cast<double>(info.last_flush_ns - std::min(info.last_flush_ns, info.start_ns)) / 1e9));
+  } else if (info.end_ns < data_end) {
+    info.end_ns = data_end;
+  }
+  if (skipped_chunks) info.notes.push_back(fmt::format("{} damaged chunk(s) skipped while reading the stream", skipped_chunks));
+  t.repetitions = {{info.start_ns, info.end_ns, 0, 0}};
+}
+
 stream_read read_source(const byte_source& src, const std::string& name, const records_sink& sink) {
   stream_read out;
   read_state st{out.profile, sink};
-  auto& info = out.profile.process;
   const std::uint64_t size = src.size();
   std::uint64_t pos = 0;
   std::size_t skipped_chunks = 0;
@@ -504,28 +531,7 @@ stream_read read_source(const byte_source& src, const std::string& name, const r
     }
   }
   payload = {};
-  out.valid = st.have_header;
-  if (!st.have_header) {
-    out.messages.push_back(fmt::format("{}: no readable header chunk; not a speedlab profile stream", name));
-    return out;
-  }
-  auto& t = out.profile.trace;
-  sort_by_start(t.kernels), sort_by_start(t.memcpys), sort_by_start(t.memsets), sort_by_start(t.api_calls);
-  sort_by_start(t.syncs), sort_by_start(t.ranges), sort_by_start(t.overheads);
-  t.dropped_records = info.dropped_records;
-  const std::uint64_t data_end = std::max({st.data_end, info.last_flush_ns, info.start_ns});
-  if (!st.closed) {
-    info.truncated = true;
-    if (!info.last_flush_ns) info.last_flush_ns = info.start_ns;
-    info.end_ns = data_end;
-    info.notes.push_back(fmt::format("{}: the process crashed, was killed or called _exit; data up to the last "
-                                     "flush, {:.3f} s after it started",
-                                     truncated_note_start, static_cast<double>(info.last_flush_ns - std::min(info.last_flush_ns, info.start_ns)) / 1e9));
-  } else if (info.end_ns < data_end) {
-    info.end_ns = data_end;
-  }
-  if (skipped_chunks) info.notes.push_back(fmt::format("{} damaged chunk(s) skipped while reading the stream", skipped_chunks));
-  t.repetitions = {{info.start_ns, info.end_ns, 0, 0}};
+  finish_read(out, st, name, skipped_chunks);
   return out;
 }
 

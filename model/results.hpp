@@ -75,7 +75,7 @@ plugin_build plugin_build_from_flags(int flags);
 struct point_result {
   std::string id;                              // "workload/variant/n=1024,op=add"
   std::string workload, variant, kind;         // kind: serial / threads / cuda
-  std::string language = "c++";                // "python": a Python variant (app/python_variants.hpp)
+  std::string language = "c++";                // "python": a Python variant (app/python/python_variants.hpp)
   std::map<std::string, std::string> params;
   point_status status = point_status::ok;
   std::string reason;                          // why not ok (signal, exception, timeout, ...)

@@ -1,6 +1,6 @@
 // Folding one device trace's records into another: the stream reader of `speedlab profile`
 // folds each records chunk into its process's trace, and the Python bridge folds a worker
-// process's stream into its point's trace (app/python_variants.cpp), both this one way.
+// process's stream into its point's trace (app/python/python_variants.cpp), both this one way.
 //
 //   trace::append_records(point_trace, std::move(worker_trace), sessions_begin, sessions_end);
 #pragma once

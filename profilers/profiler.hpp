@@ -19,6 +19,7 @@
 #include "model/counters.hpp"
 #include "model/source_view.hpp"
 #include "model/trace.hpp"
+#include "profilers/options_section.hpp"
 
 namespace speedlab::profiling {
 
@@ -91,11 +92,23 @@ public:
 
 using profiler_factory = std::function<std::unique_ptr<profiler>()>;
 
+// What the host knows of a backend by its name, in every build: the host iterates these and
+// names no backend itself.
+struct backend_entry {
+  profiler_factory make;                     // null: this build left the backend out
+  const char* not_built = "";                // then why
+  const options_section* options = nullptr;  // its suite section (named after it) and notes
+  bool first_round_only = false;             // reads each kernel once per point: later rounds leave it out
+  bool traces_device = false;                // its session records the device trace (point_tracing.hpp)
+};
+
 // Registry keyed by name: the explicit list in registry.cpp (a new backend is one folder
-// with a make_<name>_profiler() factory plus one line there).
-const std::map<std::string, profiler_factory>& profiler_registry();
-std::unique_ptr<profiler> make_profiler(const std::string& name); // nullptr if unknown
-std::vector<std::string> profiler_names();
+// with a make_<name>_profiler() factory, and maybe an options section, plus one line there).
+const std::map<std::string, backend_entry>& profiler_registry();
+// nullptr for an unknown name.
+const backend_entry* find_backend(const std::string& name);
+std::unique_ptr<profiler> make_profiler(const std::string& name); // nullptr if unknown or not built
+std::vector<std::string> profiler_names();                        // the backends built in
 // Non-empty for a backend speedlab has but this build left out (cupti without a CUDA
 // toolkit): why. Suites name it freely; such a build runs without it, with a note.
 std::string profiler_not_built_reason(const std::string& name);

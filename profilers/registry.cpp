@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "profilers/counters/counters_options.hpp"
+#include "profilers/cupti/cupti_options.hpp"
 #include "speedlab/config.hpp"
 
 namespace speedlab::profiling {
@@ -17,32 +19,43 @@ std::unique_ptr<profiler> make_counters_profiler();
 std::unique_ptr<profiler> make_source_profiler();
 #endif
 
-const std::map<std::string, profiler_factory>& profiler_registry() {
-  static const std::map<std::string, profiler_factory> registry{
-      {"none", make_none_profiler},
-      {"host", make_host_profiler},
+namespace {
 #if SPEEDLAB_HAS_CUPTI
-      {"cupti", make_cupti_profiler},
-      {"counters", make_counters_profiler},
-      {"source", make_source_profiler},
+constexpr const char* cupti_not_built = "";
+#else
+constexpr const char* cupti_not_built = "speedlab was built without CUDA/CUPTI";
+profiler_factory make_cupti_profiler, make_counters_profiler, make_source_profiler; // empty: left out
 #endif
+} // namespace
+
+const std::map<std::string, backend_entry>& profiler_registry() {
+  static const std::map<std::string, backend_entry> registry{
+      {"none", {.make = make_none_profiler}},
+      {"host", {.make = make_host_profiler}},
+      {"cupti",
+       {.make = make_cupti_profiler, .not_built = cupti_not_built, .options = &cupti_options_section(), .traces_device = true}},
+      {"counters",
+       {.make = make_counters_profiler, .not_built = cupti_not_built, .options = &counters_options_section(),
+        .first_round_only = true}},
+      {"source", {.make = make_source_profiler, .not_built = cupti_not_built, .first_round_only = true}},
   };
   return registry;
 }
 
-std::unique_ptr<profiler> make_profiler(const std::string& name) {
+const backend_entry* find_backend(const std::string& name) {
   const auto& reg = profiler_registry();
   auto it = reg.find(name);
-  if (it == reg.end()) return nullptr;
-  return it->second();
+  return it == reg.end() ? nullptr : &it->second;
+}
+
+std::unique_ptr<profiler> make_profiler(const std::string& name) {
+  const backend_entry* b = find_backend(name);
+  return b && b->make ? b->make() : nullptr;
 }
 
 std::string profiler_not_built_reason(const std::string& name) {
-#if !SPEEDLAB_HAS_CUPTI
-  if (name == "cupti" || name == "counters" || name == "source") return "speedlab was built without CUDA/CUPTI";
-#endif
-  (void)name;
-  return {};
+  const backend_entry* b = find_backend(name);
+  return b && !b->make ? b->not_built : std::string();
 }
 
 std::string no_driver_reason() {
@@ -58,7 +71,8 @@ std::string no_driver_reason() {
 
 std::vector<std::string> profiler_names() {
   std::vector<std::string> names;
-  for (const auto& [name, factory] : profiler_registry()) names.push_back(name);
+  for (const auto& [name, entry] : profiler_registry())
+    if (entry.make) names.push_back(name);
   return names;
 }
 

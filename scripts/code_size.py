@@ -9,9 +9,16 @@ function count as part of it; a test case (TEST_CASE(...) { }) counts as a funct
 Comments, string literals (raw ones included) and preprocessor lines are ignored.
 
   scripts/code_size.py [REPO_ROOT] [--top N] [--no-tests]
+  scripts/code_size.py [REPO_ROOT] --max-function-lines 80 --layers model,device,... [--allow FILE]
 
 Files: the git-tracked *.cpp, *.hpp, *.h, *.cu, *.cuh of REPO_ROOT (nothing generated or
 built); --no-tests leaves tests/ and fuzz/ out. Standard library only.
+
+Check mode (--max-function-lines, CI: scripts/test.sh and the CTest test code_size_check):
+exits 1 naming each function longer than the limit in the folders of --layers, except those
+in the allow file (default scripts/code_size_allow.txt: one `path:function` per line, with
+the reason after a `#`; a function named there that is no longer too long is reported, so
+the file only ever shrinks). Exit 2 for an unreadable allow file.
 """
 import argparse
 import pathlib
@@ -80,6 +87,42 @@ def strip_code(text: str) -> str:
     return "".join(out)
 
 
+def function_name(header: str) -> str:
+    """The name before the parameter list of a function header: `ns::cls::name`, `operator==`."""
+    depth = 0
+    for k, c in enumerate(header):  # a constructor's member initializers are not its name
+        depth += c == "("
+        depth -= c == ")"
+        if (c == ":" and depth == 0 and k > 0 and header[k - 1] == ")" or
+                c == ":" and depth == 0 and header[:k].rstrip().endswith(")") and header[k + 1:k + 2] != ":"):
+            header = header[:k]
+            break
+    close = header.rfind(")")
+    depth = 0
+    for k in range(close, -1, -1):
+        if header[k] == ")":
+            depth += 1
+        elif header[k] == "(":
+            depth -= 1
+            if depth == 0:
+                before = header[:k].rstrip()
+                match = re.search(r"((?:[A-Za-z_]\w*\s*::\s*)*~?(?:operator\s*\S+?|[A-Za-z_]\w*))$", before)
+                return re.sub(r"\s+", "", match.group(1)) if match else "?"
+    return "?"
+
+
+def named_functions(text: str):
+    """(name, first line, last line) of each function in the file, 1-based."""
+    code = strip_code(text)
+    lines = code.split("\n")
+    out = []
+    for first, last in functions(text):
+        header = "\n".join(lines[first - 1:first + 9])
+        brace = header.find("{")
+        out.append((function_name(header[:brace] if brace >= 0 else header), first, last))
+    return out
+
+
 def functions(text: str):
     """(first line, last line) of each function in the file, 1-based."""
     code = strip_code(text)
@@ -129,13 +172,63 @@ def project_files(root: pathlib.Path, with_tests: bool):
             yield path
 
 
+def read_allow(path: pathlib.Path):
+    """The allowed `path:function` keys of an allow file (comments after #, blank lines skipped)."""
+    allowed = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        key, _, why = line.partition("#")
+        key = key.strip()
+        if not key:
+            continue
+        if ":" not in key or not why.strip():
+            raise ValueError(f"{path}:{number}: expected `path:function  # reason (owner)`, found {line.strip()!r}")
+        allowed[key] = number
+    return allowed
+
+
+def check(root: pathlib.Path, limit: int, layers, allow_file: pathlib.Path) -> int:
+    try:
+        allowed = read_allow(allow_file) if allow_file.exists() else {}
+    except (OSError, ValueError) as e:
+        print(f"code_size: {e}", file=sys.stderr)
+        return 2
+    too_long, seen = [], set()
+    for path in project_files(root, False):
+        if path.parts[0] not in layers:
+            continue
+        for name, first, last in named_functions((root / path).read_text(errors="replace")):
+            lines = last - first + 1
+            if lines <= limit:
+                continue
+            key = f"{path.as_posix()}:{name}"
+            seen.add(key)
+            if key not in allowed:
+                too_long.append(f"{path}:{first}: {name} is {lines} lines (at most {limit})")
+    stale = [f"{allow_file.name}:{n}: {key} is no longer above {limit} lines: remove it from the allow file"
+             for key, n in allowed.items() if key not in seen]
+    for message in too_long + stale:
+        print(f"code_size: {message}")
+    if too_long or stale:
+        return 1
+    print(f"code_size: no function above {limit} lines in {', '.join(sorted(layers))} "
+          f"({len(allowed)} allowed in {allow_file.name})")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", nargs="?", default=str(pathlib.Path(__file__).resolve().parents[1]))
     parser.add_argument("--top", type=int, default=5)
     parser.add_argument("--no-tests", action="store_true")
+    parser.add_argument("--max-function-lines", type=int, help="check mode: fail on longer functions")
+    parser.add_argument("--layers", default="model,device,analysis,reports,app,profilers",
+                        help="check mode: the top-level folders checked (comma separated)")
+    parser.add_argument("--allow", help="check mode: the allow file (default: scripts/code_size_allow.txt of ROOT)")
     args = parser.parse_args()
     root = pathlib.Path(args.root)
+    if args.max_function_lines is not None:
+        allow = pathlib.Path(args.allow) if args.allow else root / "scripts" / "code_size_allow.txt"
+        return check(root, args.max_function_lines, set(args.layers.split(",")), allow)
     sizes, lengths = [], []
     for path in project_files(root, not args.no_tests):
         text = (root / path).read_text(errors="replace")

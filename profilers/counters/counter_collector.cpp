@@ -388,6 +388,59 @@ constexpr CUpti_CallbackId driver_launch_ids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
 
+// Throws counters_unavailable naming why the range profiler cannot run on this device.
+void check_device_supported(CUdevice device) {
+  auto supported = make_params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  supported.cuDevice = device;
+  supported.api = CUPTI_PROFILER_RANGE_PROFILING;
+  need(cuptiProfilerDeviceSupported(&supported), "cuptiProfilerDeviceSupported");
+  if (supported.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+    std::string why = "unsupported GPU configuration";
+    if (supported.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "unsupported chip (compute capability below 7.0)";
+    else if (supported.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "virtualized GPU: profiling is not enabled for this vGPU";
+    else if (supported.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "confidential computing is on";
+    else if (supported.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "a CMP device";
+    else if (supported.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "WSL";
+    else if (supported.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "SLI";
+    throw counters_unavailable(why);
+  }
+}
+
+// The counter data image for the metrics, and the profiler's configuration: auto range,
+// kernel replay, one nesting level.
+void configure_range_profiler(counter_collector::impl& m) {
+  std::vector<const char*> names;
+  for (const auto& n : m.options.metrics) names.push_back(n.c_str());
+  auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  size.pRangeProfilerObject = m.profiler;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = m.options.max_ranges;
+  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(m.options.max_ranges);
+  need(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+  m.data.resize(size.counterDataSize);
+  auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  init.pRangeProfilerObject = m.profiler;
+  init.counterDataSize = m.data.size();
+  init.pCounterData = m.data.data();
+  need(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+
+  auto config = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  config.pRangeProfilerObject = m.profiler;
+  config.configSize = m.host->config().size();
+  config.pConfig = m.host->config().data();
+  config.counterDataImageSize = m.data.size();
+  config.pCounterDataImage = m.data.data();
+  config.range = CUPTI_AutoRange;
+  config.replayMode = CUPTI_KernelReplay;
+  config.maxRangesPerPass = m.options.max_ranges;
+  config.numNestingLevels = 1;
+  config.minNestingLevel = 1;
+  config.passIndex = 0;
+  config.targetNestingLevel = 1;
+  need(cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+}
+
 } // namespace
 
 counter_collector::counter_collector(void* cu_context, collector_options options) : m(std::make_unique<impl>()) {
@@ -406,20 +459,7 @@ counter_collector::counter_collector(void* cu_context, collector_options options
   CUdevice device = 0;
   if (drv.ctx_get_device(&device) != CUDA_SUCCESS) throw counters_unavailable("cannot read the context's device");
 
-  auto supported = make_params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
-  supported.cuDevice = device;
-  supported.api = CUPTI_PROFILER_RANGE_PROFILING;
-  need(cuptiProfilerDeviceSupported(&supported), "cuptiProfilerDeviceSupported");
-  if (supported.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-    std::string why = "unsupported GPU configuration";
-    if (supported.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "unsupported chip (compute capability below 7.0)";
-    else if (supported.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "virtualized GPU: profiling is not enabled for this vGPU";
-    else if (supported.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "confidential computing is on";
-    else if (supported.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "a CMP device";
-    else if (supported.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "WSL";
-    else if (supported.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) why = "SLI";
-    throw counters_unavailable(why);
-  }
+  check_device_supported(device);
   initialize_profiler_once();
 
   auto chip = make_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
@@ -444,36 +484,7 @@ counter_collector::counter_collector(void* cu_context, collector_options options
   need(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
   m->profiler = enable.pRangeProfilerObject;
   try {
-    std::vector<const char*> names;
-    for (const auto& n : m->options.metrics) names.push_back(n.c_str());
-    auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
-    size.pRangeProfilerObject = m->profiler;
-    size.pMetricNames = names.data();
-    size.numMetrics = names.size();
-    size.maxNumOfRanges = m->options.max_ranges;
-    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(m->options.max_ranges);
-    need(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-    m->data.resize(size.counterDataSize);
-    auto init = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
-    init.pRangeProfilerObject = m->profiler;
-    init.counterDataSize = m->data.size();
-    init.pCounterData = m->data.data();
-    need(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
-
-    auto config = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
-    config.pRangeProfilerObject = m->profiler;
-    config.configSize = m->host->config().size();
-    config.pConfig = m->host->config().data();
-    config.counterDataImageSize = m->data.size();
-    config.pCounterDataImage = m->data.data();
-    config.range = CUPTI_AutoRange;
-    config.replayMode = CUPTI_KernelReplay;
-    config.maxRangesPerPass = m->options.max_ranges;
-    config.numNestingLevels = 1;
-    config.minNestingLevel = 1;
-    config.passIndex = 0;
-    config.targetNestingLevel = 1;
-    need(cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+    configure_range_profiler(*m);
   } catch (...) {
     auto off = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     off.pRangeProfilerObject = m->profiler;

@@ -26,7 +26,6 @@ struct buffer_prefix {
 };
 
 std::atomic<std::uint64_t> g_generation{0};
-std::atomic<std::uint64_t> g_orphan_buffers{0};
 std::mutex g_active_mutex; // held only to copy or swap the pointer
 std::shared_ptr<buffer_state> g_active;
 
@@ -48,8 +47,8 @@ void CUPTIAPI on_buffer_completed(CUcontext, std::uint32_t, std::uint8_t* buffer
   bool reused = false;
   try {
     auto s = active_state();
+    // A buffer from a state that already ended is freed unparsed.
     if (s && s->generation() == prefix->generation) reused = s->complete(buffer, valid);
-    else ++g_orphan_buffers; // from a state that already ended
   } catch (...) {
   }
   if (!reused) std::free(prefix);
@@ -183,7 +182,6 @@ void clear_active(const std::shared_ptr<buffer_state>& s) {
   if (g_active == s) g_active.reset();
 }
 
-std::uint64_t orphan_buffers() { return g_orphan_buffers.load(); }
 
 // ---- process, subscription, activities -------------------------------------------------
 

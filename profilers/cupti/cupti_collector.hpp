@@ -56,8 +56,6 @@ public:
   std::size_t peak_bytes() const { return m_peak.load(); }
   std::uint64_t refused() const { return m_refused.load(); }
   std::uint64_t parse_errors() const { return m_parse_errors.load(); }
-  // Bytes of parsed records held (not yet taken): lets a streaming writer bound memory.
-  std::size_t held_bytes() const { return m_kept.load(); }
 
   // From CUPTI's callbacks (through the trampolines in the .cpp).
   void request(std::uint8_t** buffer, std::size_t* size);
@@ -80,8 +78,6 @@ void set_active(std::shared_ptr<buffer_state> s);
 std::shared_ptr<buffer_state> active_state();
 // Clears the active state only if it is still `s`.
 void clear_active(const std::shared_ptr<buffer_state>& s);
-// Buffers that completed after their state ended (freed unparsed).
-std::uint64_t orphan_buffers();
 
 // Once per process. The first caller's clock mode holds for the whole process: CUPTI takes
 // the timestamp callback only before the first cuptiActivityEnable.

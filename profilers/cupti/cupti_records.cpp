@@ -71,30 +71,101 @@ void parsed_records::append(parsed_records&& other) {
   ignored += other.ignored;
 }
 
+namespace {
+
+void add_kernel(const kernel_activity& k, std::int64_t offset, parsed_records& out) {
+  if (!usable(k.start, k.end)) {
+    ++out.incomplete;
+    return;
+  }
+  trace::kernel_record r;
+  r.start = shift(k.start, offset);
+  r.end = shift(k.end, offset);
+  r.device = k.deviceId;
+  r.context = k.contextId;
+  r.stream = k.streamId;
+  r.correlation = k.correlationId;
+  r.mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
+  r.grid = {k.gridX, k.gridY, k.gridZ};
+  r.block = {k.blockX, k.blockY, k.blockZ};
+  r.registers_per_thread = k.registersPerThread;
+  r.static_shared_bytes = k.staticSharedMemory;
+  r.dynamic_shared_bytes = k.dynamicSharedMemory;
+  r.local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
+  out.trace.kernels.push_back(std::move(r));
+}
+
+void add_memset(const memset_activity& m, std::int64_t offset, parsed_records& out) {
+  if (!usable(m.start, m.end)) {
+    ++out.incomplete;
+    return;
+  }
+  trace::memset_record r;
+  r.start = shift(m.start, offset);
+  r.end = shift(m.end, offset);
+  r.device = m.deviceId;
+  r.context = m.contextId;
+  r.stream = m.streamId;
+  r.correlation = m.correlationId;
+  r.bytes = m.bytes;
+  r.value = m.value;
+  r.memory_kind = static_cast<std::uint8_t>(m.memoryKind);
+  out.trace.memsets.push_back(r);
+}
+
+void add_api_call(const api_activity& a, bool driver, std::int64_t offset, parsed_records& out) {
+  if (!usable(a.start, a.end)) {
+    ++out.incomplete;
+    return;
+  }
+  trace::api_record r;
+  r.start = shift(a.start, offset);
+  r.end = shift(a.end, offset);
+  r.process = a.processId;
+  r.thread = a.threadId;
+  r.correlation = a.correlationId;
+  r.callback_id = a.cbid;
+  r.driver = driver;
+  r.return_value = static_cast<std::int32_t>(a.returnValue);
+  out.trace.api_calls.push_back(std::move(r));
+}
+
+void add_sync(const sync_activity& s, std::int64_t offset, parsed_records& out) {
+  if (!usable(s.start, s.end)) {
+    ++out.incomplete;
+    return;
+  }
+  trace::sync_record r;
+  r.start = shift(s.start, offset);
+  r.end = shift(s.end, offset);
+  r.context = s.contextId;
+  r.stream = s.streamId;
+  r.correlation = s.correlationId;
+  r.type = static_cast<std::uint8_t>(s.type);
+  out.trace.syncs.push_back(r);
+}
+
+void add_marker(const marker_activity& m, std::int64_t offset, parsed_records& out) {
+  marker_event e;
+  e.id = m.id;
+  e.flags = m.flags;
+  e.timestamp = m.timestamp ? shift(m.timestamp, offset) : 0;
+  if (m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
+    e.process = m.objectId.pt.processId;
+    e.thread = m.objectId.pt.threadId;
+  }
+  if (m.name) e.name = m.name;
+  if (m.domain) e.domain = m.domain;
+  out.markers.push_back(std::move(e));
+}
+
+} // namespace
+
 void parse_record(const CUpti_Activity& record, std::int64_t offset, parsed_records& out) {
   switch (record.kind) {
   case CUPTI_ACTIVITY_KIND_KERNEL:
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-    const auto& k = reinterpret_cast<const kernel_activity&>(record);
-    if (!usable(k.start, k.end)) {
-      ++out.incomplete;
-      return;
-    }
-    trace::kernel_record r;
-    r.start = shift(k.start, offset);
-    r.end = shift(k.end, offset);
-    r.device = k.deviceId;
-    r.context = k.contextId;
-    r.stream = k.streamId;
-    r.correlation = k.correlationId;
-    r.mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
-    r.grid = {k.gridX, k.gridY, k.gridZ};
-    r.block = {k.blockX, k.blockY, k.blockZ};
-    r.registers_per_thread = k.registersPerThread;
-    r.static_shared_bytes = k.staticSharedMemory;
-    r.dynamic_shared_bytes = k.dynamicSharedMemory;
-    r.local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
-    out.trace.kernels.push_back(std::move(r));
+    add_kernel(reinterpret_cast<const kernel_activity&>(record), offset, out);
     return;
   }
   case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -109,57 +180,16 @@ void parse_record(const CUpti_Activity& record, std::int64_t offset, parsed_reco
     return;
   }
   case CUPTI_ACTIVITY_KIND_MEMSET: {
-    const auto& m = reinterpret_cast<const memset_activity&>(record);
-    if (!usable(m.start, m.end)) {
-      ++out.incomplete;
-      return;
-    }
-    trace::memset_record r;
-    r.start = shift(m.start, offset);
-    r.end = shift(m.end, offset);
-    r.device = m.deviceId;
-    r.context = m.contextId;
-    r.stream = m.streamId;
-    r.correlation = m.correlationId;
-    r.bytes = m.bytes;
-    r.value = m.value;
-    r.memory_kind = static_cast<std::uint8_t>(m.memoryKind);
-    out.trace.memsets.push_back(r);
+    add_memset(reinterpret_cast<const memset_activity&>(record), offset, out);
     return;
   }
   case CUPTI_ACTIVITY_KIND_RUNTIME:
   case CUPTI_ACTIVITY_KIND_DRIVER: {
-    const auto& a = reinterpret_cast<const api_activity&>(record);
-    if (!usable(a.start, a.end)) {
-      ++out.incomplete;
-      return;
-    }
-    trace::api_record r;
-    r.start = shift(a.start, offset);
-    r.end = shift(a.end, offset);
-    r.process = a.processId;
-    r.thread = a.threadId;
-    r.correlation = a.correlationId;
-    r.callback_id = a.cbid;
-    r.driver = record.kind == CUPTI_ACTIVITY_KIND_DRIVER;
-    r.return_value = static_cast<std::int32_t>(a.returnValue);
-    out.trace.api_calls.push_back(std::move(r));
+    add_api_call(reinterpret_cast<const api_activity&>(record), record.kind == CUPTI_ACTIVITY_KIND_DRIVER, offset, out);
     return;
   }
   case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-    const auto& s = reinterpret_cast<const sync_activity&>(record);
-    if (!usable(s.start, s.end)) {
-      ++out.incomplete;
-      return;
-    }
-    trace::sync_record r;
-    r.start = shift(s.start, offset);
-    r.end = shift(s.end, offset);
-    r.context = s.contextId;
-    r.stream = s.streamId;
-    r.correlation = s.correlationId;
-    r.type = static_cast<std::uint8_t>(s.type);
-    out.trace.syncs.push_back(r);
+    add_sync(reinterpret_cast<const sync_activity&>(record), offset, out);
     return;
   }
   case CUPTI_ACTIVITY_KIND_OVERHEAD: {
@@ -172,18 +202,7 @@ void parse_record(const CUpti_Activity& record, std::int64_t offset, parsed_reco
     return;
   }
   case CUPTI_ACTIVITY_KIND_MARKER: {
-    const auto& m = reinterpret_cast<const marker_activity&>(record);
-    marker_event e;
-    e.id = m.id;
-    e.flags = m.flags;
-    e.timestamp = m.timestamp ? shift(m.timestamp, offset) : 0;
-    if (m.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || m.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS) {
-      e.process = m.objectId.pt.processId;
-      e.thread = m.objectId.pt.threadId;
-    }
-    if (m.name) e.name = m.name;
-    if (m.domain) e.domain = m.domain;
-    out.markers.push_back(std::move(e));
+    add_marker(reinterpret_cast<const marker_activity&>(record), offset, out);
     return;
   }
   default: ++out.ignored; return;

@@ -61,61 +61,147 @@ nlohmann::json timed_round(long n) {
           {"mean_ns", sum / static_cast<double>(d.size())}};
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
+struct storm_args {
   long launches = 100000;
   int rounds = 5;
   double buffer_mib = 8, cap_mib = 256;
   speedlab::profiling::profiler_options options;
   bool use_cupti = true;
+};
+
+// False (after saying why on stderr) for an argument it does not take.
+bool parse_args(int argc, char** argv, storm_args& a) {
+  using opts = speedlab::profiling::profiler_options;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
-    if (!std::strcmp(argv[i], "--no-api")) options.api_records = false;
-    else if (!std::strcmp(argv[i], "--no-cupti")) use_cupti = false;
-    else if (has_value && !std::strcmp(argv[i], "--launches")) launches = std::atol(argv[++i]);
-    else if (has_value && !std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[++i]);
-    else if (has_value && !std::strcmp(argv[i], "--buffer-mib")) buffer_mib = std::atof(argv[++i]);
-    else if (has_value && !std::strcmp(argv[i], "--cap-mib")) cap_mib = std::atof(argv[++i]);
+    if (!std::strcmp(argv[i], "--no-api")) a.options.api_records = false;
+    else if (!std::strcmp(argv[i], "--no-cupti")) a.use_cupti = false;
+    else if (has_value && !std::strcmp(argv[i], "--launches")) a.launches = std::atol(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--rounds")) a.rounds = std::atoi(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--buffer-mib")) a.buffer_mib = std::atof(argv[++i]);
+    else if (has_value && !std::strcmp(argv[i], "--cap-mib")) a.cap_mib = std::atof(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--clock")) {
       const std::string v = argv[++i];
       if (v != "callback" && v != "offset") {
         std::fprintf(stderr, "speedlab_launch_storm: --clock takes callback or offset, not '%s'\n", v.c_str());
-        return 2;
+        return false;
       }
-      options.clock = v == "offset" ? speedlab::profiling::profiler_options::clock_mode::offset
-                                    : speedlab::profiling::profiler_options::clock_mode::callback;
+      a.options.clock = v == "offset" ? opts::clock_mode::offset : opts::clock_mode::callback;
     } else if (has_value && !std::strcmp(argv[i], "--launch-records")) {
-      using mode = speedlab::profiling::profiler_options::launch_mode;
       const std::string v = argv[++i];
-      if (v == "activity") options.launches = mode::activity;
-      else if (v == "callback") options.launches = mode::callback;
-      else if (v == "none") options.launches = mode::none;
+      if (v == "activity") a.options.launches = opts::launch_mode::activity;
+      else if (v == "callback") a.options.launches = opts::launch_mode::callback;
+      else if (v == "none") a.options.launches = opts::launch_mode::none;
       else {
         std::fprintf(stderr, "speedlab_launch_storm: --launch-records takes activity, callback or none, not '%s'\n", v.c_str());
-        return 2;
+        return false;
       }
     } else {
       std::fprintf(stderr, "speedlab_launch_storm: unknown or incomplete argument '%s'\n", argv[i]);
-      return 2;
+      return false;
     }
   }
+  a.options.buffer_bytes = static_cast<std::size_t>(a.buffer_mib * (1 << 20));
+  a.options.max_buffer_bytes = static_cast<std::size_t>(a.cap_mib * (1 << 20));
+  return true;
+}
+
+// What one read of the host steady clock costs here (a syscall where the VM's clock source
+// has no vDSO path): the timestamp callback pays it for every CPU timestamp.
+double clock_read_ns() {
+  constexpr int reads = 200000;
+  std::uint64_t last = 0;
+  const auto t0 = speedlab::profiling::steady_now_ns();
+  for (int i = 0; i < reads; ++i) last = speedlab::profiling::steady_now_ns();
+  return static_cast<double>(last - t0) / reads;
+}
+
+// The rounds inside a cupti session (a new session per round) and what the last one recorded.
+struct profiled_phase {
+  std::vector<double> seconds, flush, loop; // loop: seconds in the launch loop alone
+  std::uint64_t kernels = 0, api = 0, correlated = 0, dropped = 0, buffer_bytes = 0;
+  std::vector<std::string> messages;
+  nlohmann::json overheads = nlohmann::json::object();
+  std::string unavailable;
+};
+
+void take_session_data(const speedlab::profiling::profile_data& data, profiled_phase& ph) {
+  ph.kernels = data.device.kernels.size();
+  ph.api = data.device.api_calls.size();
+  // Kernels whose launch call was recorded under the same correlation id.
+  std::unordered_set<std::uint32_t> launch_ids;
+  for (const auto& a : data.device.api_calls)
+    if (a.name.find("Launch") != std::string::npos) launch_ids.insert(a.correlation);
+  ph.correlated = 0;
+  for (const auto& k : data.device.kernels) ph.correlated += launch_ids.count(k.correlation);
+  ph.dropped = data.device.dropped_records;
+  ph.buffer_bytes = data.device.buffer_bytes;
+  if (!data.device.note.empty()) ph.unavailable = data.device.note;
+  for (const auto& m : data.messages) ph.messages.push_back(m);
+  ph.overheads = nlohmann::json::object(); // CUPTI's own time (last round): {kind: [count, total ns]}
+  for (const auto& o : data.device.overheads) {
+    auto& e = ph.overheads[o.kind];
+    if (e.is_null()) e = {0, 0};
+    e[0] = e[0].get<std::uint64_t>() + 1;
+    e[1] = e[1].get<std::uint64_t>() + (o.end - o.start);
+  }
+}
+
+void run_profiled_rounds(speedlab::profiling::profiler& profiler, const storm_args& a, profiled_phase& ph) {
+  for (int r = 0; r < a.rounds && ph.unavailable.empty(); ++r) {
+    std::unique_ptr<speedlab::profiling::session> s;
+    try {
+      s = profiler.create_session(a.options);
+    } catch (const std::exception& e) {
+      ph.unavailable = e.what();
+      break;
+    }
+    s->start();
+    ph.seconds.push_back(storm(a.launches, ph.loop));
+    const auto f0 = speedlab::profiling::steady_now_ns();
+    s->stop();
+    ph.flush.push_back(static_cast<double>(speedlab::profiling::steady_now_ns() - f0) * 1e-9);
+    speedlab::profiling::profile_data data;
+    s->collect(data);
+    take_session_data(data, ph);
+  }
+}
+
+void write_profiled(const profiled_phase& ph, double before, double after, long launches, nlohmann::json& out) {
+  const auto per_launch_us = [&](double seconds) { return seconds / static_cast<double>(launches) * 1e6; };
+  if (!ph.unavailable.empty() || ph.seconds.empty()) {
+    out["cupti"] = "unavailable: " + ph.unavailable;
+    return;
+  }
+  out["cupti_us_per_launch"] = per_launch_us(median(ph.seconds));
+  out["plain_after_us_per_launch"] = per_launch_us(after);
+  out["added_us_per_launch"] = per_launch_us(median(ph.seconds) - before);
+  out["residual_us_per_launch"] = per_launch_us(after - before);
+  out["stop_flush_ms"] = median(ph.flush) * 1e3;
+  out["kernels_recorded"] = ph.kernels;
+  out["api_records"] = ph.api;
+  out["kernels_with_launch_record"] = ph.correlated;
+  out["dropped_records"] = ph.dropped;
+  out["buffer_peak_bytes"] = ph.buffer_bytes;
+  out["cupti"] = "ok";
+  out["cupti_overheads"] = ph.overheads;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  storm_args args;
+  if (!parse_args(argc, argv, args)) return 2;
+  const auto& options = args.options;
+  const long launches = args.launches;
   nlohmann::json out{{"benchmark", "speedlab_launch_storm"},
                      {"launches", launches},
-                     {"rounds", rounds},
+                     {"rounds", args.rounds},
                      {"clock", options.clock == speedlab::profiling::profiler_options::clock_mode::offset ? "offset"
                                                                                                        : "callback"},
                      {"record_api_calls", options.api_records},
                      {"launch_records", std::array{"activity", "callback", "none"}[static_cast<int>(options.launches)]}};
-  {
-    // What one read of the host steady clock costs here (a syscall where the VM's clock
-    // source has no vDSO path): the timestamp callback pays it for every CPU timestamp.
-    constexpr int reads = 200000;
-    std::uint64_t last = 0;
-    const auto t0 = speedlab::profiling::steady_now_ns();
-    for (int i = 0; i < reads; ++i) last = speedlab::profiling::steady_now_ns();
-    out["clock_read_ns"] = static_cast<double>(last - t0) / reads;
-  }
+  out["clock_read_ns"] = clock_read_ns();
   const std::string device = speedlab::storm::device_name();
   if (device.empty()) {
     out["error"] = "no usable CUDA device";
@@ -129,59 +215,20 @@ int main(int argc, char** argv) {
   speedlab::storm::synchronize();
 
   auto profiler = speedlab::profiling::make_profiler("cupti");
-  std::string unavailable = !use_cupti ? "not asked for (--no-cupti)"
-                            : profiler ? profiler->unavailable_reason()
-                                       : "cupti backend not built";
-  options.buffer_bytes = static_cast<std::size_t>(buffer_mib * (1 << 20));
-  options.max_buffer_bytes = static_cast<std::size_t>(cap_mib * (1 << 20));
+  profiled_phase ph;
+  ph.unavailable = !args.use_cupti ? "not asked for (--no-cupti)"
+                   : profiler      ? profiler->unavailable_reason()
+                                   : "cupti backend not built";
 
   // Three phases of R rounds each: plain launches before CUPTI was ever touched, launches
   // inside a cupti session (a new session per round), plain launches after the sessions
   // ended (what CUPTI leaves behind once initialized).
-  std::vector<double> before, profiled, after, flush;
-  std::vector<double> loop_before, loop_profiled, loop_after; // seconds in the launch loop alone
-  std::uint64_t kernels = 0, api = 0, correlated = 0, dropped = 0, buffer_bytes = 0;
-  std::vector<std::string> messages;
-  nlohmann::json overheads = nlohmann::json::object();
-  for (int r = 0; r < rounds; ++r) before.push_back(storm(launches, loop_before));
+  std::vector<double> before, after, loop_before, loop_after;
+  for (int r = 0; r < args.rounds; ++r) before.push_back(storm(launches, loop_before));
   nlohmann::json calls = nlohmann::json::object();
   calls["plain"] = timed_round(launches);
-  for (int r = 0; r < rounds && unavailable.empty(); ++r) {
-    std::unique_ptr<speedlab::profiling::session> s;
-    try {
-      s = profiler->create_session(options);
-    } catch (const std::exception& e) {
-      unavailable = e.what();
-      break;
-    }
-    s->start();
-    profiled.push_back(storm(launches, loop_profiled));
-    const auto f0 = speedlab::profiling::steady_now_ns();
-    s->stop();
-    flush.push_back(static_cast<double>(speedlab::profiling::steady_now_ns() - f0) * 1e-9);
-    speedlab::profiling::profile_data data;
-    s->collect(data);
-    kernels = data.device.kernels.size();
-    api = data.device.api_calls.size();
-    // Kernels whose launch call was recorded under the same correlation id.
-    std::unordered_set<std::uint32_t> launch_ids;
-    for (const auto& a : data.device.api_calls)
-      if (a.name.find("Launch") != std::string::npos) launch_ids.insert(a.correlation);
-    correlated = 0;
-    for (const auto& k : data.device.kernels) correlated += launch_ids.count(k.correlation);
-    dropped = data.device.dropped_records;
-    buffer_bytes = data.device.buffer_bytes;
-    if (!data.device.note.empty()) unavailable = data.device.note;
-    for (auto& m : data.messages) messages.push_back(m);
-    overheads = nlohmann::json::object(); // CUPTI's own time (last round): {kind: [count, total ns]}
-    for (const auto& o : data.device.overheads) {
-      auto& e = overheads[o.kind];
-      if (e.is_null()) e = {0, 0};
-      e[0] = e[0].get<std::uint64_t>() + 1;
-      e[1] = e[1].get<std::uint64_t>() + (o.end - o.start);
-    }
-  }
-  if (!profiled.empty()) {
+  if (ph.unavailable.empty()) run_profiled_rounds(*profiler, args, ph);
+  if (!ph.seconds.empty()) {
     // One more session for the per-call round.
     try {
       auto s = profiler->create_session(options);
@@ -189,38 +236,23 @@ int main(int argc, char** argv) {
       calls["cupti"] = timed_round(launches);
       s->stop();
     } catch (const std::exception& e) {
-      messages.push_back(std::string("timed round: ") + e.what());
+      ph.messages.push_back(std::string("timed round: ") + e.what());
     }
-    for (int r = 0; r < rounds; ++r) after.push_back(storm(launches, loop_after));
+    for (int r = 0; r < args.rounds; ++r) after.push_back(storm(launches, loop_after));
     calls["plain_after"] = timed_round(launches);
   }
 
   const auto per_launch_us = [&](double seconds) { return seconds / static_cast<double>(launches) * 1e6; };
   out["plain_us_per_launch"] = per_launch_us(median(before));
   out["loop_us_per_launch"] = {{"plain", per_launch_us(median(loop_before))},
-                               {"cupti", per_launch_us(median(loop_profiled))},
+                               {"cupti", per_launch_us(median(ph.loop))},
                                {"plain_after", per_launch_us(median(loop_after))}};
   out["launch_call"] = calls;
-  if (unavailable.empty() && !profiled.empty()) {
-    out["cupti_us_per_launch"] = per_launch_us(median(profiled));
-    out["plain_after_us_per_launch"] = per_launch_us(median(after));
-    out["added_us_per_launch"] = per_launch_us(median(profiled) - median(before));
-    out["residual_us_per_launch"] = per_launch_us(median(after) - median(before));
-    out["stop_flush_ms"] = median(flush) * 1e3;
-    out["kernels_recorded"] = kernels;
-    out["api_records"] = api;
-    out["kernels_with_launch_record"] = correlated;
-    out["dropped_records"] = dropped;
-    out["buffer_peak_bytes"] = buffer_bytes;
-    out["cupti"] = "ok";
-    out["cupti_overheads"] = overheads;
-  } else {
-    out["cupti"] = "unavailable: " + unavailable;
-  }
+  write_profiled(ph, median(before), median(after), launches, out);
   out["plain_s"] = before;
-  out["cupti_s"] = profiled;
+  out["cupti_s"] = ph.seconds;
   out["plain_after_s"] = after;
-  out["messages"] = messages;
+  out["messages"] = ph.messages;
   std::puts(out.dump().c_str());
   return 0;
 }

@@ -16,7 +16,7 @@
 //   shares it; the library checks /proc/self/maps and notes a second copy if one appears.
 // - speedlab_inject_flush() writes a records chunk on demand: `speedlab run` injects this
 //   library into the Python worker of a Python variant under the cupti profiler and asks
-//   for the records after the measured repetitions (app/python_variants.cpp).
+//   for the records after the measured repetitions (app/python/python_variants.cpp).
 // - --source (SPEEDLAB_PROFILE_SOURCE_LAUNCHES=N): the source collector (profilers/source)
 //   on this library's subscription: PC sampling over the process's first N kernel launches,
 //   SASS metrics (patched kernels) over the next N, then off; the folded lines are written

@@ -276,13 +276,6 @@ bool installed() { return g_installed.load(); }
 
 void closed() { g_closed.store(true); }
 
-void block_in_this_thread() {
-  sigset_t set{};
-  sigemptyset(&set);
-  for (int sig : handled) sigaddset(&set, sig);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
 int wake_fd() { return g_wake[0]; }
 
 void wake() {

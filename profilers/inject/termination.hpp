@@ -55,8 +55,6 @@ bool installed();
 // waits for nothing.
 void closed();
 
-// The flush thread: blocks the handled signals in the calling thread.
-void block_in_this_thread();
 // The descriptor the flush thread polls: readable when a request (or a wake) is waiting.
 int wake_fd();
 // Wakes the flush thread without a request (async-signal-safe).

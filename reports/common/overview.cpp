@@ -173,12 +173,6 @@ std::vector<skipped_points> fold_skipped_points(const std::vector<point_result>&
   return fold_skipped_points(all);
 }
 
-std::string skipped_points_label(const skipped_points& s) {
-  std::string names;
-  for (const auto& v : s.variants) names += (names.empty() ? "" : ", ") + v;
-  return names + (s.points == 1 ? " (1 point)" : " (" + std::to_string(s.points) + " points)");
-}
-
 std::vector<std::string> skipped_reasons(const std::vector<overview_row>& rows) {
   std::vector<std::string> out;
   for (const auto& r : rows)

@@ -68,8 +68,6 @@ struct skipped_points {
 // In the order of the points (workload, then reason by first appearance).
 std::vector<skipped_points> fold_skipped_points(const std::vector<point_result>& points);
 std::vector<skipped_points> fold_skipped_points(const std::vector<const point_result*>& points);
-// "`cuda`, `cuda_lesson`: 8 points" without markup: "cuda, cuda_lesson (8 points)".
-std::string skipped_points_label(const skipped_points& s);
 
 // The distinct skip reasons of the overview's folded rows, in order of first appearance: a
 // row names each by its number ("[1]") and the reasons are written once, under the table

@@ -323,6 +323,25 @@ bool split_chart(writer& w, const workload_view& wl) {
   return true;
 }
 
+// The crossovers the analysis found for this sweep, each a mark and a label at the top.
+void speedup_crossovers(writer& w, const log_axis& x, double top, double bottom, const workload_view& wl,
+                        const sweep_view& sweep, const std::string& baseline, const analysis::analysis_result& analysis,
+                        const std::map<std::string, std::string>& colour) {
+  double label_y = top + 14;
+  for (const auto& c : analysis.crossovers) {
+    // The curves are whole-repetition speedups over the baseline: only crossovers of the same kind belong here.
+    if (c.workload != wl.name || c.params_key != sweep.params_key || c.baseline != baseline || !c.with_transfers ||
+        !c.size || !colour.count(c.variant))
+      continue;
+    if (*c.size < x.lo || *c.size > x.hi) continue;
+    const double cx = crossover_mark(w, x, top, bottom, c, colour.at(c.variant));
+    text(w, cx + 4, label_y, c.variant + " wins " + (c.faster_above ? "above" : "below") + " " + c.size_param + "≈" +
+                                 tidy(compact(*c.size)),
+         "start", "note");
+    label_y += 14;
+  }
+}
+
 bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis_index& index,
                    const analysis::analysis_result& analysis) {
   struct dot {
@@ -366,19 +385,7 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
   int ci = 0;
   for (const auto& v : wl.variants)
     if (series.count(v)) colour[v] = palette[ci++ % 10];
-  double label_y = top + 14;
-  for (const auto& c : analysis.crossovers) {
-    // The curves are whole-repetition speedups over the baseline: only crossovers of the same kind belong here.
-    if (c.workload != wl.name || c.params_key != sweep.params_key || c.baseline != baseline || !c.with_transfers ||
-        !c.size || !colour.count(c.variant))
-      continue;
-    if (*c.size < x.lo || *c.size > x.hi) continue;
-    const double cx = crossover_mark(w, x, top, height - bottom, c, colour[c.variant]);
-    text(w, cx + 4, label_y, c.variant + " wins " + (c.faster_above ? "above" : "below") + " " + c.size_param + "≈" +
-                                 tidy(compact(*c.size)),
-         "start", "note");
-    label_y += 14;
-  }
+  speedup_crossovers(w, x, top, height - bottom, wl, sweep, baseline, analysis, colour);
   // Lines, CI whiskers and points.
   double ly = top + 8;
   for (const auto& v : wl.variants) {
@@ -405,12 +412,57 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
   return true;
 }
 
+namespace {
+
+struct roof {
+  std::string processor;
+  double gbps, gflops;
+  bool measured;
+};
+
+// Each processor's two roofs (bandwidth slope, compute flat) as one line, with its label.
+void draw_roofs(writer& w, const log_axis& x, const log_axis& y, const std::vector<roof>& roofs) {
+  for (const auto& r : roofs) {
+    const double ridge = r.gflops / r.gbps;
+    const double x0 = std::max(x.lo, y.lo / r.gbps);
+    std::string pts = num(x(x0)) + "," + num(y(std::max(r.gbps * x0, y.lo))) + " ";
+    if (ridge > x.lo && ridge < x.hi) pts += num(x(ridge)) + "," + num(y(r.gflops)) + " ";
+    pts += num(x(x.hi)) + "," + num(y(std::min(r.gflops, r.gbps * x.hi)));
+    w.open("polyline", {{"points", pts}, {"class", r.processor == "gpu" ? "roof roof-gpu" : "roof roof-cpu"}});
+    w.element("title", r.processor + " roofs: " + fmt_sig(r.gbps) + " GB/s, " + fmt_sig(r.gflops) + " GFLOP/s" +
+                           (r.measured ? "" : " (estimate)"));
+    w.close("polyline");
+    text(w, x(x.hi) - 4, y(r.gflops) - 6,
+         r.processor + ": " + fmt_sig(r.gbps) + " GB/s, " + fmt_sig(r.gflops) + " GFLOP/s", "end", "note");
+  }
+}
+
+// One point: marker by processor (circle GPU, square CPU), diamond for a single kernel.
+void roofline_marker(writer& w, double cx, double cy, const analysis::roofline_point& r, const std::string& colour) {
+  const std::string tip = r.point_id + (r.kernel.empty() ? "" : " — " + r.kernel) + ": " + fmt_sig(r.achieved_gflops) +
+                          " GFLOP/s, " + fmt_sig(r.achieved_gbps) + " GB/s, " + fmt_percent(r.percent_of_bound) +
+                          " of the " + r.bound + " roof (" + work_words(r) + ")" +
+                          (r.counter_bound.empty() ? "" : "; bound: " + counter_bound_words(r));
+  if (!r.kernel.empty()) {
+    w.open("polygon", {{"points", num(cx) + "," + num(cy - 6) + " " + num(cx + 6) + "," + num(cy) + " " + num(cx) + "," +
+                                      num(cy + 6) + " " + num(cx - 6) + "," + num(cy)},
+                       {"fill", colour}, {"class", "marker"}});
+    w.element("title", tip);
+    w.close("polygon");
+  } else if (r.processor == "cpu") {
+    w.open("rect", {{"x", num(cx - 4)}, {"y", num(cy - 4)}, {"width", "8"}, {"height", "8"}, {"fill", colour}, {"class", "marker"}});
+    w.element("title", tip);
+    w.close("rect");
+  } else {
+    w.open("circle", {{"cx", num(cx)}, {"cy", num(cy)}, {"r", "4.5"}, {"fill", colour}, {"class", "marker"}});
+    w.element("title", tip);
+    w.close("circle");
+  }
+}
+
+} // namespace
+
 bool roofline_chart(writer& w, const analysis::analysis_result& analysis) {
-  struct roof {
-    std::string processor;
-    double gbps, gflops;
-    bool measured;
-  };
   std::vector<roof> roofs;
   std::vector<const analysis::roofline_point*> placed, unplaced;
   for (const auto& r : analysis.roofline) {
@@ -445,19 +497,7 @@ bool roofline_chart(writer& w, const analysis::analysis_result& analysis) {
   log_axis y{ylo, yhi, height - bottom, top};
   svg_open(w, width, height, "Roofline: achieved GFLOP/s versus arithmetic intensity");
   log_frame(w, x, y, "arithmetic intensity (flop/byte, log scale)", "GFLOP/s (log scale)", "", "");
-  for (const auto& r : roofs) {
-    const double ridge = r.gflops / r.gbps;
-    const double x0 = std::max(x.lo, y.lo / r.gbps);
-    std::string pts = num(x(x0)) + "," + num(y(std::max(r.gbps * x0, y.lo))) + " ";
-    if (ridge > x.lo && ridge < x.hi) pts += num(x(ridge)) + "," + num(y(r.gflops)) + " ";
-    pts += num(x(x.hi)) + "," + num(y(std::min(r.gflops, r.gbps * x.hi)));
-    w.open("polyline", {{"points", pts}, {"class", r.processor == "gpu" ? "roof roof-gpu" : "roof roof-cpu"}});
-    w.element("title", r.processor + " roofs: " + fmt_sig(r.gbps) + " GB/s, " + fmt_sig(r.gflops) + " GFLOP/s" +
-                           (r.measured ? "" : " (estimate)"));
-    w.close("polyline");
-    text(w, x(x.hi) - 4, y(r.gflops) - 6,
-         r.processor + ": " + fmt_sig(r.gbps) + " GB/s, " + fmt_sig(r.gflops) + " GFLOP/s", "end", "note");
-  }
+  draw_roofs(w, x, y, roofs);
   // Colour by variant, marker by processor (circle GPU, square CPU), diamond for single kernels.
   std::vector<std::string> variants;
   for (const auto* r : placed)
@@ -467,28 +507,7 @@ bool roofline_chart(writer& w, const analysis::analysis_result& analysis) {
     const auto i = std::find(variants.begin(), variants.end(), r.workload + "/" + r.variant) - variants.begin();
     return palette[i % 10];
   };
-  for (const auto* r : placed) {
-    const double cx = x(r->intensity), cy = y(r->achieved_gflops);
-    const std::string tip = r->point_id + (r->kernel.empty() ? "" : " — " + r->kernel) + ": " +
-                            fmt_sig(r->achieved_gflops) + " GFLOP/s, " + fmt_sig(r->achieved_gbps) + " GB/s, " +
-                            fmt_percent(r->percent_of_bound) + " of the " + r->bound + " roof (" + work_words(*r) + ")" +
-                            (r->counter_bound.empty() ? "" : "; bound: " + counter_bound_words(*r));
-    if (!r->kernel.empty()) {
-      w.open("polygon", {{"points", num(cx) + "," + num(cy - 6) + " " + num(cx + 6) + "," + num(cy) + " " + num(cx) + "," +
-                                        num(cy + 6) + " " + num(cx - 6) + "," + num(cy)},
-                         {"fill", colour(*r)}, {"class", "marker"}});
-      w.element("title", tip);
-      w.close("polygon");
-    } else if (r->processor == "cpu") {
-      w.open("rect", {{"x", num(cx - 4)}, {"y", num(cy - 4)}, {"width", "8"}, {"height", "8"}, {"fill", colour(*r)}, {"class", "marker"}});
-      w.element("title", tip);
-      w.close("rect");
-    } else {
-      w.open("circle", {{"cx", num(cx)}, {"cy", num(cy)}, {"r", "4.5"}, {"fill", colour(*r)}, {"class", "marker"}});
-      w.element("title", tip);
-      w.close("circle");
-    }
-  }
+  for (const auto* r : placed) roofline_marker(w, x(r->intensity), y(r->achieved_gflops), *r, colour(*r));
   double ly = top + 8;
   for (std::size_t i = 0; i < variants.size() && i < 20; ++i) {
     w.empty("rect", {{"x", num(width - right + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", palette[i % 10]}});
@@ -537,34 +556,55 @@ std::vector<std::vector<const trace::range_record*>> nest(std::vector<const trac
 
 } // namespace
 
-bool timeline_chart(writer& w, const point_result& p, const trace::device_trace& t) {
-  // The window: the middle repetition, or the span of GPU work when repetitions are missing.
-  std::uint64_t w0 = 0, w1 = 0;
-  const trace::repetition_window* rep = nullptr;
-  if (!t.repetitions.empty()) {
-    rep = &t.repetitions[t.repetitions.size() / 2];
-    w0 = rep->start;
-    w1 = rep->end;
-  } else {
-    bool first = true;
-    auto grow = [&](std::uint64_t s, std::uint64_t e) {
-      w0 = first ? s : std::min(w0, s);
-      w1 = first ? e : std::max(w1, e);
-      first = false;
-    };
-    for (const auto& k : t.kernels) grow(k.start, k.end);
-    for (const auto& m : t.memcpys) grow(m.start, m.end);
-    for (const auto& m : t.memsets) grow(m.start, m.end);
-  }
-  if (w1 <= w0) return false;
-  auto inside = [&](std::uint64_t s, std::uint64_t e) { return e > w0 && s < w1; };
-  auto tip = [&](const std::string& name, std::uint64_t s, std::uint64_t e) {
-    return name + " — " + fmt_duration(static_cast<double>(e - s)) + " at +" +
-           fmt_duration(static_cast<double>(s > w0 ? s - w0 : 0));
-  };
+namespace {
 
-  std::vector<lane> lanes;
-  if (rep && rep->compute_end > 0) {
+// About six round ticks along a time axis of `span` ns, with their grid lines down to y1.
+void time_ticks(writer& w, double left, double plot, double y0, double y1, double span) {
+  const double raw = span / 6;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
+  for (double v = 0; v <= span + 1e-9; v += step) {
+    const double x = left + plot * v / span;
+    line(w, x, y0, x, y1, "grid");
+    text(w, x, y1 + 16, "+" + fmt_duration(v), "middle", "tick");
+  }
+}
+
+// The window a timeline shows: the middle repetition, or the span of GPU work when
+// repetitions are missing.
+struct time_window {
+  std::uint64_t start = 0, end = 0;
+  const trace::repetition_window* rep = nullptr;
+  bool holds(std::uint64_t s, std::uint64_t e) const { return e > start && s < end; }
+  std::string tip(const std::string& name, std::uint64_t s, std::uint64_t e) const {
+    return name + " — " + fmt_duration(static_cast<double>(e - s)) + " at +" +
+           fmt_duration(static_cast<double>(s > start ? s - start : 0));
+  }
+};
+
+time_window timeline_window(const trace::device_trace& t) {
+  time_window tw;
+  if (!t.repetitions.empty()) {
+    tw.rep = &t.repetitions[t.repetitions.size() / 2];
+    tw.start = tw.rep->start;
+    tw.end = tw.rep->end;
+    return tw;
+  }
+  bool first = true;
+  auto grow = [&](std::uint64_t s, std::uint64_t e) {
+    tw.start = first ? s : std::min(tw.start, s);
+    tw.end = first ? e : std::max(tw.end, e);
+    first = false;
+  };
+  for (const auto& k : t.kernels) grow(k.start, k.end);
+  for (const auto& m : t.memcpys) grow(m.start, m.end);
+  for (const auto& m : t.memsets) grow(m.start, m.end);
+  return tw;
+}
+
+// The runner's phases, NVTX ranges per thread and depth, and CUDA API calls per thread.
+void host_lanes(const trace::device_trace& t, const time_window& tw, std::vector<lane>& lanes) {
+  if (const auto* rep = tw.rep; rep && rep->compute_end > 0) {
     lane phases{"runner phases", {}};
     const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> parts[] = {
         {"transfer_in", {rep->start, rep->transfer_in_end}},
@@ -573,53 +613,58 @@ bool timeline_chart(writer& w, const point_result& p, const trace::device_trace&
     const char* colours[] = {"#f28e2b", "#4e79a7", "#e15759"};
     int i = 0;
     for (const auto& [name, span] : parts) {
-      if (span.second > span.first) phases.items.push_back({span.first, span.second, name, colours[i], tip(name, span.first, span.second)});
+      if (span.second > span.first) phases.items.push_back({span.first, span.second, name, colours[i], tw.tip(name, span.first, span.second)});
       ++i;
     }
     lanes.push_back(std::move(phases));
   }
   std::map<std::uint32_t, std::vector<const trace::range_record*>> ranges_by_thread;
   for (const auto& r : t.ranges)
-    if (inside(r.start, r.end)) ranges_by_thread[r.thread].push_back(&r);
+    if (tw.holds(r.start, r.end)) ranges_by_thread[r.thread].push_back(&r);
   for (const auto& [tid, ranges] : ranges_by_thread) {
     const auto rows = nest(ranges);
     for (std::size_t d = 0; d < rows.size(); ++d) {
       lane l{"NVTX, thread " + std::to_string(tid) + (d ? " (depth " + std::to_string(d) + ")" : ""), {}};
       for (const auto* r : rows[d])
         l.items.push_back({r->start, r->end, r->name, r->domain == "speedlab" ? "#59a14f" : "#8cd17d",
-                           tip((r->domain.empty() ? "" : r->domain + ": ") + r->name, r->start, r->end)});
+                           tw.tip((r->domain.empty() ? "" : r->domain + ": ") + r->name, r->start, r->end)});
       lanes.push_back(std::move(l));
     }
   }
   std::map<std::pair<std::uint32_t, bool>, lane> api;
   for (const auto& a : t.api_calls) {
-    if (!inside(a.start, a.end)) continue;
+    if (!tw.holds(a.start, a.end)) continue;
     auto& l = api[{a.thread, a.driver}];
     l.label = std::string(a.driver ? "CUDA driver" : "CUDA runtime") + ", thread " + std::to_string(a.thread);
-    l.items.push_back({a.start, a.end, a.name, a.driver ? "#d4a6c8" : "#edc948", tip(a.name, a.start, a.end)});
+    l.items.push_back({a.start, a.end, a.name, a.driver ? "#d4a6c8" : "#edc948", tw.tip(a.name, a.start, a.end)});
   }
   for (auto& [key, l] : api) lanes.push_back(std::move(l));
+}
+
+// Kernels, copies and memsets per (GPU, stream), then synchronizations.
+void device_lanes(const trace::device_trace& t, const time_window& tw, std::vector<lane>& lanes) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, lane> gpu;
   for (const auto& k : t.kernels)
-    if (inside(k.start, k.end)) {
+    if (tw.holds(k.start, k.end)) {
       auto& l = gpu[{k.device, k.stream}];
       l.items.push_back({k.start, k.end, kernel_short_name(k.name), split_colour("kernel"),
-                         tip(k.name, k.start, k.end) + fmt::format(", grid {}x{}x{}, block {}x{}x{}", k.grid[0], k.grid[1],
-                                                                    k.grid[2], k.block[0], k.block[1], k.block[2])});
+                         tw.tip(k.name, k.start, k.end) + fmt::format(", grid {}x{}x{}, block {}x{}x{}", k.grid[0],
+                                                                       k.grid[1], k.grid[2], k.block[0], k.block[1],
+                                                                       k.block[2])});
     }
   for (const auto& m : t.memcpys)
-    if (inside(m.start, m.end)) {
+    if (tw.holds(m.start, m.end)) {
       const char* part = m.copy_kind == trace::copy_htod ? "h2d" : m.copy_kind == trace::copy_dtoh ? "d2h" : "copy_other";
       const double ns = static_cast<double>(m.end - m.start);
       gpu[{m.device, m.stream}].items.push_back(
           {m.start, m.end, memcpy_event_name(m), split_colour(part),
-           tip(memcpy_event_name(m), m.start, m.end) + ", " + fmt_bytes(static_cast<double>(m.bytes)) +
+           tw.tip(memcpy_event_name(m), m.start, m.end) + ", " + fmt_bytes(static_cast<double>(m.bytes)) +
                (ns > 0 ? ", " + fmt_sig(static_cast<double>(m.bytes) / ns) + " GB/s" : "")});
     }
   for (const auto& m : t.memsets)
-    if (inside(m.start, m.end))
+    if (tw.holds(m.start, m.end))
       gpu[{m.device, m.stream}].items.push_back({m.start, m.end, memset_event_name(m), split_colour("memset"),
-                                                 tip(memset_event_name(m), m.start, m.end) + ", " +
+                                                 tw.tip(memset_event_name(m), m.start, m.end) + ", " +
                                                      fmt_bytes(static_cast<double>(m.bytes))});
   for (auto& [key, l] : gpu) {
     l.label = "GPU " + std::to_string(key.first) + ", stream " + std::to_string(key.second);
@@ -627,29 +672,48 @@ bool timeline_chart(writer& w, const point_result& p, const trace::device_trace&
   }
   lane syncs{"synchronization", {}};
   for (const auto& s : t.syncs)
-    if (inside(s.start, s.end))
-      syncs.items.push_back({s.start, s.end, sync_type_label(s.type), split_colour("sync"), tip(sync_type_label(s.type), s.start, s.end)});
+    if (tw.holds(s.start, s.end))
+      syncs.items.push_back({s.start, s.end, sync_type_label(s.type), split_colour("sync"), tw.tip(sync_type_label(s.type), s.start, s.end)});
   if (!syncs.items.empty()) lanes.push_back(std::move(syncs));
+}
+
+// One bar, with its name inside when there is room (cut at a UTF-8 character).
+void lane_bar(writer& w, double x0, double x1, double y, double row_h, const lane_item& it) {
+  rect(w, x0, y + 3, x1 - x0, row_h - 6, it.colour, it.tip);
+  const double room = x1 - x0 - 6;
+  if (room <= 30) return;
+  const std::size_t chars = static_cast<std::size_t>(room / 6.2);
+  std::string label = it.name;
+  if (label.size() > chars) {
+    std::size_t cut = chars > 1 ? chars - 1 : 0;
+    while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut; // not inside a UTF-8 character
+    label = label.substr(0, cut) + "…";
+  }
+  w.open("text", {{"x", num(x0 + 3)}, {"y", num(y + 15)}, {"class", light_fill(it.colour) ? "in-bar dark" : "in-bar"}});
+  w << label;
+  w.close("text");
+}
+
+} // namespace
+
+bool timeline_chart(writer& w, const point_result& p, const trace::device_trace& t) {
+  const time_window tw = timeline_window(t);
+  if (tw.end <= tw.start) return false;
+  std::vector<lane> lanes;
+  host_lanes(t, tw, lanes);
+  device_lanes(t, tw, lanes);
   if (lanes.empty()) return false;
 
   const double left = 210, plot = 660, right = 30, row_h = 22, top = 12;
   const double n_lanes = static_cast<double>(lanes.size());
   const double width = left + plot + right, height = top + n_lanes * row_h + 40;
-  const double span = static_cast<double>(w1 - w0);
+  const double span = static_cast<double>(tw.end - tw.start);
   auto px = [&](std::uint64_t v) {
-    const double c = static_cast<double>(std::clamp(v, w0, w1) - w0);
+    const double c = static_cast<double>(std::clamp(v, tw.start, tw.end) - tw.start);
     return left + plot * c / span;
   };
   svg_open(w, width, height, "Timeline of one repetition of " + p.id);
-  // Time axis: about six round ticks.
-  const double raw = span / 6;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-  for (double v = 0; v <= span + 1e-9; v += step) {
-    const double x = left + plot * v / span;
-    line(w, x, top, x, top + n_lanes * row_h, "grid");
-    text(w, x, top + n_lanes * row_h + 16, "+" + fmt_duration(v), "middle", "tick");
-  }
+  time_ticks(w, left, plot, top, top + n_lanes * row_h, span);
   std::size_t drawn = 0, total = 0;
   for (const auto& l : lanes) total += l.items.size();
   constexpr std::size_t max_items = 4000; // keeps the page light on huge traces
@@ -659,21 +723,7 @@ bool timeline_chart(writer& w, const point_result& p, const trace::device_trace&
     for (const auto& it : l.items) {
       if (drawn >= max_items) break;
       ++drawn;
-      const double x0 = px(it.start), x1 = px(it.end);
-      rect(w, x0, y + 3, x1 - x0, row_h - 6, it.colour, it.tip);
-      const double room = x1 - x0 - 6;
-      if (room > 30) {
-        const std::size_t chars = static_cast<std::size_t>(room / 6.2);
-        std::string label = it.name;
-        if (label.size() > chars) {
-          std::size_t cut = chars > 1 ? chars - 1 : 0;
-          while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut; // not inside a UTF-8 character
-          label = label.substr(0, cut) + "…";
-        }
-        w.open("text", {{"x", num(x0 + 3)}, {"y", num(y + 15)}, {"class", light_fill(it.colour) ? "in-bar dark" : "in-bar"}});
-        w << label;
-        w.close("text");
-      }
+      lane_bar(w, px(it.start), px(it.end), y, row_h, it);
     }
     y += row_h;
   }
@@ -728,6 +778,50 @@ std::string rank_name(const analysis::rank_summary& r) {
   return r.id.rank ? "rank " + std::to_string(*r.id.rank) : "pid " + std::to_string(r.pid);
 }
 
+// A rank's step (or merged steps) as one bar split into compute, communication and idle.
+void rank_bar(writer& w, double x0, double x1, double y, double row_h, const analysis::rank_summary& r,
+              const rank_span& s, std::uint64_t t0) {
+  const double len = static_cast<double>(s.end - s.start);
+  if (len <= 0) return;
+  const std::string who = rank_name(r) + " (" + r.host + ", pid " + std::to_string(r.pid) + ")";
+  // Communication hidden under compute is drawn as compute: the parts never exceed the span.
+  const double compute = std::min(s.compute_ns, len), comm = std::min(s.comm_ns, len - compute);
+  const double idle = len - compute - comm;
+  const std::string what = r.steps.empty() ? "profiled window"
+                           : s.first == s.last ? "step " + std::to_string(s.first)
+                                               : "steps " + std::to_string(s.first) + "-" + std::to_string(s.last);
+  const std::string tip = who + ", " + what + ": " + fmt_duration(len) + " at +" +
+                          fmt_duration(static_cast<double>(s.start - t0)) + "; compute " + fmt_duration(s.compute_ns) +
+                          ", communication " + fmt_duration(s.comm_ns) + ", idle " + fmt_duration(idle);
+  const double w_all = x1 - x0;
+  double x = x0;
+  const std::pair<double, const char*> parts[] = {
+      {compute, rank_compute_colour}, {comm, rank_comm_colour}, {idle, rank_idle_colour}};
+  for (const auto& [part, colour] : parts) {
+    if (part <= 0) continue;
+    const double pw = w_all * part / len;
+    rect(w, x, y + 4, pw, row_h - 8, colour, tip);
+    x += pw;
+  }
+}
+
+// Under the chart: the straggler and what the others wait for it per step, or that none is.
+void straggler_note(writer& w, const analysis::rank_analysis& ra) {
+  if (ra.straggler) {
+    std::string wait;
+    for (std::size_t i = 0; i < ra.ranks.size() && i < ra.wait_per_step_ns.size(); ++i)
+      if (!(ra.ranks[i].id.rank && *ra.ranks[i].id.rank == *ra.straggler) && ra.ranks[i].id.rank)
+        wait += (wait.empty() ? "" : ", ") + rank_name(ra.ranks[i]) + " " + fmt_duration(ra.wait_per_step_ns[i]);
+    w << "<p class=\"straggler-note\">"_html
+      << fmt::format("Straggler: rank {}: its compute per step runs {} longer than the others' median", *ra.straggler,
+                     fmt_duration(ra.straggler_excess_ns))
+      << (wait.empty() ? std::string(".") : "; the others wait per step: " + wait + ".") << "</p>"_html;
+  } else {
+    w << "<p class=\"note\">"_html << "No straggler: no rank's compute per step runs clearly longer than the others'."
+      << "</p>"_html;
+  }
+}
+
 } // namespace
 
 bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
@@ -765,15 +859,7 @@ bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
     lx += 30 + 7.0 * static_cast<double>(std::string_view(name).size());
   }
   text(w, left + plot + 10, 18, "per step: compute / wait", "start", "legend");
-  // Time axis: about six round ticks.
-  const double raw = span / 6;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double tick = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-  for (double v = 0; v <= span + 1e-9; v += tick) {
-    const double x = left + plot * v / span;
-    line(w, x, top, x, top + n_rows * row_h, "grid");
-    text(w, x, top + n_rows * row_h + 16, "+" + fmt_duration(v), "middle", "tick");
-  }
+  time_ticks(w, left, plot, top, top + n_rows * row_h, span);
   double y = top;
   for (std::size_t i = 0; i < ra.ranks.size(); ++i, y += row_h) {
     const auto& r = ra.ranks[i];
@@ -782,30 +868,7 @@ bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
     if (straggler)
       w.empty("rect", {{"x", "0"}, {"y", num(y)}, {"width", num(width)}, {"height", num(row_h)}, {"class", "straggler-row"}});
     text(w, left - 8, y + 16, rank_name(r) + (straggler ? " · straggler" : ""), "end", straggler ? "label straggler" : "label");
-    const std::string who = rank_name(r) + " (" + r.host + ", pid " + std::to_string(r.pid) + ")";
-    for (const auto& s : rows[i]) {
-      const double x0 = px(s.start), x1 = px(s.end), len = static_cast<double>(s.end - s.start);
-      if (len <= 0) continue;
-      // Communication hidden under compute is drawn as compute: the parts never exceed the span.
-      const double compute = std::min(s.compute_ns, len), comm = std::min(s.comm_ns, len - compute);
-      const double idle = len - compute - comm;
-      const std::string what = r.steps.empty() ? "profiled window"
-                               : s.first == s.last ? "step " + std::to_string(s.first)
-                                                   : "steps " + std::to_string(s.first) + "-" + std::to_string(s.last);
-      const std::string tip = who + ", " + what + ": " + fmt_duration(len) + " at +" +
-                              fmt_duration(static_cast<double>(s.start - t0)) + "; compute " + fmt_duration(s.compute_ns) +
-                              ", communication " + fmt_duration(s.comm_ns) + ", idle " + fmt_duration(idle);
-      const double w_all = x1 - x0;
-      double x = x0;
-      const std::pair<double, const char*> parts[] = {
-          {compute, rank_compute_colour}, {comm, rank_comm_colour}, {idle, rank_idle_colour}};
-      for (const auto& [part, colour] : parts) {
-        if (part <= 0) continue;
-        const double pw = w_all * part / len;
-        rect(w, x, y + 4, pw, row_h - 8, colour, tip);
-        x += pw;
-      }
-    }
+    for (const auto& s : rows[i]) rank_bar(w, px(s.start), px(s.end), y, row_h, r, s, t0);
     std::vector<double> compute;
     for (const auto& s : r.steps) compute.push_back(s.compute_ns);
     std::string figures = r.steps.empty() ? "no steps" : fmt_duration(median_of(std::move(compute)));
@@ -815,19 +878,7 @@ bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
   }
   text(w, left + plot / 2, height - 6, "time on the ranks' common clock, from the first step", "middle", "axis-label");
   w.close("svg");
-  if (ra.straggler) {
-    std::string wait;
-    for (std::size_t i = 0; i < ra.ranks.size() && i < ra.wait_per_step_ns.size(); ++i)
-      if (!(ra.ranks[i].id.rank && *ra.ranks[i].id.rank == *ra.straggler) && ra.ranks[i].id.rank)
-        wait += (wait.empty() ? "" : ", ") + rank_name(ra.ranks[i]) + " " + fmt_duration(ra.wait_per_step_ns[i]);
-    w << "<p class=\"straggler-note\">"_html
-      << fmt::format("Straggler: rank {}: its compute per step runs {} longer than the others' median", *ra.straggler,
-                     fmt_duration(ra.straggler_excess_ns))
-      << (wait.empty() ? std::string(".") : "; the others wait per step: " + wait + ".") << "</p>"_html;
-  } else {
-    w << "<p class=\"note\">"_html << "No straggler: no rank's compute per step runs clearly longer than the others'."
-      << "</p>"_html;
-  }
+  straggler_note(w, ra);
   return true;
 }
 

@@ -99,6 +99,34 @@ public:
 
   // Returns whether this trace had GPU activity.
   bool add_point(std::size_t index, const point_result& p, const trace::device_trace& t) {
+    const std::int64_t pid = point_process(index, p, t);
+    const json point_arg = p.id;
+    const auto launches = host_events(pid, t, point_arg);
+    device_events(index, pid, t, launches, point_arg);
+    return t.has_gpu_activity();
+  }
+
+private:
+  using launch_map = std::map<std::uint32_t, const trace::api_record*>;
+
+  static json kernel_args(const trace::kernel_record& k, const json& point_arg) {
+    return {{"device", k.device},
+            {"context", k.context},
+            {"stream", k.stream},
+            {"correlation", k.correlation},
+            {"registers per thread", k.registers_per_thread},
+            {"shared memory", k.static_shared_bytes + k.dynamic_shared_bytes},
+            {"static shared memory", k.static_shared_bytes},
+            {"dynamic shared memory", k.dynamic_shared_bytes},
+            {"local memory per thread", k.local_bytes_per_thread},
+            {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+            {"block", {k.block[0], k.block[1], k.block[2]}},
+            {"mangled name", k.mangled_name},
+            {"point", point_arg}};
+  }
+
+  // The point's host process (a rank's, when it is one): its pid, named once, and its entry.
+  std::int64_t point_process(std::size_t index, const point_result& p, const trace::device_trace& t) {
     std::int64_t pid = t.process ? static_cast<std::int64_t>(t.process) : 1000000 + static_cast<std::int64_t>(index);
     const process_identity* id = nullptr;
     if (auto it = m_ids.find(p.id); it != m_ids.end() && it->second.rank) id = &it->second;
@@ -133,9 +161,12 @@ public:
       point_entry["clock_offset_ns"] = id->clock_offset_ns;
     }
     m_points.push_back(std::move(point_entry));
-    const json point_arg = p.id;
+    return pid;
+  }
 
-    // Host threads.
+  // Host threads, repetitions and phases, NVTX ranges, API calls, profiler overhead; returns
+  // each correlation id's launch call (the runtime's over the driver's).
+  launch_map host_events(std::int64_t pid, const trace::device_trace& t, const json& point_arg) {
     std::set<std::uint32_t> threads;
     for (const auto& a : t.api_calls) threads.insert(a.thread);
     for (const auto& r : t.ranges) threads.insert(r.thread);
@@ -159,7 +190,7 @@ public:
     }
     for (const auto& r : t.ranges)
       m_events.complete(r.name, "user_annotation", pid, r.thread, r.start, r.end, {{"domain", r.domain}});
-    std::map<std::uint32_t, const trace::api_record*> launch_by_correlation;
+    launch_map launch_by_correlation;
     for (const auto& a : t.api_calls) {
       m_events.complete(a.name, a.driver ? "cuda_driver" : "cuda_runtime", pid, a.thread, a.start, a.end,
                         {{"correlation", a.correlation}, {"cbid", a.callback_id}, {"return value", a.return_value}});
@@ -171,7 +202,12 @@ public:
     for (const auto& o : t.overheads)
       m_events.complete("profiler overhead: " + o.kind, "overhead", pid, overhead_tid, o.start, o.end, json::object());
 
-    // GPU work, one process per device.
+    return launch_by_correlation;
+  }
+
+  // GPU work, one process per device, with a flow arrow from each launch call.
+  void device_events(std::size_t index, std::int64_t pid, const trace::device_trace& t, const launch_map& launch_by_correlation,
+                     const json& point_arg) {
     std::map<std::uint32_t, std::uint32_t> device_of_context;
     const std::uint64_t flow_base = static_cast<std::uint64_t>(index) << 32;
     auto flow = [&](std::uint32_t correlation, const track& gpu, std::uint64_t start) {
@@ -186,20 +222,7 @@ public:
     for (const auto& k : t.kernels) {
       const track lane = device_lane(k.device, k.stream);
       device_of_context.emplace(k.context, k.device);
-      m_events.complete(k.name, "kernel", lane.pid, lane.tid, k.start, k.end,
-                        {{"device", k.device},
-                         {"context", k.context},
-                         {"stream", k.stream},
-                         {"correlation", k.correlation},
-                         {"registers per thread", k.registers_per_thread},
-                         {"shared memory", k.static_shared_bytes + k.dynamic_shared_bytes},
-                         {"static shared memory", k.static_shared_bytes},
-                         {"dynamic shared memory", k.dynamic_shared_bytes},
-                         {"local memory per thread", k.local_bytes_per_thread},
-                         {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-                         {"block", {k.block[0], k.block[1], k.block[2]}},
-                         {"mangled name", k.mangled_name},
-                         {"point", point_arg}});
+      m_events.complete(k.name, "kernel", lane.pid, lane.tid, k.start, k.end, kernel_args(k, point_arg));
       flow(k.correlation, lane, k.start);
     }
     for (const auto& m : t.memcpys) {
@@ -241,9 +264,9 @@ public:
       if (s.stream != 0xFFFFFFFFu) args["stream"] = s.stream;
       m_events.complete(sync_type_label(s.type), "cuda_sync", lane.pid, lane.tid, s.start, s.end, std::move(args));
     }
-    return t.has_gpu_activity();
   }
 
+public:
   json device_properties() const {
     json list = json::array();
     for (const auto& [id, info] : m_devices) {

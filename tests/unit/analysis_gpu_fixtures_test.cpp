@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "analysis/analyze.hpp"
-#include "app/output_folder.hpp"
+#include "app/run/output_folder.hpp"
 #include "analysis/time_split.hpp"
 
 using namespace speedlab;

@@ -1,8 +1,8 @@
 #include "speedlab_catch.hpp"
 
-#include "app/checked_number.hpp"
-#include "app/suite_config.hpp"
-#include "app/suite_overrides.hpp"
+#include "app/suite/checked_number.hpp"
+#include "app/suite/suite_config.hpp"
+#include "app/suite/suite_overrides.hpp"
 
 using namespace speedlab::app;
 using Catch::Contains;

@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/command_line.hpp"
-#include "app/suite_config.hpp"
+#include "app/cli/command_line.hpp"
+#include "app/suite/suite_config.hpp"
 #include "speedlab_catch.hpp"
 
 using namespace speedlab::app;

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.hpp"
-#include "app/commands.hpp"
+#include "app/run/commands.hpp"
 #include "analysis/analysis_stats.hpp"
 #include "analysis/round_compare.hpp"
 #include "model/statistics.hpp"

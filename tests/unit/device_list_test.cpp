@@ -1,8 +1,8 @@
 // `speedlab run --devices`: the list, the child's CUDA_VISIBLE_DEVICES and the device
-// parameter (app/device_list.hpp); what needs no GPU.
-#include "app/device_list.hpp"
+// parameter (app/run/device_list.hpp); what needs no GPU.
+#include "app/run/device_list.hpp"
 
-#include "app/suite_config.hpp"
+#include "app/suite/suite_config.hpp"
 #include "speedlab_catch.hpp"
 
 using namespace speedlab;

@@ -18,7 +18,7 @@
 #include "analysis/analysis_stats.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/round_compare.hpp"
-#include "app/commands.hpp"
+#include "app/run/commands.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "test_support.hpp"

@@ -1,7 +1,7 @@
 #include "speedlab_catch.hpp"
 
-#include "app/isolation.hpp"
-#include "app/plugin_loader.hpp"
+#include "app/run/isolation.hpp"
+#include "app/plugins/plugin_loader.hpp"
 #include "speedlab/config.hpp"
 #include "test_support.hpp"
 

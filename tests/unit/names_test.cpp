@@ -1,6 +1,6 @@
 #include "speedlab_catch.hpp"
 
-#include "app/names.hpp"
+#include "app/suite/names.hpp"
 
 using namespace speedlab::app;
 using Catch::Contains;

@@ -1,11 +1,11 @@
-// `speedlab new`: the project files and the command's refusals (app/new_project.cpp). That
+// `speedlab new`: the project files and the command's refusals (app/new_project/new_project.cpp). That
 // the project builds and runs against an installed prefix is the sdk_install test's.
 #include "speedlab_catch.hpp"
 
 #include <algorithm>
 #include <fstream>
 
-#include "app/new_project.hpp"
+#include "app/new_project/new_project.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;

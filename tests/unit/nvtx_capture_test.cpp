@@ -120,8 +120,8 @@ TEST_CASE("nvtx capture: concurrent captures see ranges that ended since each be
 #endif
 
 #if SPEEDLAB_HAS_NVTX
-#include "app/plugin_loader.hpp"
-#include "app/runner.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/run/runner.hpp"
 #include "test_support.hpp"
 
 TEST_CASE("nvtx capture: a plugin's scoped_range reaches speedlab's recorder", "[nvtx_capture]") {

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "app/output_folder.hpp"
+#include "app/run/output_folder.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <map>
 
-#include "app/plugin_loader.hpp"
-#include "app/plugin_probe.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/plugins/plugin_probe.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab::app;

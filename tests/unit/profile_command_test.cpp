@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/profile_command.hpp"
+#include "app/profile/profile_command.hpp"
 #include "model/counters.hpp"
-#include "app/program_launcher.hpp"
+#include "app/profile/program_launcher.hpp"
 #include "model/profile_stream.hpp"
 #include "test_support.hpp"
 

@@ -9,8 +9,8 @@
 #include <iterator>
 #include <set>
 
-#include "app/profile_command.hpp"
-#include "app/profile_report.hpp"
+#include "app/profile/profile_command.hpp"
+#include "app/profile/profile_report.hpp"
 #include "device/calibrate.hpp"
 #include "device/device_probe.hpp"
 #include "model/device_keys.hpp"

@@ -1,4 +1,4 @@
-#include "app/profile_report.hpp"
+#include "app/profile/profile_report.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/output_folder.hpp"
+#include "app/run/output_folder.hpp"
 #include "speedlab_catch.hpp"
 #include "unit/program_fixture.hpp"
 

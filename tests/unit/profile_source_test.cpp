@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/program_analysis.hpp"
-#include "app/profile_command.hpp"
-#include "app/profile_report.hpp"
-#include "app/suite_config.hpp"
+#include "app/profile/profile_command.hpp"
+#include "app/profile/profile_report.hpp"
+#include "app/suite/suite_config.hpp"
 #include "model/profile_stream.hpp"
 #include "unit/program_fixture.hpp"
 

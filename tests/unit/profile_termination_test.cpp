@@ -11,7 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/profile_command.hpp"
+#include "app/profile/profile_command.hpp"
+#include "app/profile/program_launcher.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;

@@ -1,4 +1,4 @@
-// The Python bridge (app/python_variants.hpp) end to end with a real interpreter: the
+// The Python bridge (app/python/python_variants.hpp) end to end with a real interpreter: the
 // lessons' NumPy and Numba variants validate on the workload's own inputs, and a crash, an
 // exception, a hang and a wrong result in a Python variant each become a recorded result.
 #include "speedlab_catch.hpp"
@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/isolation.hpp"
-#include "app/plugin_loader.hpp"
-#include "app/python_variants.hpp"
-#include "app/suite_config.hpp"
+#include "app/run/isolation.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/python/python_variants.hpp"
+#include "app/suite/suite_config.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;

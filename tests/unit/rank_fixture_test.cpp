@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/rank_analysis.hpp"
-#include "app/profile_report.hpp"
+#include "app/profile/profile_report.hpp"
 #include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
 #include "stream_census.hpp"

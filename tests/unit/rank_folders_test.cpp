@@ -1,13 +1,13 @@
 // `speedlab profile` inside each rank of a launcher writes DIR/rank-<R>; `speedlab report DIR`
-// and `analyze DIR` merge the rank folders (app/profile_report.hpp), reading one stream at a
+// and `analyze DIR` merge the rank folders (app/profile/profile_report.hpp), reading one stream at a
 // time.
 #include <fstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include "app/output_folder.hpp"
-#include "app/profile_report.hpp"
+#include "app/run/output_folder.hpp"
+#include "app/profile/profile_report.hpp"
 #include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
 

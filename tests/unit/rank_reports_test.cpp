@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/profile_report.hpp"
+#include "app/profile/profile_report.hpp"
 #include "speedlab_catch.hpp"
 #include "test_support.hpp"
 

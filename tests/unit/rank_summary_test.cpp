@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/rank_summary_file.hpp"
-#include "app/profile_report.hpp"
+#include "app/profile/profile_report.hpp"
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"
 #include "speedlab_catch.hpp"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze.hpp"
-#include "app/terminal_summary.hpp"
+#include "app/run/terminal_summary.hpp"
 #include "model/format.hpp"
 #include "model/statistics.hpp"
 #include "test_support.hpp"

@@ -17,7 +17,7 @@
 
 #include "analysis/analyze.hpp"
 #include "analysis/compare.hpp"
-#include "app/output_folder.hpp"
+#include "app/run/output_folder.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "reports/reporter.hpp"

@@ -3,7 +3,7 @@
 #include "speedlab_catch.hpp"
 
 #include "analysis/analyze.hpp"
-#include "app/output_folder.hpp"
+#include "app/run/output_folder.hpp"
 #include "tests/golden/golden.hpp"
 
 using namespace speedlab;

@@ -1,13 +1,13 @@
-// Rounds (app/rounds.hpp): each round's share of the budget, how rounds add up in a point's
+// Rounds (app/run/rounds.hpp): each round's share of the budget, how rounds add up in a point's
 // record (samples tagged with their round, a failed round ending the point without losing
 // the earlier ones), and the record's JSON with and without rounds.
 #include "speedlab_catch.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "app/rounds.hpp"
-#include "app/suite_config.hpp"
-#include "app/suite_overrides.hpp"
+#include "app/run/rounds.hpp"
+#include "app/suite/suite_config.hpp"
+#include "app/suite/suite_overrides.hpp"
 #include "model/results.hpp"
 #include "model/statistics.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/run_settings.hpp"
-#include "app/plugin_loader.hpp"
+#include "app/plugins/plugin_loader.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "test_support.hpp"
 

@@ -1,6 +1,6 @@
 #include "speedlab_catch.hpp"
 
-#include "app/runner.hpp"
+#include "app/run/runner.hpp"
 #include "model/statistics.hpp"
 
 using namespace speedlab;

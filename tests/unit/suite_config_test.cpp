@@ -1,8 +1,8 @@
 #include "speedlab_catch.hpp"
 
-#include "app/plugin_loader.hpp"
-#include "app/suite_overrides.hpp"
-#include "app/suite_plan.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/suite/suite_overrides.hpp"
+#include "app/suite/suite_plan.hpp"
 
 #include <chrono>
 #include <fstream>

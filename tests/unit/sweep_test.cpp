@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "app/sweep.hpp"
+#include "app/suite/sweep.hpp"
 
 using speedlab::app::expand_sweep;
 using speedlab::app::sweep_error;

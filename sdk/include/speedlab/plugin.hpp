@@ -469,7 +469,6 @@ using describe_function = std::vector<workload_info>();
 namespace speedlab::detail {
 inline std::vector<workload_info> as_list(workload_info w) { return {std::move(w)}; }
 inline std::vector<workload_info> as_list(std::vector<workload_info> w) { return w; }
-inline int abi_version_of_this_plugin() { return SPEEDLAB_PLUGIN_ABI_VERSION; }
 
 // How the file that registers the workloads was compiled: bit 0 with optimization
 // (__OPTIMIZE__, any -O above -O0), bit 1 with NDEBUG, bit 2 always (recorded). speedlab warns

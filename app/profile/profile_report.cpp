@@ -1,0 +1,286 @@
+#include "app/profile/profile_report.hpp"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/run/output_folder.hpp"
+#include "model/atomic_file.hpp"
+#include "model/saved_records.hpp"
+#include "model/natural_order.hpp"
+#include "reports/common/process_ranks.hpp"
+#include "reports/common/program_tables.hpp"
+#include "reports/reporter.hpp"
+
+#include "analysis/program_stream.hpp"
+#include "analysis/rank_summary_file.hpp"
+#include "model/profile_stream.hpp"
+
+namespace speedlab::app {
+namespace {
+
+std::optional<analysis::device_model> saved_device(const std::filesystem::path& dir, std::vector<std::string>& notes) {
+  std::ifstream in(dir / "device.json");
+  if (!in) return std::nullopt;
+  try {
+    return read_device_record(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    notes.push_back(fmt::format("{}: unreadable: {}", (dir / "device.json").string(), json_problem(e)));
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+std::string program_summary(const analysis::program_analysis& a) {
+  const auto tables = reports::program_tables(a, 10);
+  std::string out;
+  for (const auto* id : {"program-facts", "program-split", "program-kernels"})
+    for (const auto& tb : tables) {
+      if (tb.id != id) continue;
+      out += tb.title + "\n";
+      if (tb.rows.empty()) out += "  " + tb.empty_note + "\n";
+      std::vector<std::size_t> width(tb.header.size(), 0);
+      for (const auto& r : tb.rows)
+        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].text.size());
+      for (const auto& r : tb.rows) {
+        std::string line = " ";
+        for (std::size_t i = 0; i < r.size(); ++i) line += fmt::format(" {:<{}}", r[i].text, i + 1 < r.size() ? width[i] : 0);
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+      }
+      if (tb.omitted) out += fmt::format("  ... {} more\n", tb.omitted);
+      out += "\n";
+    }
+  return out;
+}
+
+namespace {
+
+bool holds_facts(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(dir / profile_facts_file, ec);
+}
+
+analysis::program_facts read_facts(const std::filesystem::path& dir) {
+  const auto file = dir / profile_facts_file;
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{}: not found: {} is not a profile folder", file.string(), dir.string()));
+  try {
+    return nlohmann::json::parse(in).get<analysis::program_facts>();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: unreadable: {}", file.string(), json_problem(e)));
+  }
+}
+
+// A folder of rank folders: their facts as one program's (the first rank folder's command
+// line; the longest wall time; the first failing exit code; every note once).
+analysis::program_facts merged_facts(const std::vector<std::filesystem::path>& parts) {
+  analysis::program_facts out;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    analysis::program_facts f = read_facts(parts[i]);
+    names.push_back(parts[i].filename().string());
+    if (i == 0) {
+      out = f;
+      out.notes.clear();
+    }
+    out.wall_s = std::max(out.wall_s, f.wall_s);
+    if (f.exit_code && *f.exit_code != 0 && (!out.exit_code || *out.exit_code == 0)) out.exit_code = f.exit_code;
+    if (!f.started_at.empty() && (out.started_at.empty() || f.started_at < out.started_at)) out.started_at = f.started_at;
+    for (auto& n : f.notes)
+      if (std::find(out.notes.begin(), out.notes.end(), n) == out.notes.end()) out.notes.push_back(std::move(n));
+  }
+  out.notes.insert(out.notes.begin(),
+                   fmt::format("merged {} profile folders (speedlab profile ran inside each rank): {}", parts.size(),
+                               fmt::join(names, ", ")));
+  return out;
+}
+
+// The facts of dir: its own profile.json, or its rank folders' merged; throws naming the
+// missing profile.json when it is neither.
+analysis::program_facts folder_facts(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& parts) {
+  if (parts.empty() || (parts.size() == 1 && parts.front() == dir)) return read_facts(dir);
+  return merged_facts(parts);
+}
+
+} // namespace
+
+std::vector<std::filesystem::path> profile_parts(const std::filesystem::path& dir) {
+  if (holds_facts(dir)) return {dir};
+  std::vector<std::filesystem::path> parts;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_directory() && holds_facts(e.path())) parts.push_back(e.path());
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
+  return parts;
+}
+
+bool is_profile_folder(const std::filesystem::path& dir) { return !profile_parts(dir).empty(); }
+
+run_info program_run_info(const analysis::program_facts& facts) {
+  run_info r;
+  r.speedlab_version = facts.speedlab_version;
+  r.started_at = facts.started_at;
+  r.hostname = facts.hostname;
+  r.command_line = fmt::format("{}", fmt::join(facts.command_line, " "));
+  r.suite = "speedlab profile";
+  r.wall_s = facts.wall_s;
+  r.profilers = {"cupti"};
+  r.notes = facts.notes;
+  return r;
+}
+
+written_reports write_profile_reports(const std::filesystem::path& dir,
+                                                         const std::vector<profile::process_profile>& processes,
+                                                         const analysis::program_analysis& program,
+                                                         const std::vector<std::string>& formats) {
+  std::map<std::string, const trace::device_trace*> traces; // point id -> its process's trace
+  for (const auto& p : processes) traces[analysis::process_point_id(p.process.pid)] = &p.trace;
+  const run_info run = program_run_info(program.facts);
+  reports::report_input input{run, program.points, program.result,
+                              [&traces](const point_result& p) -> std::optional<trace::device_trace> {
+                                auto it = traces.find(p.id);
+                                if (it == traces.end()) return std::nullopt;
+                                return *it->second;
+                              },
+                              &program};
+  return write_report_formats(input, dir, formats);
+}
+
+written_reports write_profile_reports(const std::filesystem::path& dir,
+                                                         const std::vector<profile::process_profile>& processes,
+                                                         const analysis::program_facts& facts,
+                                                         const std::vector<std::string>& formats,
+                                                         const analysis::device_model& device) {
+  const analysis::program_analysis program = analysis::analyze_program(processes, facts, device);
+  return write_profile_reports(dir, processes, program, formats);
+}
+
+saved_profile load_profile(const std::filesystem::path& dir) {
+  saved_profile s;
+  const auto parts = profile_parts(dir);
+  s.facts = folder_facts(dir, parts);
+  for (const auto& part : parts) {
+    profile::folder_read read = profile::read_stream_folder(part);
+    for (auto& p : read.processes) s.processes.push_back(std::move(p));
+    for (auto& m : read.messages) s.messages.push_back(std::move(m));
+  }
+  std::stable_sort(s.processes.begin(), s.processes.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.process.start_ns, a.process.pid) < std::tie(b.process.start_ns, b.process.pid);
+  });
+  return s;
+}
+
+namespace {
+
+// A profile folder analysed one stream at a time: each stream is read, summarized and
+// dropped (a few worker threads), so the memory is that of the streams in flight plus the
+// summaries; the trace exporters read a process's stream again when they need it.
+struct analysed_profile {
+  analysis::program_analysis analysis;
+  std::map<std::string, std::filesystem::path> stream_of; // point id -> its stream file
+};
+
+analysed_profile load_and_analyze(const std::filesystem::path& dir) {
+  analysed_profile out;
+  const auto parts = profile_parts(dir);
+  analysis::program_facts facts = folder_facts(dir, parts);
+  std::vector<std::string> notes;
+  // The ceilings: DIR's device.json, else the first rank folder's.
+  auto device = saved_device(dir, notes);
+  if (!device && !parts.empty() && parts.front() != dir) device = saved_device(parts.front(), notes);
+  // Each folder's summary file when it stands for its streams (written where the rank ran:
+  // `speedlab report DIR --summary`), else its streams, one at a time per reader, chunk by
+  // chunk; a rank's stream also kept for its rank summary.
+  std::vector<analysis::profile_folder> folders;
+  for (const auto& part : parts) folders.push_back({part, profile::stream_files(part, notes)});
+  analysis::folders_read got = analysis::summarize_folders(folders);
+  analysis::stream_summaries& read = got.read;
+  if (got.from_summaries)
+    notes.push_back(fmt::format("{} of {} profile folder(s) merged from their summary file ({}): each launch's kernel "
+                                "duration is not in a summary, so the rules on short kernels did not judge those "
+                                "processes",
+                                got.from_summaries, folders.size(), analysis::summary_file_name));
+  for (auto& m : read.messages) notes.push_back(std::move(m));
+  for (std::size_t i = 0; i < read.processes.size(); ++i)
+    out.stream_of[analysis::process_point_id(read.processes[i].info.pid)] = read.files[i];
+  std::vector<analysis::process_summary> summaries = std::move(read.processes);
+  std::vector<analysis::rank_summary> ranks = std::move(read.ranks);
+  out.analysis = analysis::analyze_program(std::move(summaries), std::move(ranks), std::move(facts),
+                                           device.value_or(analysis::device_model{}));
+  for (auto& n : notes) out.analysis.result.notes.push_back(std::move(n));
+  return out;
+}
+
+} // namespace
+
+analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir) {
+  return load_and_analyze(dir).analysis;
+}
+
+nlohmann::json analyze_profile_json(const analysis::program_analysis& analysis) {
+  return {{"program", reports::program_json(analysis)}, {"analysis", analysis.result}};
+}
+
+written_reports report_profile_folder(const std::filesystem::path& dir,
+                                                         const std::vector<std::string>& formats) {
+  const analysed_profile p = load_and_analyze(dir);
+  const run_info run = program_run_info(p.analysis.facts);
+  reports::report_input input{run, p.analysis.points, p.analysis.result,
+                              [&p](const point_result& point) -> std::optional<trace::device_trace> {
+                                auto it = p.stream_of.find(point.id);
+                                if (it == p.stream_of.end()) return std::nullopt;
+                                profile::stream_read r = profile::read_stream(it->second);
+                                if (!r.valid) return std::nullopt;
+                                return std::move(r.profile.trace);
+                              },
+                              &p.analysis};
+  return write_report_formats(input, dir, formats);
+}
+
+std::vector<std::filesystem::path> write_profile_summaries(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> written;
+  const auto parts = profile_parts(dir);
+  if (parts.empty())
+    throw std::runtime_error(fmt::format("{}: not a profile folder (no profile.json in it or its subfolders)", dir.string()));
+  for (const auto& part : parts) {
+    std::vector<std::string> said;
+    const auto files = profile::stream_files(part, said);
+    const auto target = part / analysis::summary_file_name;
+    if (files.empty()) {
+      // The summary may be all that is left of this folder's streams: never replace it.
+      std::error_code ec;
+      if (std::filesystem::exists(target, ec)) continue;
+      throw std::runtime_error(fmt::format("{}: no profile stream to summarize", part.string()));
+    }
+    if (std::filesystem::exists(target)) {
+      // A summary from a newer speedlab is never rewritten by this one (model/saved_records.hpp).
+      try {
+        (void)analysis::read_summary_file(target);
+      } catch (const newer_schema_error& e) {
+        throw std::runtime_error(fmt::format("{} (not replaced)", e.what()));
+      } catch (const std::exception&) {
+        // damaged: made again from the streams below
+      }
+    }
+    analysis::stream_summaries s = analysis::summarize_streams(files);
+    s.messages.insert(s.messages.begin(), said.begin(), said.end());
+    write_file_atomically(target, analysis::summary_file_json(s).dump() + "\n");
+    written.push_back(target);
+  }
+  return written;
+}
+
+} // namespace speedlab::app

@@ -1,0 +1,77 @@
+// The subcommands of the speedlab program; main.cpp only parses the command line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/suite/suite_overrides.hpp"
+#include "app/python/python_variants.hpp"
+#include "app/suite/suite_config.hpp"
+
+namespace speedlab::analysis {
+struct comparison;
+}
+
+namespace speedlab::app {
+
+// Exit codes: 0 every point valid (or skipped with a reason, or wrong on purpose and
+// flagged), 1 some run failed or was invalid or a report could not be written, 2 usage or
+// configuration error (an output folder in use or holding an earlier run included; nothing
+// valid to read), 128 + signal when SIGINT/SIGTERM/SIGHUP stopped a run (130, 143, 129).
+enum exit_code : int { exit_ok = 0, exit_failures = 1, exit_usage = 2 };
+
+struct list_options {
+  std::vector<std::string> plugin_paths;
+  python_settings python;
+  bool json = false;
+};
+int command_list(const list_options& options);
+
+struct run_options {
+  std::optional<std::string> suite_file;
+  cli_overrides overrides;
+  std::vector<std::string> plugin_paths;
+  std::string command_line;
+  bool force = false;  // replace an earlier run in the output folder (said loudly)
+  bool resume = false; // keep an earlier run's points and measure only the others
+};
+int command_run(const run_options& options);
+
+struct report_options {
+  std::string dir;
+  std::vector<std::string> formats; // empty: every format
+  bool summary = false;             // a profile folder: write its summary files, no report
+};
+int command_report(const report_options& options);
+
+// speedlab compare BASE NEW: exit 0 no clear regression, 1 a clear regression beyond the
+// threshold, 2 bad input (exit_usage).
+struct compare_cli_options {
+  std::string base_dir, new_dir;
+  double threshold_percent = 5;
+  std::vector<std::string> formats = {"md"}; // md, html, json
+  std::string out_dir;                       // empty: the first format to stdout
+  bool paired = false; // refuse unless BASE and NEW are one interleaved measurement's sides
+};
+int command_compare(const compare_cli_options& options);
+
+// Writes compare.<format> for each format into out_dir (empty: the first format to stdout),
+// says the counts on stderr and returns compare's exit code (1: slower or broken).
+int write_comparison(const analysis::comparison& c, const std::vector<std::string>& formats,
+                     const std::string& out_dir);
+
+struct analyze_options {
+  std::string dir;
+  bool json = false;
+};
+int command_analyze(const analyze_options& options);
+
+struct calibrate_options_cli {
+  bool full = false;
+  bool json = false;
+  bool no_cache = false;
+};
+int command_calibrate(const calibrate_options_cli& options);
+
+} // namespace speedlab::app

@@ -1,0 +1,81 @@
+#include "app/run/isolation.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/process/child_process.hpp"
+#include "model/saved_records.hpp"
+
+namespace speedlab::app {
+
+point_result failed_point(const run_request& req, point_status status, std::string reason) {
+  point_result r = new_point_result(req);
+  r.status = status;
+  r.reason = std::move(reason);
+  return r;
+}
+
+namespace {
+std::optional<point_result> run_one(const run_request& request, double timeout_s);
+}
+
+// The point in one child; then, when a backend needs it (source lines), its own-process
+// pass in a second child, whose findings join the point's result. A failing pass is a note:
+// the point's measurements are kept as they are.
+std::optional<point_result> run_isolated(const run_request& request, double timeout_s) {
+  std::optional<point_result> r = run_one(request, timeout_s);
+  // Only a point that ran to the end (valid or not) gets the pass.
+  if (!r || (r->status != point_status::ok && r->status != point_status::invalid) || !wants_own_process_pass(request))
+    return r;
+  run_request pass_request = request;
+  pass_request.own_process_pass = true;
+  if (std::optional<point_result> pass = run_one(pass_request, timeout_s)) merge_own_process_pass(*r, *pass);
+  return r;
+}
+
+namespace {
+
+std::optional<point_result> run_one(const run_request& request, double timeout_s) {
+  const child_outcome out = run_in_child(
+      [&request](const heartbeat_function& heartbeat) {
+        run_request child = request;
+        child.progress = heartbeat; // each phase renews the per-run timeout
+        // --devices: this child sees only its point's GPU, as device 0 (CUDA is not yet
+        // initialized here: the parent never initializes it).
+        if (!request.visible_devices.empty()) ::setenv("CUDA_VISIBLE_DEVICES", request.visible_devices.c_str(), 1);
+        point_result r;
+        try {
+          r = measure_point(child);
+        } catch (...) {
+          r = failed_point(request, point_status::failed, "the runner failed outside the plugin");
+        }
+        return nlohmann::json(r).dump();
+      },
+      timeout_s);
+
+  if (out.interrupted_by && !out.result) return std::nullopt; // abandoned: nothing true to record
+  if (!out.error.empty()) return failed_point(request, point_status::failed, out.error);
+  const std::string& phase = out.last_heartbeat;
+  if (out.timed_out)
+    return failed_point(request, point_status::timeout,
+                        fmt::format("timed out: no progress for {} s (during {}); the run was killed", timeout_s, phase));
+  if (out.result) {
+    try {
+      return nlohmann::json::parse(*out.result).get<point_result>();
+    } catch (const std::exception& e) {
+      return failed_point(request, point_status::failed, std::string("unreadable result from the child: ") + json_problem(e));
+    }
+  }
+  if (WIFSIGNALED(out.wait_status))
+    return failed_point(request, point_status::crashed, fmt::format("crashed during {}: {}", phase, describe_end(out.wait_status)));
+  return failed_point(request, point_status::crashed,
+                      fmt::format("{} during {} without a result", describe_end(out.wait_status), phase));
+}
+
+} // namespace
+
+} // namespace speedlab::app

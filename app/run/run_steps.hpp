@@ -1,0 +1,49 @@
+// The steps of `speedlab run` (app/run/commands.cpp) that `speedlab compare --base-plugins A
+// --new-plugins B` (app/compare/interleave.cpp) takes too, once per side: so the two sides' folders
+// are run folders like any other.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.hpp"
+#include "app/run/commands.hpp"
+#include "app/run/output_folder.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/python/python_variants.hpp"
+#include "app/suite/suite_config.hpp"
+#include "model/results.hpp"
+
+namespace speedlab::app {
+
+void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli_paths);
+bool counts_as_failure(const point_result& p);
+void print_findings(const analysis::analysis_result& result);
+written_reports write_reports(const saved_run& saved, const analysis::analysis_result& result,
+                              const std::vector<std::string>& formats);
+analysis::analysis_result analyze_saved(const saved_run& saved);
+
+suite_config prepare_suite(const run_options& options);
+std::vector<planned_point> on_devices(const std::vector<planned_point>& points, const std::vector<int>& devices,
+                                      const plugin_registry& registry);
+std::vector<planned_point> plan_run(suite_config& suite, const run_options& options, const plugin_registry& registry);
+std::unique_ptr<output_folder> open_output(const suite_config& suite, const run_options& options,
+                                           std::set<std::string>& notes);
+void add_measure_settings(std::map<std::string, std::string>& out, const measure_options& m, const std::string& prefix);
+std::map<std::string, std::string> measurement_settings(const suite_config& suite);
+void record_plugin_builds(run_info& info, const std::vector<planned_point>& planned, const plugin_registry& registry);
+void record_device(run_info& info, const std::optional<analysis::device_model>& device);
+run_info new_run_info(const run_options& options, const suite_config& suite);
+std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
+                                          const plugin_registry& registry, output_folder& folder, int threads);
+std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,
+                                         const plugin_registry& registry, output_folder& folder, int threads,
+                                         std::set<std::string>& notes);
+python_settings python_settings_of(const suite_config& suite);
+const char* signal_name(int sig);
+
+} // namespace speedlab::app

@@ -1,0 +1,456 @@
+#include "app/run/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/run/nvtx_phase.hpp"
+#include "app/run/output_folder.hpp"
+#include "app/run/point_tracing.hpp"
+#include "model/statistics.hpp"
+#include "profilers/profiler.hpp"
+#include "analysis/time_split.hpp"
+
+namespace speedlab::app {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count());
+}
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string params_label(const std::map<std::string, std::string>& params) {
+  std::string s;
+  for (const auto& [k, v] : params) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+// Times one phase on the steady clock inside an NVTX range; returns [start, end].
+template <class Fn>
+std::pair<std::uint64_t, std::uint64_t> timed_phase(const std::string& label, const char* phase, Fn&& fn) {
+  nvtx_range range(label + ": " + phase);
+  const std::uint64_t start = now_ns();
+  fn();
+  return {start, now_ns()};
+}
+
+validation_record to_record(const validation& v) { return {true, v.ok, v.message, v.max_error}; }
+
+// Where report_timing() writes: the measured repetition in progress, else nowhere (warm-up
+// and validation timings are not kept). Points run one at a time per process.
+std::map<std::string, double>* g_repetition_timings = nullptr;
+
+void timing_sink(const char* name, double ns) {
+  if (g_repetition_timings && name) (*g_repetition_timings)[name] = ns;
+}
+
+// point_device_tracing(): set for the point being measured when its cupti session started.
+const profiling::profiler_options* g_device_tracing = nullptr;
+
+struct tracing_scope {
+  explicit tracing_scope(const profiling::profiler_options* options) { g_device_tracing = options; }
+  ~tracing_scope() { g_device_tracing = nullptr; }
+  tracing_scope(const tracing_scope&) = delete;
+  tracing_scope& operator=(const tracing_scope&) = delete;
+};
+
+struct timing_scope {
+  explicit timing_scope(std::map<std::string, double>* target) { g_repetition_timings = target; }
+  ~timing_scope() { g_repetition_timings = nullptr; }
+  timing_scope(const timing_scope&) = delete;
+  timing_scope& operator=(const timing_scope&) = delete;
+};
+
+} // namespace
+
+const profiling::profiler_options* point_device_tracing() { return g_device_tracing; }
+
+run_context make_run_context(int threads, bool self_timing) {
+  run_context c{threads, 0, &plugin_range_push, &plugin_range_pop};
+  c.self_timing = self_timing;
+  c.timing_sink = &timing_sink;
+  return c;
+}
+
+std::string point_id(const std::string& workload, const std::string& variant,
+                     const std::map<std::string, std::string>& params) {
+  return workload + "/" + variant + "/" + params_label(params);
+}
+
+std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s) {
+  const std::size_t n = samples_ns.size();
+  if (n >= m.max_samples) return fmt::format("max_samples ({}) reached", m.max_samples);
+  if (elapsed_s >= m.max_time_s && n >= 1) return fmt::format("max_time ({} s) reached", m.max_time_s);
+  if (n >= m.min_samples && elapsed_s >= m.min_time_s) {
+    const double noise = stats::summarize(samples_ns).relative_noise();
+    if (noise <= m.target_noise)
+      return fmt::format("converged: median CI half-width {:.2f}% <= {:.2f}%", 100 * noise, 100 * m.target_noise);
+  }
+  return {};
+}
+
+namespace {
+
+// The profiler sessions of one point; an unavailable backend is noted once and the run goes on.
+class profiler_sessions {
+public:
+  profiler_sessions(const run_request& req, std::vector<std::string>& messages) {
+    for (const auto& name : req.profilers) {
+      auto prof = profiling::make_profiler(name);
+      if (!prof) {
+        if (!req.own_process_pass) messages.push_back(fmt::format("profiler '{}' is not built into this speedlab", name));
+        continue;
+      }
+      // The point's process and the own-process pass each take only their backends.
+      if (prof->own_process() != req.own_process_pass) continue;
+      if (std::string why = prof->unavailable_reason(); !why.empty()) {
+        messages.push_back(fmt::format("{}: {}", name, why));
+        continue;
+      }
+      try {
+        auto s = prof->create_session(req.profiler_options);
+        if (s->own_pass()) {
+          m_pass_sessions.push_back(std::move(s));
+          m_pass_names.push_back(name);
+        } else {
+          m_sessions.push_back(std::move(s));
+          m_names.push_back(name);
+        }
+      } catch (const std::exception& e) {
+        messages.push_back(fmt::format("{}: could not start: {}", name, e.what()));
+      }
+    }
+  }
+  template <class Fn>
+  void each(Fn&& fn) {
+    for (auto& s : m_sessions) fn(*s);
+  }
+  // A session that records the device trace runs (the cupti backend's).
+  bool traces_device() const {
+    return std::any_of(m_names.begin(), m_names.end(), [](const std::string& name) {
+      const auto* b = profiling::find_backend(name);
+      return b && b->traces_device;
+    });
+  }
+  // What the sessions saw; a failing collect is a message, not the end of the point.
+  profiling::profile_data collect() {
+    profiling::profile_data data;
+    for (std::size_t i = 0; i < m_sessions.size(); ++i) {
+      try {
+        m_sessions[i]->collect(data);
+      } catch (const std::exception& e) {
+        data.messages.push_back(fmt::format("{}: collect failed: {}", m_names[i], e.what()));
+      }
+    }
+    m_sessions.clear();
+    return data;
+  }
+  // Sessions that replay kernels (counters): each gets one unmeasured repetition of its own,
+  // after the timed sessions are collected, so they never distort a timing.
+  template <class Fn>
+  void own_passes(point_result& r, Fn&& repetition) {
+    for (std::size_t i = 0; i < m_pass_sessions.size(); ++i) {
+      profiling::profile_data pass;
+      try {
+        m_pass_sessions[i]->start();
+        for (std::size_t k = 0; k < m_pass_sessions[i]->pass_repetitions(); ++k) {
+          repetition(m_pass_names[i]);
+          m_pass_sessions[i]->repetition_end();
+        }
+        m_pass_sessions[i]->stop();
+        m_pass_sessions[i]->collect(pass);
+      } catch (const std::exception& e) {
+        pass.messages.push_back(fmt::format("{}: its pass failed: {}", m_pass_names[i], e.what()));
+      }
+      m_pass_sessions[i].reset();
+      for (auto& msg : pass.messages) r.profiler_messages.push_back(std::move(msg));
+      if (pass.counters && !r.counters) r.counters = std::move(pass.counters);
+      if (pass.source && !r.source) r.source = std::move(pass.source);
+    }
+    m_pass_sessions.clear();
+  }
+
+private:
+  std::vector<std::unique_ptr<profiling::session>> m_sessions;
+  std::vector<std::string> m_names;
+  std::vector<std::unique_ptr<profiling::session>> m_pass_sessions;
+  std::vector<std::string> m_pass_names;
+};
+
+// One point's variant from setup to teardown: warm-up, the measured repetitions under the
+// stopping rule, validation of the first and last; the phases' times and the repetition
+// windows for the time split.
+class point_run {
+public:
+  point_run(const run_request& req, point_result& r)
+      : m_req(req), m_r(r), m_point(r.params), m_label(fmt::format("{}/{} {}", r.workload, r.variant, params_label(r.params))) {}
+
+  void setup() {
+    progress("setup");
+    const run_context ctx = make_run_context(m_r.threads, m_req.self_timing);
+    phase("setup", [&] { m_run = m_req.variant->create(m_point, ctx); m_run->setup(); });
+  }
+
+  // Warm-up: module loading, first-touch and caches stay out of the numbers.
+  void warm_up() {
+    const auto& m = m_req.point.measure;
+    const auto start = clock_type::now();
+    for (std::size_t i = 0;; ++i) {
+      const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+      if (i >= m.warmup_runs && elapsed >= m.warmup_min_time_s) break;
+      if (elapsed >= m.max_time_s && i >= 1) break;
+      progress("warmup");
+      repetition(false);
+      ++m_r.warmup_runs;
+    }
+  }
+
+  void warm_up_once() {
+    progress("warmup");
+    repetition(false);
+  }
+
+  void measure(profiler_sessions& sessions) {
+    m_sessions_begin = now_ns();
+    sessions.each([](profiling::session& s) { s.start(); });
+    const auto start = clock_type::now();
+    for (;;) {
+      progress("measure");
+      sessions.each([](profiling::session& s) { s.repetition_begin(); });
+      repetition(true);
+      sessions.each([](profiling::session& s) { s.repetition_end(); });
+      if (m_r.samples_ns.size() == 1) {
+        // Validation runs inside the session but outside every repetition window, so the
+        // time split never counts it.
+        m_r.first_validation = validate();
+        if (!m_r.first_validation.ok) {
+          m_r.stop_reason = "first validation failed";
+          break;
+        }
+      }
+      const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+      m_r.stop_reason = stop_reason(m_req.point.measure, m_r.samples_ns, elapsed);
+      if (!m_r.stop_reason.empty()) break;
+    }
+    if (m_r.first_validation.ok) m_r.last_validation = m_r.samples_ns.size() > 1 ? validate() : m_r.first_validation;
+    sessions.each([](profiling::session& s) { s.stop(); });
+    m_sessions_end = now_ns();
+    for (auto& [name, series] : m_r.self_timed_ns) series.resize(m_r.samples_ns.size(), 0.0);
+  }
+
+  // The device records of a variant that works in another process, from the span the
+  // sessions ran, into the sessions' data (only when the point's device activity is traced).
+  void collect_out_of_process(profiling::profile_data& data) {
+    if (!point_device_tracing()) return;
+    auto* source = dynamic_cast<out_of_process_trace*>(m_run.get());
+    if (!source) return;
+    try {
+      source->collect_trace(data.device, data.messages, m_sessions_begin, m_sessions_end);
+    } catch (const std::exception& e) {
+      data.messages.push_back(std::string("the variant's own process: its device records were not collected: ") +
+                              e.what());
+    }
+  }
+
+  // The own-pass sessions' repetitions (profiler_sessions::own_passes), after the timed ones.
+  void own_passes(profiler_sessions& sessions) {
+    sessions.own_passes(m_r, [&](const std::string& backend) {
+      progress(backend.c_str());
+      repetition(false);
+    });
+  }
+
+  void teardown() {
+    progress("teardown");
+    phase("teardown", [&] { m_run->teardown(); m_run.reset(); });
+    for (const auto& [name, values] : m_phase_ns) m_r.phase_median_ns[name] = stats::quantile(values, 0.5);
+  }
+
+  std::vector<trace::repetition_window> take_windows() { return std::move(m_windows); }
+
+private:
+  void progress(const char* phase_name) const {
+    if (m_req.progress) m_req.progress(phase_name);
+  }
+
+  template <class Fn>
+  void phase(const char* name, Fn&& fn) {
+    auto [s, e] = timed_phase(m_label, name, std::forward<Fn>(fn));
+    m_phase_ns[name].push_back(static_cast<double>(e - s));
+  }
+
+  void repetition(bool measured) {
+    std::map<std::string, double> timings;
+    const timing_scope scope(measured ? &timings : nullptr);
+    const std::uint64_t start = now_ns();
+    auto [s1, e1] = timed_phase(m_label, "transfer_in", [&] { m_run->transfer_in(); });
+    auto [s2, e2] = timed_phase(m_label, "compute", [&] { m_run->compute(); });
+    auto [s3, e3] = timed_phase(m_label, "transfer_out", [&] { m_run->transfer_out(); });
+    const std::uint64_t end = now_ns();
+    if (!measured) return;
+    for (const auto& [name, ns] : timings) {
+      auto& series = m_r.self_timed_ns[name];
+      series.resize(m_r.samples_ns.size(), 0.0); // repetitions that reported none
+      series.push_back(ns);
+    }
+    m_phase_ns["transfer_in"].push_back(static_cast<double>(e1 - s1));
+    m_phase_ns["compute"].push_back(static_cast<double>(e2 - s2));
+    m_phase_ns["transfer_out"].push_back(static_cast<double>(e3 - s3));
+    m_windows.push_back({start, end, e1, e2});
+    m_r.samples_ns.push_back(static_cast<double>(end - start));
+  }
+
+  validation_record validate() {
+    progress("validate");
+    validation result;
+    phase("validate", [&] { result = m_run->validate(); });
+    return to_record(result);
+  }
+
+  const run_request& m_req;
+  point_result& m_r;
+  const point m_point;
+  const std::string m_label;
+  std::unique_ptr<variant_run> m_run;
+  std::map<std::string, std::vector<double>> m_phase_ns;
+  std::vector<trace::repetition_window> m_windows; // the runner's own timers, for the time split
+  std::uint64_t m_sessions_begin = 0, m_sessions_end = 0; // steady clock around the sessions' span
+};
+
+// What the profilers saw: CPU utilization, the time split per repetition and its summary,
+// and the device trace written to traces/ (output_folder.hpp).
+void add_profile(point_result& r, profiling::profile_data data, std::vector<trace::repetition_window> windows,
+                 const std::filesystem::path& output_dir) {
+  for (auto& msg : data.messages) r.profiler_messages.push_back(std::move(msg));
+  if (!data.host.empty()) {
+    std::vector<double> util;
+    for (const auto& h : data.host)
+      if (h.wall_ns > 0) util.push_back(static_cast<double>(h.process_cpu_ns) / static_cast<double>(h.wall_ns));
+    r.cpu_utilization = stats::quantile(std::move(util), 0.5);
+  }
+  data.device.repetitions = std::move(windows);
+  r.dropped_records = data.device.dropped_records;
+  if (!data.device.has_gpu_activity()) return;
+  r.profiler = data.device.backend;
+  r.splits = analysis::compute_time_splits(data.device);
+  if (!r.splits.empty()) {
+    const auto summary = analysis::summarize_time_splits(r.splits);
+    r.split_median = summary.median;
+    r.split_q1 = summary.q1;
+    r.split_q3 = summary.q3;
+  }
+  if (output_dir.empty()) return;
+  try {
+    r.trace_file = write_point_trace(output_dir, r.id, data.device);
+  } catch (const std::exception& e) {
+    r.profiler_messages.push_back(std::string("the device trace was not saved: ") + e.what());
+  }
+}
+
+} // namespace
+
+point_result new_point_result(const run_request& req) {
+  const auto& v = *req.variant;
+  point_result r;
+  r.workload = req.workload->info.name;
+  r.variant = v.name;
+  r.kind = to_string(v.kind);
+  r.language = v.language;
+  r.params = req.point.params;
+  r.size_axes = req.point.size_axes;
+  r.id = point_id(r.workload, r.variant, r.params);
+  r.expected_invalid = v.expected_invalid;
+  r.threads = v.kind == variant_kind::threads ? req.threads : 1;
+  return r;
+}
+
+// The own-process pass: its sessions exist before setup (they must see every module load);
+// one warm-up repetition takes the first-launch costs, then one repetition of their own.
+template <class Finish>
+static point_result own_process_pass(const run_request& req, point_result& r, Finish& finish) {
+  profiler_sessions sessions(req, r.profiler_messages);
+  point_run run(req, r);
+  run.setup();
+  run.warm_up_once();
+  run.own_passes(sessions);
+  run.teardown();
+  return finish(point_status::ok, {});
+}
+
+bool wants_own_process_pass(const run_request& req) {
+  // Only CUDA variants running their kernels in this process have code to sample (a Python
+  // variant's kernels run in its worker).
+  if (!req.variant || req.variant->kind != variant_kind::cuda || req.variant->language != "c++") return false;
+  for (const auto& name : req.profilers)
+    if (auto prof = profiling::make_profiler(name); prof && prof->own_process()) return true;
+  return false;
+}
+
+void merge_own_process_pass(point_result& into, const point_result& pass) {
+  for (const auto& msg : pass.profiler_messages) into.profiler_messages.push_back(msg);
+  if (pass.status != point_status::ok)
+    into.profiler_messages.push_back(fmt::format("source: its pass in a process of its own ended {}: {}",
+                                                 to_string(pass.status), pass.reason));
+  if (pass.source && !into.source) into.source = pass.source;
+}
+
+point_result measure_point(const run_request& req) {
+  const auto& w = *req.workload;
+  const auto& v = *req.variant;
+  point_result r = new_point_result(req);
+  r.started_unix_s = unix_now_s();
+  const auto point_start = clock_type::now();
+  auto finish = [&](point_status status, std::string reason) {
+    r.status = status;
+    r.reason = std::move(reason);
+    r.duration_s = std::chrono::duration<double>(clock_type::now() - point_start).count();
+    return r;
+  };
+
+  try {
+    if (v.unavailable_reason) {
+      if (std::string why = v.unavailable_reason(); !why.empty()) return finish(point_status::skipped, why);
+    }
+    const point p(r.params);
+    const work_model wm = v.work ? v.work(p) : (w.info.work ? w.info.work(p) : work_model{});
+    r.work = {wm.bytes_read, wm.bytes_written, wm.flops, wm.items, wm.host_to_device_bytes, wm.device_to_host_bytes,
+              wm.fp64};
+
+    if (req.own_process_pass) return own_process_pass(req, r, finish);
+    profiler_sessions sessions(req, r.profiler_messages);
+    const tracing_scope tracing(sessions.traces_device() ? &req.profiler_options : nullptr);
+    point_run run(req, r);
+    run.setup();
+    run.warm_up();
+    run.measure(sessions);
+    profiling::profile_data data = sessions.collect();
+    run.collect_out_of_process(data);
+    add_profile(r, std::move(data), run.take_windows(), req.output_dir);
+    run.own_passes(sessions);
+    run.teardown();
+    r.wall = stats::summarize(r.samples_ns);
+
+    if (!r.first_validation.ok || !r.last_validation.ok) {
+      const auto& bad = r.first_validation.ok ? r.last_validation : r.first_validation;
+      return finish(point_status::invalid, "validation failed: " + bad.message);
+    }
+    return finish(point_status::ok, {});
+  } catch (const point_skipped& e) {
+    return finish(point_status::skipped, e.what());
+  } catch (const std::exception& e) {
+    return finish(point_status::failed, std::string("exception: ") + e.what());
+  } catch (...) {
+    return finish(point_status::failed, "a non-standard exception was thrown");
+  }
+}
+
+} // namespace speedlab::app
