@@ -5,6 +5,7 @@
 // its module load (cuptiGetSassToSourceCorrelation).
 #include "profilers/source/source_collector.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -402,7 +403,12 @@ void source_collector::impl::sass_read() {
     return;
   }
   const std::size_t n = props.numOfPatchedInstructionRecords, instances = props.numOfInstances;
-  if (n == 0 || instances == 0) return;
+  if (n == 0 || instances == 0) { // said, so a report without sectors per request says why
+    note(fmt::format("source: SASS metrics gave no data ({} patched instruction records, {} instances): no sectors "
+                     "per request per line",
+                     n, instances));
+    return;
+  }
   std::vector<CUpti_SassMetrics_Data> data(n);
   std::vector<CUpti_SassMetrics_InstanceValue> values(n * instances);
   for (std::size_t i = 0; i < n; ++i) {
@@ -432,6 +438,11 @@ void source_collector::impl::sass_read() {
     }
     sass.push_back(std::move(rec));
   }
+  const auto unmatched = std::count_if(data.begin(), data.end(), [&](const auto& d) { return !full_crc.count(d.cubinCrc); });
+  if (unmatched)
+    note(fmt::format("source: {} of {} SASS metric records name a cubin this pass did not see loaded; their lines "
+                     "have no sectors per request",
+                     unmatched, data.size()));
 }
 
 void source_collector::impl::sass_stop() noexcept {
