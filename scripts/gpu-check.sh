@@ -942,6 +942,8 @@ PY
     --exclude='*.html' $(cd "$sw" && ls -d run/results.jsonl run/run.json run/device.json run/results.json run/report.md ncu/sol.json \
     sol-table.md profile 2>/dev/null) 2>/dev/null
   note "sol fixture: $(du -h "$out/sol-fixture.tar.gz" | cut -f1)"
+fi
+
 if has profile-source; then
   # `speedlab profile --source` (issue 30) on unmodified programs with the naive row sum of
   # examples/source (one thread per row: uncoalesced loads): CuPy (RawKernel, -lineinfo),

@@ -41,7 +41,10 @@ TEST_CASE("counters: the first K launches of each kernel are profiled, the rest 
   for (const auto& msg : d.messages) WARN(msg);
   REQUIRE(d.counters.has_value());
   const auto& c = *d.counters;
-  CHECK(c.passes == 2); // the instruction counters need a pass of their own
+  // The default set reads the bound's units beside the instruction counters: several passes
+  // (6 on the H100; 2 before the bound was read).
+  CHECK(c.passes >= 2);
+  CHECK(c.passes <= 8);
   CHECK(c.per_kernel_limit == 2);
   std::map<std::string, int> per_kernel;
   for (const auto& k : c.kernels) ++per_kernel[k.kernel];
