@@ -423,7 +423,8 @@ private:
       const source_phase was = m_source_phase;
       m_source_phase = source_phase::done;
       const std::uint64_t t0 = steady_now_ns();
-      if (was == source_phase::sampling || was == source_phase::sass) m_source->stop();
+      // The SASS phase still on at exit is switched off unread: reading it there hung once.
+      if (was == source_phase::sampling || (was == source_phase::sass && !m_source->abandon_sass())) m_source->stop();
       source::source_pass pass = m_source->take();
       m_source_host_ns += steady_now_ns() - t0;
       pass.setup_wall_ns = static_cast<double>(m_source_host_ns);

@@ -523,6 +523,15 @@ void source_collector::stop() {
   for (auto& c : m->contexts) m->disable(c);
 }
 
+bool source_collector::abandon_sass() {
+  std::lock_guard lock(m->mutex);
+  if (!m->sass_enabled) return false;
+  m->sass_stop();
+  m->note("source: the program ended inside the SASS metrics window (raise the launches or lower "
+          "--source-launches): no sectors per request per line");
+  return true;
+}
+
 // Called with the mutex held.
 void source_collector::stop_sampling() {
   for (auto& c : m->contexts) {

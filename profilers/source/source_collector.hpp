@@ -51,6 +51,10 @@ public:
   // a note; the samples stay.
   void next_phase();
   void stop();               // synchronizes, stops the running phase and reads it
+  // At the program's exit with the SASS phase still on: patching switched off without
+  // synchronizing or reading (a read at exit hung once in three on the H100); the samples
+  // already read stay. False when no SASS phase was on.
+  bool abandon_sass();
   source::source_pass take(); // folded to lines; the cubins' line tables read here
   std::vector<std::string> messages() const;
 
