@@ -128,7 +128,7 @@ point_result process_point(const process_summary& p) {
   if (p.info.truncated) r.reason = "profile truncated (the stream ends without its closing record)";
   const double wall = span(p.window_start, p.window_end);
   r.samples_ns = {wall};
-  r.wall = stats::summarize(r.samples_ns);
+  r.wall = speedlab::stats::summarize(r.samples_ns);
   if (p.split) {
     r.splits = {*p.split};
     r.split_median = r.split_q1 = r.split_q3 = *p.split;

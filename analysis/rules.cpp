@@ -41,7 +41,7 @@ point_result steady_point(const point_result& point, const activity_summary* act
     judged.splits = {s};
     judged.split_median = judged.split_q1 = judged.split_q3 = s;
     judged.samples_ns = {s.wall_ns};
-    judged.wall = stats::summarize(judged.samples_ns);
+    judged.wall = speedlab::stats::summarize(judged.samples_ns);
   }
   return judged;
 }

@@ -16,7 +16,8 @@ set(SPEEDLAB_UNITY_BATCH_SIZE 16 CACHE STRING "Sources per unity batch (SPEEDLAB
 # The analysis sources that call speedlab::stats as `stats::`: after a source that includes
 # crossover.hpp (namespace analysis::stats) that name means the other namespace. html_reporter.cpp:
 # a cell helper of another report source makes its row initialisers ambiguous.
-set(_speedlab_unity_excluded analysis/program_analysis.cpp analysis/rank_analysis.cpp analysis/time_split.cpp
+set(_speedlab_unity_excluded analysis/program_accumulate.cpp analysis/program_merge.cpp analysis/program_serialize.cpp
+  analysis/program_stream.cpp analysis/rank_analysis.cpp analysis/time_split.cpp
   reports/html/html_reporter.cpp)
 
 # Every target defined in a folder and below it.

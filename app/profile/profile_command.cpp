@@ -28,7 +28,7 @@
 namespace speedlab::app {
 namespace {
 
-constexpr const char* inject_file = "libspeedlab-inject.so";
+constexpr const char* inject_library_name = "libspeedlab-inject.so"; // as the launcher looks for it
 constexpr const char* facts_file = "profile.json";
 
 // The folder's lock (app/run/output_folder.hpp: a second speedlab writing there is refused),
@@ -159,7 +159,7 @@ std::filesystem::path choose_library(const profile_options& options, std::vector
   if (library.empty())
     notes.push_back(fmt::format("no {} beside speedlab (this build has no CUPTI, or SPEEDLAB_INJECT_LIBRARY is wrong): "
                                 "the program ran without GPU profiling",
-                                inject_file));
+                                inject_library_name));
   // Under another tool (nsys, ncu: `nsys profile speedlab profile -- PROGRAM`) its injection
   // is already in the environment. Like `run` under Nsight, speedlab changes nothing of that
   // tool's setup: the program's GPU activity goes to it, and the report says so.
