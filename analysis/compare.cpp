@@ -61,11 +61,10 @@ void one_process_interval(point_delta& d, const point_result& b, const point_res
   d.verdict = s.method == "none" ? "unclear" : compare_verdict(d.ratio, d.ci_low, d.ci_high, threshold);
 }
 
-void rounds_interval(point_delta& d, const point_result& b, const point_result& n, double threshold,
+// A delta from an interval over rounds (unpaired or paired: the same fields, the same verdict rule).
+void set_round_delta(point_delta& d, const round_interval& r, const char* method, double threshold,
                      double confidence) {
-  const round_interval r =
-      round_ratio_interval(round_medians(b.samples_by_round()), round_medians(n.samples_by_round()), confidence);
-  d.method = "rounds";
+  d.method = method;
   d.ratio = r.ratio;
   d.ci_low = r.ci_low;
   d.ci_high = r.ci_high;
@@ -75,20 +74,20 @@ void rounds_interval(point_delta& d, const point_result& b, const point_result& 
   d.verdict = rounds_verdict(r.ratio, r.ci_low, r.ci_high, threshold);
 }
 
+void rounds_interval(point_delta& d, const point_result& b, const point_result& n, double threshold,
+                     double confidence) {
+  const round_interval r =
+      round_ratio_interval(round_medians(b.samples_by_round()), round_medians(n.samples_by_round()), confidence);
+  set_round_delta(d, r, "rounds", threshold, confidence);
+}
+
 // Round k of BASE against round k of NEW (one interleaved measurement); false with fewer than
 // 2 rounds in common (the caller falls back to the unpaired rule).
 bool paired_interval(point_delta& d, const point_result& b, const point_result& n, double threshold,
                      double confidence) {
   const round_interval r = paired_ratio_interval(paired_round_medians(b, n), confidence);
   if (!r.ok) return false;
-  d.method = "paired";
-  d.ratio = r.ratio;
-  d.ci_low = r.ci_low;
-  d.ci_high = r.ci_high;
-  d.confidence = confidence;
-  d.p_value = r.p_value;
-  d.significant = r.ci_low > 1 || r.ci_high < 1;
-  d.verdict = rounds_verdict(r.ratio, r.ci_low, r.ci_high, threshold);
+  set_round_delta(d, r, "paired", threshold, confidence);
   return true;
 }
 
