@@ -299,3 +299,14 @@ TEST_CASE("profile: --metrics passes the metric names to the program; an unknown
   r = run_command(speedlab + " profile --metrics dram --counters-per-kernel 0 --out " + (dir.path() / "z").string() + " -- true");
   CHECK(r.exit_code == 2);
 }
+
+TEST_CASE("profile: an unknown --calibrate mode is refused before the program runs", "[profile_command]") {
+  testing::temp_dir dir;
+  const std::string speedlab = testing::speedlab_binary().string();
+  const auto r = run_command(speedlab + " profile --calibrate sometimes --out " + (dir.path() / "c").string() +
+                             " -- sh -c 'echo RAN'");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("--calibrate") && Contains("off,cached,quick,full"));
+  CHECK_THAT(r.output, !Contains("RAN"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "c"));
+}
