@@ -11,6 +11,9 @@ namespace speedlab::analysis::intervals {
 
 using interval = std::pair<std::uint64_t, std::uint64_t>;
 
+// The length of [start, end) in ns; 0 when it ends before it starts.
+inline double span(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) : 0; }
+
 // The disjoint union of intervals sorted by start (empty ones dropped; touching ones joined).
 inline std::vector<interval> merged_sorted(const std::vector<interval>& v) {
   std::vector<interval> out;

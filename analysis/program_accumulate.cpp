@@ -25,7 +25,7 @@ namespace {
 
 using intervals::interval;
 
-double span(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) : 0; }
+using intervals::span;
 
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');

@@ -1,6 +1,7 @@
 // The processes' summaries merged into the program's analysis: each process that used
 // CUDA becomes a point (process_point) and goes through the rules; the program's kernels,
 // ranges, copies and split are the sums over its processes; two or more ranks are compared.
+#include "analysis/intervals.hpp"
 #include "analysis/program_analysis.hpp"
 
 #include <algorithm>
@@ -16,7 +17,7 @@
 namespace speedlab::analysis {
 namespace {
 
-double span(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) : 0; }
+using intervals::span;
 
 void add_split(time_split& sum, const time_split& s) {
   for (auto field : {&time_split::kernel, &time_split::h2d, &time_split::d2h, &time_split::copy_other,

@@ -1,5 +1,6 @@
 // The program analysis as JSON (results.json's "program"): the facts, the processes with
 // their gaps, allocations and copies, the merged kernels, ranges and streams, the ranks.
+#include "analysis/intervals.hpp"
 #include "analysis/program_analysis.hpp"
 
 #include <nlohmann/json.hpp>
@@ -7,7 +8,7 @@
 namespace speedlab::analysis {
 namespace {
 
-double span(std::uint64_t start, std::uint64_t end) { return end > start ? static_cast<double>(end - start) : 0; }
+using intervals::span;
 
 } // namespace
 
