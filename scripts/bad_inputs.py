@@ -453,6 +453,11 @@ def main():
     ap.add_argument("--strict", action="store_true", help="cases pending another branch count as failures too")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     args = ap.parse_args()
+    # Started as a background job of a script, this process ignores SIGINT, and so would every
+    # speedlab it starts (an ignored signal stays ignored across exec, and speedlab keeps it so,
+    # by design): the signal cases would then test nohup, not SIGINT. A handler of our own is
+    # reset to the default in each child at exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     ctx = Context()
     ctx.speedlab = Path(args.speedlab).resolve()
