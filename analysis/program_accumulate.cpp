@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analysis/intervals.hpp"
+#include "analysis/name_ids.hpp"
 #include "analysis/time_split.hpp"
 #include "model/cuda_api.hpp"
 #include "model/statistics.hpp"
@@ -183,23 +184,15 @@ private:
   std::vector<const range_rec*> m_open;
 };
 
-struct accumulator_state {
+struct accumulator_state : name_ids {
   std::vector<trace::repetition_window> windows; // of the trace statistics, sorted
   program_options options;
   std::size_t records = 0;
   bool any_gpu = false, any_api = false;
 
-  // Names: kernels, API functions, range domains and names, each stored once.
-  std::unordered_map<std::string, std::uint32_t> ids;
-  std::vector<const std::string*> names;
+  // Names (kernels, API functions, range domains and names) are the base's, each stored once.
   std::vector<std::int16_t> api_kinds; // by name id: -1 not classified yet
-  std::uint32_t intern(const std::string& s, std::uint32_t& last) {
-    if (last < names.size() && *names[last] == s) return last;
-    auto [it, inserted] = ids.try_emplace(s, static_cast<std::uint32_t>(names.size()));
-    if (inserted) names.push_back(&it->first);
-    return last = it->second;
-  }
-  std::uint32_t last_kernel = UINT32_MAX, last_api = UINT32_MAX, last_domain = UINT32_MAX, last_range = UINT32_MAX;
+  recent_ids last_kernel, last_api, last_domain, last_range;
 
   // Kernels.
   std::vector<kernel_acc> kernels_by_name; // by name id
@@ -635,6 +628,7 @@ std::vector<launch_sum> launched_by_call(accumulator_state& st) {
   }
   release(st.launched);
   std::vector<launch_sum> out;
+  out.reserve(st.calls.size()); // at most one a call: no copy while it grows
   for (const auto& a : st.calls) {
     if (a.correlation == 0 || a.correlation < lo || a.correlation > hi) continue;
     const auto& e = by_id[a.correlation - lo];

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analysis/intervals.hpp"
+#include "analysis/name_ids.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 #include "analysis/time_split.hpp"
@@ -59,16 +60,9 @@ struct compact_range {
   std::uint32_t name;
 };
 
-struct name_table {
-  std::unordered_map<std::string, std::uint32_t> ids;
-  std::vector<const std::string*> names;
-  std::uint32_t last = UINT32_MAX;
-  std::uint32_t intern(const std::string& s) {
-    if (last < names.size() && *names[last] == s) return last; // runs of one name are common
-    auto [it, inserted] = ids.try_emplace(s, static_cast<std::uint32_t>(names.size()));
-    if (inserted) names.push_back(&it->first);
-    return last = it->second;
-  }
+struct name_table : name_ids {
+  recent_ids recent;
+  std::uint32_t intern(const std::string& s) { return name_ids::intern(s, recent); }
   // Ids in the order of their names (as a std::map keyed by name would visit them).
   std::vector<std::uint32_t> by_name() const {
     std::vector<std::uint32_t> order(names.size());
