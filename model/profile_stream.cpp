@@ -479,7 +479,7 @@ void finish_read(stream_read& out, const read_state& st, const std::string& name
 
 stream_read read_source(const byte_source& src, const std::string& name, const records_sink& sink) {
   stream_read out;
-  read_state st{out.profile, sink};
+  read_state st{out.profile, sink, false, false, 0, {}};
   const std::uint64_t size = src.size();
   std::uint64_t pos = 0;
   std::size_t skipped_chunks = 0;
