@@ -45,7 +45,9 @@ public:
     if (!ctx.ranks || ctx.rank || !ctx.ranks->straggler_index) return {};
     const rank_analysis& job = *ctx.ranks;
     const std::size_t slowest = *job.straggler_index, n = job.ranks.size();
-    if (slowest >= n || job.compute_per_step_ns.size() != n || job.wait_per_step_ns.size() != n) return {};
+    if (slowest >= n || job.compute_per_step_ns.size() != n || job.step_ns.size() != n ||
+        job.wait_per_step_ns.size() != n || job.wait_total_ns.size() != n)
+      return {};
     const rank_summary& s = job.ranks[slowest];
     const std::string who = rank_label(s);
     std::vector<double> others;
@@ -58,7 +60,8 @@ public:
         ++waiting;
       }
     waited /= static_cast<double>(std::max<std::size_t>(waiting, 1));
-    const double typical = median_of(others), excess = job.straggler_excess_ns, step = job.step_ns[slowest];
+    // The job's step: the median over the ranks of each one's median step.
+    const double typical = median_of(others), excess = job.straggler_excess_ns, step = median_of(job.step_ns);
     finding f = rank_finding(
         *this, s,
         fmt::format("{} is the straggler: {} more compute per step than the other ranks, who wait {} per step {}", who,

@@ -21,15 +21,16 @@ constexpr std::uint64_t ms = 1000 * us;
 
 // A data-parallel rank: per 3 ms step a compute kernel (1 ms + extra) and an all-reduce that
 // ends when the slowest rank (slowest_extra) arrives.
-analysis::rank_summary ddp_rank(int rank, std::uint64_t extra, std::uint64_t slowest_extra) {
+analysis::rank_summary ddp_rank(int rank, std::uint64_t extra, std::uint64_t slowest_extra, std::uint64_t step = 3 * ms,
+                                int world = 2) {
   profile::process_profile p;
   p.process.pid = 2000 + static_cast<std::uint32_t>(rank);
   p.process.host = "node";
-  p.process.tags = {{"RANK", std::to_string(rank)}, {"WORLD_SIZE", "2"}};
+  p.process.tags = {{"RANK", std::to_string(rank)}, {"WORLD_SIZE", std::to_string(world)}};
   const std::uint64_t origin = 10 * ms;
   p.process.start_ns = origin - 2 * ms;
   for (std::uint64_t s = 0; s < 20; ++s) {
-    const std::uint64_t t0 = origin + s * 3 * ms;
+    const std::uint64_t t0 = origin + s * step;
     trace::kernel_record k;
     k.start = t0;
     k.end = t0 + 1 * ms + extra;
@@ -40,7 +41,7 @@ analysis::rank_summary ddp_rank(int rank, std::uint64_t extra, std::uint64_t slo
     k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
     p.trace.kernels.push_back(k);
   }
-  p.process.end_ns = origin + 60 * ms;
+  p.process.end_ns = origin + 20 * step;
   p.trace.repetitions = {{p.process.start_ns, p.process.end_ns, 0, 0}};
   return analysis::summarize_rank(p);
 }
@@ -83,6 +84,21 @@ TEST_CASE("rank rules: a job's findings come from the registry's rules", "[rules
   // The job's finding first, then each rank's, as the registry runs them.
   REQUIRE(!r.findings.empty());
   CHECK(r.findings.front().rule == "straggler");
+}
+
+TEST_CASE("rank rules: the straggler's gain is over the job's median step", "[rules][ranks]") {
+  // Ranks 0 and 2 step every 3 ms; rank 1, 1.5 ms slower in compute, every 4 ms. The job's
+  // step is the median over the ranks (3 ms): gain 3 / (3 - 1.5) = 2, not the straggler's
+  // own 4 / (4 - 1.5) = 1.6.
+  const auto r = analysis::analyze_ranks(
+      {ddp_rank(0, 0, 1500 * us, 3 * ms, 3), ddp_rank(1, 1500 * us, 1500 * us, 4 * ms, 3), ddp_rank(2, 0, 1500 * us, 3 * ms, 3)});
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  CHECK(r.straggler_excess_ns == Approx(1.5e6).epsilon(0.01));
+  const auto f = std::find_if(r.findings.begin(), r.findings.end(), [](const auto& x) { return x.rule == "straggler"; });
+  REQUIRE(f != r.findings.end());
+  CHECK(f->estimated_gain == Approx(2.0).epsilon(0.01));
+  CHECK(f->severity == "critical");
 }
 
 TEST_CASE("rank rules: disabled by name like any rule; the figures stay", "[rules][ranks]") {
