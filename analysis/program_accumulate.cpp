@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analysis/intervals.hpp"
+#include "analysis/name_ids.hpp"
 #include "analysis/time_split.hpp"
 #include "model/cuda_api.hpp"
 #include "model/statistics.hpp"
@@ -97,35 +98,56 @@ void merge_in_place(std::vector<interval>& v) {
   v.shrink_to_fit();
 }
 
-// For sorted disjoint sets in precedence order: how much of their union each one covers
-// first (time_split.hpp: each nanosecond goes to the first category covering it). One
-// sweep over all boundaries, no union built.
+// For sorted disjoint sets in precedence order: how much of their union inside [lo, hi)
+// each one covers first (time_split.hpp: each nanosecond goes to the first category
+// covering it), apart before and after `mid` (lo <= mid <= hi): the whole window and its
+// steady state in one sweep over the boundaries, no union built, no set clipped or copied.
+// Only the sets that hold intervals are visited (a trace fills three or four of the ten).
 template <std::size_t N>
-std::array<std::uint64_t, N> first_cover(const std::array<std::vector<interval>, N>& sets) {
-  std::array<std::uint64_t, N> sum{};
-  std::array<std::size_t, N> at{};
+struct cover_sums {
+  std::array<std::uint64_t, N> before{}, after{};
+};
+template <std::size_t N>
+cover_sums<N> first_cover(const std::array<std::vector<interval>, N>& sets, std::uint64_t lo, std::uint64_t mid,
+                          std::uint64_t hi) {
+  cover_sums<N> sum;
+  std::array<std::size_t, N> used{}, at{};
+  std::size_t n = 0;
   constexpr std::uint64_t none = UINT64_MAX;
   std::uint64_t t = none;
-  for (const auto& v : sets)
-    if (!v.empty()) t = std::min(t, v.front().first);
-  while (t != none) {
+  for (std::size_t c = 0; c < N; ++c) {
+    const auto& v = sets[c];
+    const auto first = std::lower_bound(v.begin(), v.end(), lo, [](const interval& iv, std::uint64_t x) { return iv.second <= x; });
+    if (first == v.end() || first->first >= hi) continue;
+    used[n] = c;
+    at[n++] = static_cast<std::size_t>(first - v.begin());
+    t = std::min(t, std::max(first->first, lo));
+  }
+  auto add = [&](std::size_t c, std::uint64_t a, std::uint64_t b) {
+    if (a < mid) sum.before[c] += std::min(b, mid) - a;
+    if (b > mid) sum.after[c] += b - std::max(a, mid);
+  };
+  while (t < hi) {
     std::size_t top = N;
     std::uint64_t next = none;
-    for (std::size_t c = 0; c < N; ++c) {
-      if (at[c] == sets[c].size()) continue;
-      const interval& iv = sets[c][at[c]];
+    for (std::size_t u = 0; u < n; ++u) {
+      const auto& v = sets[used[u]];
+      if (at[u] == v.size() || v[at[u]].first >= hi) continue;
+      const interval& iv = v[at[u]];
       if (iv.first <= t) {
-        if (top == N) top = c;
-        next = std::min(next, iv.second);
+        if (top == N) top = used[u];
+        next = std::min(next, std::min(iv.second, hi));
       } else {
         next = std::min(next, iv.first);
       }
     }
     if (next == none) break;
-    if (top != N) sum[top] += next - t;
+    if (top != N) add(top, t, next);
     t = next;
-    for (std::size_t c = 0; c < N; ++c)
-      while (at[c] < sets[c].size() && sets[c][at[c]].second <= t) ++at[c];
+    for (std::size_t u = 0; u < n; ++u) {
+      const auto& v = sets[used[u]];
+      while (at[u] < v.size() && std::min(v[at[u]].second, hi) <= t) ++at[u];
+    }
   }
   return sum;
 }
@@ -162,23 +184,15 @@ private:
   std::vector<const range_rec*> m_open;
 };
 
-struct accumulator_state {
+struct accumulator_state : name_ids {
   std::vector<trace::repetition_window> windows; // of the trace statistics, sorted
   program_options options;
   std::size_t records = 0;
   bool any_gpu = false, any_api = false;
 
-  // Names: kernels, API functions, range domains and names, each stored once.
-  std::unordered_map<std::string, std::uint32_t> ids;
-  std::vector<const std::string*> names;
+  // Names (kernels, API functions, range domains and names) are the base's, each stored once.
   std::vector<std::int16_t> api_kinds; // by name id: -1 not classified yet
-  std::uint32_t intern(const std::string& s, std::uint32_t& last) {
-    if (last < names.size() && *names[last] == s) return last;
-    auto [it, inserted] = ids.try_emplace(s, static_cast<std::uint32_t>(names.size()));
-    if (inserted) names.push_back(&it->first);
-    return last = it->second;
-  }
-  std::uint32_t last_kernel = UINT32_MAX, last_api = UINT32_MAX, last_domain = UINT32_MAX, last_range = UINT32_MAX;
+  recent_ids last_kernel, last_api, last_domain, last_range;
 
   // Kernels.
   std::vector<kernel_acc> kernels_by_name; // by name id
@@ -425,23 +439,25 @@ void add_host_sets(const accumulator_state& st, std::uint32_t thread, split_sets
   }
 }
 
-time_split split_window(accumulator_state& st, std::uint32_t thread, std::uint64_t lo, std::uint64_t hi) {
+// The categories' sets, each sorted and joined; built once for both splits (the whole
+// window and the steady state).
+split_sets split_categories_of(accumulator_state& st, std::uint32_t thread) {
   // A correlation's first copy decides its kind (stable sort, first match in add_host_sets).
   std::stable_sort(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   split_sets cats;
-  if (hi > lo) {
-    cats[c_kernel] = st.kernels_inside;
-    cats[c_kernel].insert(cats[c_kernel].end(), st.kernels_outside.begin(), st.kernels_outside.end());
-    for (const auto& c : st.copies) cats[copy_category(c.kind, false)].emplace_back(c.start, c.end);
-    cats[c_memset] = st.memsets;
-    add_host_sets(st, thread, cats);
-  }
-  for (auto& v : cats) {
-    for (auto& iv : v) iv = {std::max(iv.first, lo), std::min(iv.second, hi)};
-    merge_in_place(v);
-  }
-  const std::array<std::uint64_t, split_categories> sum = first_cover(cats);
+  cats[c_kernel].reserve(st.kernels_inside.size() + st.kernels_outside.size());
+  cats[c_kernel] = st.kernels_inside;
+  cats[c_kernel].insert(cats[c_kernel].end(), st.kernels_outside.begin(), st.kernels_outside.end());
+  for (const auto& c : st.copies) cats[copy_category(c.kind, false)].emplace_back(c.start, c.end);
+  cats[c_memset] = st.memsets;
+  add_host_sets(st, thread, cats);
+  for (auto& v : cats) merge_in_place(v);
+  return cats;
+}
+
+// The time split of [lo, hi) from what the categories cover of it.
+time_split split_of(const std::array<std::uint64_t, split_categories>& sum, std::uint64_t lo, std::uint64_t hi) {
   std::uint64_t accounted = 0;
   for (const auto v : sum) accounted += v;
   auto ns = [&](std::initializer_list<split_category> parts) {
@@ -457,9 +473,20 @@ time_split split_window(accumulator_state& st, std::uint32_t thread, std::uint64
   x.memset = ns({c_memset});
   x.sync = ns({c_sync});
   x.api = ns({c_api});
-  x.host = static_cast<double>((hi > lo ? hi - lo : 0) - accounted); // the sets are clipped to the window
+  x.host = static_cast<double>((hi > lo ? hi - lo : 0) - accounted); // only what lies inside the window is summed
   x.wall_ns = span(lo, hi);
   return x;
+}
+
+// The time split of the window [lo, hi) and of its steady state [mid, hi), in one sweep.
+std::pair<time_split, time_split> split_window(accumulator_state& st, std::uint32_t thread, std::uint64_t lo,
+                                               std::uint64_t mid, std::uint64_t hi) {
+  if (hi <= lo) return {split_of({}, lo, hi), split_of({}, mid, hi)};
+  mid = std::clamp(mid, lo, hi);
+  const auto sum = first_cover(split_categories_of(st, thread), lo, mid, hi);
+  std::array<std::uint64_t, split_categories> whole{};
+  for (std::size_t c = 0; c < split_categories; ++c) whole[c] = sum.before[c] + sum.after[c];
+  return {split_of(whole, lo, hi), split_of(sum.after, mid, hi)};
 }
 
 // The kernels by name, as summarize_trace's kernel_stats (by total time, longest first).
@@ -601,6 +628,7 @@ std::vector<launch_sum> launched_by_call(accumulator_state& st) {
   }
   release(st.launched);
   std::vector<launch_sum> out;
+  out.reserve(st.calls.size()); // at most one a call: no copy while it grows
   for (const auto& a : st.calls) {
     if (a.correlation == 0 || a.correlation < lo || a.correlation > hi) continue;
     const auto& e = by_id[a.correlation - lo];
@@ -857,10 +885,11 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
   if (!std::is_sorted(st.calls.begin(), st.calls.end(), by_start)) std::stable_sort(st.calls.begin(), st.calls.end(), by_start);
   const auto steady = steady_state_start(st, s.window_start, s.window_end);
-  s.split = split_window(st, thread, s.window_start, s.window_end);
-  s.steady_split = steady.first == UINT64_MAX || steady.first <= s.window_start
-                       ? s.split
-                       : split_window(st, thread, steady.first, s.window_end);
+  const bool steady_later = steady.first != UINT64_MAX && steady.first > s.window_start;
+  auto [whole, steady_part] = split_window(st, thread, s.window_start, steady_later ? steady.first : s.window_start,
+                                           s.window_end);
+  s.split = whole;
+  s.steady_split = steady_later ? steady_part : whole;
   s.trace = trace_statistics(st, p.trace);
   std::vector<std::uint64_t> kernel_starts;
   std::vector<interval> busy = gpu_busy(st, kernel_starts);

@@ -106,9 +106,9 @@ void evaluate_rules(const process_summary& p, const point_result& point, const d
   for (auto& row : rows) out.roofline.push_back(std::move(row));
 }
 
-void attach_ranks(program_analysis& a, std::vector<rank_summary> ranks) {
+void attach_ranks(program_analysis& a, std::vector<rank_summary> ranks, const program_options& options) {
   if (ranks.size() < 2) return;
-  a.ranks = analyze_ranks(std::move(ranks));
+  a.ranks = analyze_ranks(std::move(ranks), options.disabled_rules);
   a.result.findings.insert(a.result.findings.end(), a.ranks->findings.begin(), a.ranks->findings.end());
   a.result.notes.insert(a.result.notes.end(), a.ranks->notes.begin(), a.ranks->notes.end());
   std::stable_sort(a.result.findings.begin(), a.result.findings.end(),
@@ -195,7 +195,7 @@ program_analysis analyze_program(const std::vector<profile::process_profile>& pr
 program_analysis analyze_program(std::vector<process_summary> processes, std::vector<rank_summary> ranks,
                                  program_facts facts, const device_model& device, const program_options& options) {
   program_analysis a = analyze_program(std::move(processes), std::move(facts), device, options);
-  attach_ranks(a, std::move(ranks));
+  attach_ranks(a, std::move(ranks), options);
   return a;
 }
 

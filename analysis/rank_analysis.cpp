@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "analysis/intervals.hpp"
+#include "analysis/name_ids.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
 #include "analysis/time_split.hpp"
@@ -19,6 +20,11 @@
 #include "model/statistics.hpp"
 
 namespace speedlab::analysis {
+
+std::string rank_label(const rank_summary& r) {
+  return r.id.rank ? fmt::format("rank {}", *r.id.rank) : fmt::format("pid {}", r.pid);
+}
+
 namespace {
 
 using intervals::interval;
@@ -54,16 +60,9 @@ struct compact_range {
   std::uint32_t name;
 };
 
-struct name_table {
-  std::unordered_map<std::string, std::uint32_t> ids;
-  std::vector<const std::string*> names;
-  std::uint32_t last = UINT32_MAX;
-  std::uint32_t intern(const std::string& s) {
-    if (last < names.size() && *names[last] == s) return last; // runs of one name are common
-    auto [it, inserted] = ids.try_emplace(s, static_cast<std::uint32_t>(names.size()));
-    if (inserted) names.push_back(&it->first);
-    return last = it->second;
-  }
+struct name_table : name_ids {
+  recent_ids recent;
+  std::uint32_t intern(const std::string& s) { return name_ids::intern(s, recent); }
   // Ids in the order of their names (as a std::map keyed by name would visit them).
   std::vector<std::uint32_t> by_name() const {
     std::vector<std::uint32_t> order(names.size());
@@ -201,21 +200,6 @@ std::vector<host_clock> align_clocks(std::vector<rank_summary>& ranks, std::vect
   return clocks;
 }
 
-finding rank_finding(const std::string& rule, const std::string& variant, std::string title, double gain) {
-  finding f;
-  f.rule = rule;
-  f.workload = "ranks";
-  f.variant = variant;
-  f.title = std::move(title);
-  f.estimated_gain = text::finite(gain > 1 ? gain : 1);
-  f.severity = severity_for_gain(f.estimated_gain);
-  return f;
-}
-
-std::string label(const rank_summary& r) {
-  return r.id.rank ? fmt::format("rank {}", *r.id.rank) : fmt::format("pid {}", r.pid);
-}
-
 // Waiting. With collective kernels (NCCL), each lasts as long as the transfer plus the wait
 // for the last arrival, and the last to arrive waits least: a rank's wait in a step is its
 // communication time above the step's shortest. Without them (host-side collectives: gloo,
@@ -264,6 +248,8 @@ void find_straggler(rank_analysis& out) {
     compute[i] = median(std::move(c));
     step_time[i] = median(std::move(s));
   }
+  out.compute_per_step_ns = compute;
+  out.step_ns = step_time;
   find_waits(out);
   const auto slowest = static_cast<std::size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
   std::vector<double> others;
@@ -279,93 +265,41 @@ void find_straggler(rank_analysis& out) {
   if (excess <= 0.05 * typical || excess < 10e3) return;
   const rank_summary& s = out.ranks[slowest];
   out.straggler = s.id.rank ? *s.id.rank : static_cast<int>(slowest);
+  out.straggler_index = slowest;
   out.straggler_excess_ns = excess;
-  double waited = 0;
-  std::size_t waiting = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    if (i != slowest) {
-      waited += out.wait_per_step_ns[i];
-      ++waiting;
+}
+
+// The cross-rank rules of the one registry (rules_ranks.cpp), on the job as a whole, then on
+// each rank in order; every other rule finds nothing to judge there and returns nothing.
+void rank_rule_findings(rank_analysis& out, const std::set<std::string>& disabled) {
+  static const point_result job = [] {
+    point_result p;
+    p.workload = "ranks";
+    return p;
+  }();
+  static const device_model no_device{};
+  analysis_options options;
+  options.disabled_rules = disabled;
+  rule_context whole{job, no_device, options, nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, nullptr};
+  whole.ranks = &out;
+  std::vector<finding> found;
+  auto run = [&](const rule_context& ctx) {
+    for (const auto& [name, rule] : rule_registry()) {
+      if (disabled.count(name)) continue;
+      try {
+        for (auto& f : rule->evaluate(ctx)) found.push_back(std::move(f));
+      } catch (const std::exception& e) {
+        out.notes.push_back("rule " + name + " failed on the ranks: " + e.what());
+      }
     }
-  waited /= static_cast<double>(std::max<std::size_t>(waiting, 1));
-  const double step = median(step_time);
-  finding f = rank_finding("straggler", label(s),
-                           fmt::format("{} is the straggler: {} more compute per step than the other ranks, who wait {} "
-                                       "per step {}",
-                                       label(s), text::time(excess), text::time(waited),
-                                       out.wait_method == "gpu idle" ? "(GPU idle: host-side collectives)"
-                                                                     : "in collectives"),
-                           step > excess ? step / (step - excess) : 1);
-  f.threshold = "one rank's median compute per step more than 5% (and 10 us) above the others' median";
-  f.evidence = {{"compute per step", fmt::format("{} on {}, {} median of the others", text::time(compute[slowest]),
-                                                label(s), text::time(typical))},
-                {"steps compared", fmt::format("{} ({})", out.steps, out.step_method)},
-                {"wait seen as", out.wait_method == "gpu idle"
-                                     ? "GPU idle in the step (no collective kernels: the collectives run on the host)"
-                                     : "time in collective kernels"},
-                {"median step", text::time(step)},
-                {"load imbalance", fmt::format("{:.2f} (max / mean compute per step)", out.imbalance)}};
-  for (std::size_t i = 0; i < n; ++i)
-    if (i != slowest)
-      f.evidence.push_back({fmt::format("{} waits", label(out.ranks[i])),
-                            fmt::format("{} per step, {} over the {} steps", text::time(out.wait_per_step_ns[i]),
-                                        text::time(out.wait_total_ns[i]), out.steps)});
-  f.explanation = "Collectives finish only when every rank has arrived, so each step runs at the pace of the slowest "
-                  "rank; the others spend the difference waiting inside the collective.";
-  f.next_experiment = fmt::format("Find what {} does that the others do not (more data, a slower GPU, extra host work "
-                                  "or I/O per step) and balance it; compare its kernels per step with a fast rank's.",
-                                  label(s));
-  out.findings.push_back(std::move(f));
-}
-
-// The GPU idle of a rank's steady state (the steps, else after the first kernel): start-up
-// is the process's start-up finding, not this one's.
-void rank_idle_finding(const rank_summary& r, rank_analysis& out) {
-  if (r.steady_end <= r.steady_start || r.kernels == 0) return;
-  const double steady = static_cast<double>(r.steady_end - r.steady_start);
-  if (!(r.steady_idle_ns > 0.5 * steady)) return;
-  const bool steps = !r.steps.empty();
-  finding f = rank_finding("rank-gpu-idle", label(r),
-                           fmt::format("{}: the GPU idles {} of its {}", label(r), text::percent(r.steady_idle_ns / steady),
-                                       steps ? "steps" : "time after the first kernel"),
-                           steady / std::max(steady - r.steady_idle_ns, 1.0));
-  f.threshold = "GPU without any activity for more than 50% of the rank's steady state (its steps, else the time "
-                "after its first kernel)";
-  f.evidence = {{"idle", text::time(r.steady_idle_ns)},
-                {"steady state", fmt::format("{} ({})", text::time(steady),
-                                             steps ? fmt::format("{} steps, {}", r.steps.size(), r.step_method)
-                                                   : std::string("first kernel to the end"))},
-                {"before it (start-up)", text::time(static_cast<double>(r.steady_start - std::min(r.steady_start, r.window_start)))}};
-  if (r.first_kernel_ns) f.evidence.push_back({"time to the first kernel", text::time(*r.first_kernel_ns)});
-  f.explanation = "The host does not keep this rank's GPU fed between its steps' kernels: data loading, host work "
-                  "or waiting on the host for the other ranks.";
-  f.next_experiment = "Look at the host side of the gaps (data loader workers, pinned memory, CUDA graphs, host-side "
-                      "collectives).";
-  out.findings.push_back(std::move(f));
-}
-
-void rank_findings(rank_analysis& out) {
+  };
+  run(whole);
   for (const auto& r : out.ranks) {
-    const double window = static_cast<double>(r.window_end - r.window_start);
-    if (window <= 0) continue;
-    const double exposed = r.comm_ns - r.overlap_ns;
-    if (r.comm_kernels > 0 && exposed > 0.2 * window) {
-      finding f = rank_finding("exposed-communication", label(r),
-                               fmt::format("{}: {} of its time is communication that no compute hides", label(r),
-                                           text::percent(exposed / window)),
-                               window / (window - exposed));
-      f.threshold = "communication not overlapped by compute above 20% of the rank's time";
-      f.evidence = {{"communication", text::time(r.comm_ns)},
-                    {"overlapped with compute", text::time(r.overlap_ns)},
-                    {"profiled time", text::time(window)}};
-      f.explanation = "While a collective runs alone the GPU's compute units idle; overlapping it with the next "
-                      "layer's compute (bucketed all-reduce, prefetching) hides it.";
-      f.next_experiment = "Overlap communication with compute (DDP bucket size, gradient accumulation, async "
-                          "collectives), or communicate less often.";
-      out.findings.push_back(std::move(f));
-    }
-    rank_idle_finding(r, out);
+    rule_context one = whole;
+    one.rank = &r;
+    run(one);
   }
+  out.findings = std::move(found);
 }
 
 // Steps found by a per-step kernel are on the GPU's clock: a step's compute and
@@ -689,7 +623,7 @@ rank_summary summarize_rank(const profile::process_profile& process, const time_
   return acc.finish(process, known_split);
 }
 
-rank_analysis analyze_ranks(std::vector<rank_summary> ranks) {
+rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std::string>& disabled_rules) {
   rank_analysis out;
   std::stable_sort(ranks.begin(), ranks.end(), [](const rank_summary& a, const rank_summary& b) {
     if (a.id.rank.has_value() != b.id.rank.has_value()) return a.id.rank.has_value();
@@ -703,13 +637,13 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks) {
                                     unranked));
   for (const auto& r : ranks) {
     if (r.truncated)
-      out.notes.push_back(fmt::format("{}: its stream is truncated; its figures end at its last flush", label(r)));
+      out.notes.push_back(fmt::format("{}: its stream is truncated; its figures end at its last flush", rank_label(r)));
     if (r.comm_placed_by_start)
       out.notes.push_back(fmt::format(
           "{}: {} collective kernel(s) have no launch call in the trace (NCCL launches through the driver API, and "
           "its records were off: SPEEDLAB_PROFILE_DRIVER_API=0?), so they are put in steps by their own start; when "
           "the host runs ahead of the GPU, a step's communication and the wait are then not its own",
-          label(r), r.comm_placed_by_start));
+          rank_label(r), r.comm_placed_by_start));
   }
   out.clocks = align_clocks(ranks, out.notes);
   out.ranks = std::move(ranks);
@@ -730,7 +664,7 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks) {
   if (out.ranks.size() >= 2 && out.steps == 0)
     out.notes.push_back("no repeating NVTX range or per-step kernel found: no straggler analysis by step");
   find_straggler(out);
-  rank_findings(out);
+  rank_rule_findings(out, disabled_rules);
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,7 +80,11 @@ struct rank_analysis {
   std::string step_method;         // what the ranks agree on
   std::size_t steps = 0;           // steps compared (the fewest any rank has)
   std::optional<int> straggler;    // rank whose compute per step runs longest, when clear
+  std::optional<std::size_t> straggler_index; // its place in `ranks`
   double straggler_excess_ns = 0;  // its median compute per step above the others' median
+  // Per rank, over the compared steps: the median compute per step (what the straggler is
+  // judged by) and the median step length. Empty without steps to compare.
+  std::vector<double> compute_per_step_ns, step_ns;
   // Per rank: median time per step spent waiting for the slowest arrival, and its sum over
   // the compared steps. How it is seen (wait_method):
   //   "collective kernels": in the rank's communication kernels (NCCL: the GPU waits in them);
@@ -89,10 +94,16 @@ struct rank_analysis {
   std::vector<double> wait_total_ns;
   std::string wait_method;
   double imbalance = 1;            // max / mean of the ranks' median compute per step
+  // What the cross-rank rules of the registry found (rules_ranks.cpp: the job first, then
+  // each rank in order).
   std::vector<finding> findings;
   std::vector<std::string> notes;
 };
 
-rank_analysis analyze_ranks(std::vector<rank_summary> ranks);
+// disabled_rules: rules of the registry not to run (as analysis_options'), by name.
+rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std::string>& disabled_rules = {});
+
+// "rank 3", or "pid 1234" for a process without a rank variable: how findings and notes name it.
+std::string rank_label(const rank_summary& r);
 
 } // namespace speedlab::analysis

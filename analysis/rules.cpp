@@ -60,6 +60,7 @@ const rule_map& rule_registry() {
     add_host_rules(m);
     add_counter_rules(m);
     add_activity_rules(m);
+    add_rank_rules(m);
     return m;
   }();
   return registry;

@@ -1,9 +1,10 @@
 // Rules turn measurements into findings. Each rule is a small class with a name, its
 // threshold in words and evaluate(context); the registry holds one instance of each,
 // keyed by name. A rule sees one point at a time with everything analysis knows about it
-// (its trace summary, baselines at the same parameters, speedups, roofline placements, and a
-// recorded process's activity when the point is one). Suite points, profiled processes and
-// ranks go through the same rules; a rule that needs data one path lacks returns nothing.
+// (its trace summary, baselines at the same parameters, speedups, roofline placements, a
+// recorded process's activity when the point is one, and a job's cross-rank analysis when
+// the rules run on its ranks). Suite points, profiled processes and ranks go through the same
+// rules; a rule that needs data one path lacks returns nothing.
 //
 // Adding a rule: derive from rule in one of the rules_*.cpp files and add it to that
 // file's add_*_rules() function (explicit registration: static registration objects in
@@ -23,6 +24,9 @@
 
 namespace speedlab::analysis {
 
+struct rank_analysis;
+struct rank_summary;
+
 struct rule_context {
   const point_result& point;
   const device_model& device;
@@ -41,6 +45,11 @@ struct rule_context {
   // pageable copies, the measured launch cost. Null where the path has none (a suite point's
   // repetitions); the rules that need it return nothing then.
   const activity_summary* activity = nullptr;
+  // A job of several ranks (rank_analysis.hpp), for the cross-rank rules (rules_ranks.cpp):
+  // analyze_ranks runs the registry on the job as a whole (rank null), then on each of its
+  // ranks (rank set). Null on every other path; the rules that need it return nothing then.
+  const rank_analysis* ranks = nullptr;
+  const rank_summary* rank = nullptr;
 
   // Per-repetition wall time: the split's when present, else the wall median.
   double wall_ns() const;
@@ -86,5 +95,6 @@ void add_gpu_rules(rule_map& m);
 void add_host_rules(rule_map& m);
 void add_counter_rules(rule_map& m); // rules_counters.cpp: from hardware counters
 void add_activity_rules(rule_map& m); // rules_activity.cpp: from a process's activity (activity.hpp)
+void add_rank_rules(rule_map& m);     // rules_ranks.cpp: across the ranks of a job (rank_analysis.hpp)
 
 } // namespace speedlab::analysis

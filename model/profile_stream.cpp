@@ -268,6 +268,7 @@ struct read_state {
   const records_sink& sink;
   bool have_header = false, closed = false;
   std::uint64_t data_end = 0; // latest end of any record
+  records_batch batch;        // with a sink: every binary records chunk is decoded into it
 };
 
 void take_records(records_batch&& batch, read_state& st) {
@@ -289,7 +290,14 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
   auto& p = st.profile;
   auto& info = p.process;
   if (type == chunk_type::records_binary) {
-    take_records(decode_records_binary(payload), st);
+    if (!st.sink) {
+      take_records(decode_records_binary(payload), st);
+      return;
+    }
+    // One batch for the whole stream: the sink reads it, the next chunk overwrites it (its
+    // records' names reuse their strings' memory: no allocation per record).
+    decode_records_binary(payload, st.batch);
+    take_records(std::move(st.batch), st);
     return;
   }
   if (type == chunk_type::records) {
@@ -471,7 +479,7 @@ void finish_read(stream_read& out, const read_state& st, const std::string& name
 
 stream_read read_source(const byte_source& src, const std::string& name, const records_sink& sink) {
   stream_read out;
-  read_state st{out.profile, sink};
+  read_state st{out.profile, sink, false, false, 0, {}};
   const std::uint64_t size = src.size();
   std::uint64_t pos = 0;
   std::size_t skipped_chunks = 0;
@@ -617,6 +625,12 @@ std::string records_binary(std::uint64_t flushed_ns, const trace::device_trace& 
 }
 
 records_batch decode_records_binary(std::string_view payload) {
+  records_batch b;
+  decode_records_binary(payload, b);
+  return b;
+}
+
+void decode_records_binary(std::string_view payload, records_batch& b) {
   payload_reader in(payload);
   const std::uint32_t version = in.u32("the version");
   if (version != records_binary_version)
@@ -627,7 +641,6 @@ records_batch decode_records_binary(std::string_view payload) {
   trace::schema::tables(empty, [&](const char*, const auto&) { ++expected_tables; });
   if (const std::uint32_t n = in.u32("the table count"); n != expected_tables)
     throw std::runtime_error(fmt::format("binary records: {} tables, version {} has {}", n, version, expected_tables));
-  records_batch b;
   b.flushed_ns = in.u64("flushed_ns");
   b.trace.dropped_records = in.u64("dropped_records");
   b.trace.buffer_bytes = in.u64("buffer_bytes");
@@ -662,7 +675,6 @@ records_batch decode_records_binary(std::string_view payload) {
   b.trace.repetitions.clear();
   if (in.left() != 0)
     throw std::runtime_error(fmt::format("binary records: {} bytes after the last table", in.left()));
-  return b;
 }
 
 // ---- writer ----------------------------------------------------------------------------

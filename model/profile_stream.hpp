@@ -77,6 +77,10 @@ struct records_batch {
 // Decodes a binary records payload. Every count, length and string index is checked against
 // the payload before use; throws std::runtime_error saying what is wrong.
 records_batch decode_records_binary(std::string_view payload);
+// The same into `into`, every field overwritten: the storage of an earlier batch (its
+// vectors, and the names of its records) is reused, so a reader going through a stream's
+// chunks does not allocate a string per record.
+void decode_records_binary(std::string_view payload, records_batch& into);
 
 // Appends chunks to one stream file. Created exclusively (a second writer for the same
 // name fails rather than interleaving) and close-on-exec (exec'd children write their own).
@@ -122,7 +126,8 @@ stream_read read_stream(const std::filesystem::path& file);
 // The same, handing each records chunk to `sink` (in file order, after the header; with the
 // process's facts so far) instead of keeping it: profile.trace then holds no records, and
 // memory stays that of one chunk. Records within and across chunks are in CUPTI's delivery
-// order, not sorted by start.
+// order, not sorted by start. A sink that leaves the batch where it is (reads it, moves
+// nothing out) has its storage reused for the next chunk.
 using records_sink = std::function<void(const process_info& process, records_batch&& batch)>;
 stream_read read_stream(const std::filesystem::path& file, const records_sink& sink);
 

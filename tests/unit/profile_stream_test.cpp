@@ -285,6 +285,45 @@ TEST_CASE("profile stream: binary records round trip exactly", "[profile_stream]
   CHECK(empty.trace.api_calls.empty());
 }
 
+TEST_CASE("profile stream: a binary payload decoded into a used batch leaves nothing of the old one", "[profile_stream]") {
+  // The reader decodes a stream's chunks into one batch (its names' memory reused): each
+  // chunk must come out exactly as decoded fresh, a smaller one after a larger one too.
+  const std::string large = profile::records_binary(777, full_batch());
+  const std::string small = profile::records_binary(3000, batch(3000, 3));
+  const std::string none = profile::records_binary(0, {});
+  profile::records_batch reused;
+  for (const std::string* payload : {&large, &small, &large, &none, &small}) {
+    profile::decode_records_binary(*payload, reused);
+    const profile::records_batch fresh = profile::decode_records_binary(*payload);
+    CHECK(reused.flushed_ns == fresh.flushed_ns);
+    CHECK(nlohmann::json(reused.trace) == nlohmann::json(fresh.trace));
+  }
+  // Through a sink: every chunk as decoded fresh, whether the sink keeps the batch or moves it out.
+  testing::temp_dir dir;
+  std::string data = header_chunk(11);
+  for (const std::string* payload : {&large, &small, &none, &large})
+    data += chunk_with(profile::chunk_type::records_binary, *payload);
+  data += chunk_with(profile::chunk_type::close, profile::close_json(9000, "exit", 0).dump());
+  const auto file = dir.path() / "reused.slstream";
+  spit(file, data);
+  for (const bool steal : {false, true}) {
+    std::vector<nlohmann::json> seen;
+    profile::read_stream(file, [&](const profile::process_info&, profile::records_batch&& b) {
+      if (steal) {
+        const profile::records_batch mine = std::move(b);
+        seen.push_back(mine.trace);
+      } else {
+        seen.push_back(b.trace);
+      }
+    });
+    REQUIRE(seen.size() == 4);
+    CHECK(seen[0] == nlohmann::json(profile::decode_records_binary(large).trace));
+    CHECK(seen[1] == nlohmann::json(profile::decode_records_binary(small).trace));
+    CHECK(seen[2] == nlohmann::json(profile::decode_records_binary(none).trace));
+    CHECK(seen[3] == seen[0]);
+  }
+}
+
 TEST_CASE("profile stream: JSON and binary records chunks mixed in one stream", "[profile_stream]") {
   testing::temp_dir dir;
   std::string data = header_chunk(11);

@@ -282,7 +282,9 @@ TEST_CASE("the rule registry holds every documented rule with a threshold", "[ru
       // Hardware-counter rules (analysis/rules_counters.cpp).
       "achieved-occupancy", "excess-traffic", "l2-thrashing", "latency-bound", "saturated-pipe", "uncoalesced-access",
       // A recorded process's activity (analysis/rules_activity.cpp).
-      "alloc-in-loop", "gpu-idle-gaps", "start-up", "sync-pageable-copies", "tiny-kernels"};
+      "alloc-in-loop", "gpu-idle-gaps", "start-up", "sync-pageable-copies", "tiny-kernels",
+      // Across the ranks of a job (analysis/rules_ranks.cpp).
+      "exposed-communication", "rank-gpu-idle", "straggler"};
   for (const auto& name : expected) {
     const auto* r = analysis::find_rule(name);
     REQUIRE(r != nullptr);
