@@ -47,7 +47,8 @@ struct report_section {
   std::vector<report_table> tables;
 };
 
-// A table for machine reading: `<name>.csv` beside results.csv (exact numbers, RFC 4180).
+// A table for machine reading: `<name>.csv` beside results.csv (exact numbers, RFC 4180);
+// the name is the builder's own, never text from results.
 struct data_table {
   std::string name;
   std::vector<std::string> header;

@@ -112,12 +112,12 @@ nlohmann::json program_json(const analysis::program_analysis& a, const std::vect
 nlohmann::json program_json(const analysis::program_analysis& a) { return program_json(a, process_identities(a)); }
 
 report_content program_content(const analysis::program_analysis& program) {
-  report_content c;
-  c.sections.push_back({"program", "Program", program_tables(program)});
-  c.data_tables = program_data_tables(program);
-  c.processes = process_identities(program);
-  c.json_members.emplace_back("program", program_json(program, c.processes));
-  return c;
+  report_content content;
+  content.sections.push_back({"program", "Program", program_tables(program)});
+  content.data_tables = program_data_tables(program);
+  content.processes = process_identities(program);
+  content.json_members.emplace_back("program", program_json(program, content.processes));
+  return content;
 }
 
 } // namespace speedlab::reports
