@@ -7,8 +7,6 @@
 namespace speedlab::reports {
 namespace {
 
-using cells = std::vector<report_cell>;
-
 report_cell t(std::string s) { return {std::move(s), false}; }
 report_cell c(std::string s) { return {std::move(s), true}; }
 report_cell count(std::size_t v) { return {std::to_string(v), false}; }
