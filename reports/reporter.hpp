@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "analysis/analysis.hpp"
-#include "analysis/program_analysis.hpp"
 #include "model/results.hpp"
 #include "model/trace.hpp"
+#include "reports/report_content.hpp"
 
 namespace speedlab::reports {
 
@@ -23,9 +23,10 @@ struct report_input {
   const analysis::analysis_result& analysis;
   // Loads the device trace of a point (nullopt when it has none); reads files lazily.
   std::function<std::optional<trace::device_trace>(const point_result&)> load_trace;
-  // A profiled program (`speedlab profile`): its processes are the points, and its tables
-  // (split, kernels, NVTX ranges, streams, gaps, processes) get a section of their own.
-  const analysis::program_analysis* program = nullptr;
+  // What the report shows beside the points (reports/report_content.hpp): sections, CSV
+  // tables, results.json members and the points' process identities. Empty for a suite run;
+  // a profiled program's (its processes are the points) comes from program_content().
+  report_content content = {};
 };
 
 class reporter {

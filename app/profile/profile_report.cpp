@@ -17,7 +17,7 @@
 #include "model/atomic_file.hpp"
 #include "model/saved_records.hpp"
 #include "model/natural_order.hpp"
-#include "reports/common/process_ranks.hpp"
+#include "reports/common/program_content.hpp"
 #include "reports/common/program_tables.hpp"
 #include "reports/reporter.hpp"
 
@@ -155,7 +155,7 @@ written_reports write_profile_reports(const std::filesystem::path& dir,
                                 if (it == traces.end()) return std::nullopt;
                                 return *it->second;
                               },
-                              &program};
+                              reports::program_content(program)};
   return write_report_formats(input, dir, formats);
 }
 
@@ -246,7 +246,7 @@ written_reports report_profile_folder(const std::filesystem::path& dir,
                                 if (!r.valid) return std::nullopt;
                                 return std::move(r.profile.trace);
                               },
-                              &p.analysis};
+                              reports::program_content(p.analysis)};
   return write_report_formats(input, dir, formats);
 }
 

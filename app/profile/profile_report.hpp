@@ -1,8 +1,9 @@
 // Reports of a profiled program (`speedlab profile -- PROGRAM`): the program analysis
 // (analysis/program_analysis.hpp) rendered by the same reporters as a run, each process a
-// point with one window over its lifetime, plus the program's own section. Used by the
-// profile command when the program has ended, and by `speedlab report DIR` / `analyze DIR`
-// on a profile folder (one with profile.json and the per-process streams).
+// point with one window over its lifetime, plus the program's tables, CSV files, results.json
+// member and process identities as the report model's content (reports::program_content).
+// Used by the profile command when the program has ended, and by `speedlab report DIR` /
+// `analyze DIR` on a profile folder (one with profile.json and the per-process streams).
 //
 //   auto files = app::write_profile_reports(dir, processes, facts, {"markdown", "html"});
 #pragma once

@@ -7,24 +7,22 @@
 namespace speedlab::reports {
 namespace {
 
-using cells = std::vector<program_cell>;
-
-program_cell t(std::string s) { return {std::move(s), false}; }
-program_cell c(std::string s) { return {std::move(s), true}; }
-program_cell count(std::size_t v) { return {std::to_string(v), false}; }
-program_cell dur(double ns) { return {ns > 0 ? fmt_duration(ns) : "—", false}; }
-program_cell share(double part, double whole) { return {whole > 0 ? fmt_percent(100 * part / whole) : "—", false}; }
+report_cell t(std::string s) { return {std::move(s), false}; }
+report_cell c(std::string s) { return {std::move(s), true}; }
+report_cell count(std::size_t v) { return {std::to_string(v), false}; }
+report_cell dur(double ns) { return {ns > 0 ? fmt_duration(ns) : "—", false}; }
+report_cell share(double part, double whole) { return {whole > 0 ? fmt_percent(100 * part / whole) : "—", false}; }
 
 std::string dims(const std::array<std::int32_t, 3>& d) { return fmt::format("{}×{}×{}", d[0], d[1], d[2]); }
 
-void limit(program_table& table, std::size_t max_rows) {
+void limit(report_table& table, std::size_t max_rows) {
   if (table.rows.size() <= max_rows) return;
   table.omitted = table.rows.size() - max_rows;
   table.rows.resize(max_rows);
 }
 
-program_table facts_table(const analysis::program_analysis& a) {
-  program_table tb{"program-facts", "Program", "", {"", ""}, {false, false}, {}, "", 0};
+report_table facts_table(const analysis::program_analysis& a) {
+  report_table tb{"program-facts", "Program", "", {"", ""}, {false, false}, {}, "", 0};
   const auto& f = a.facts;
   std::size_t cuda = 0, truncated = 0;
   for (const auto& p : a.processes) {
@@ -45,9 +43,9 @@ program_table facts_table(const analysis::program_analysis& a) {
   return tb;
 }
 
-program_table split_table(const analysis::program_analysis& a) {
+report_table split_table(const analysis::program_analysis& a) {
   const time_split& s = a.split;
-  program_table tb{"program-split", "Where the time went",
+  report_table tb{"program-split", "Where the time went",
                    "Each process's wall time split (GPU busy first: kernels, copies, memsets; then what the host did while "
                    "the GPU idled), summed over the processes that used CUDA.",
                    {"part", "time", "share", "detail"}, {false, true, true, false}, {}, "", 0};
@@ -71,8 +69,8 @@ program_table split_table(const analysis::program_analysis& a) {
   return tb;
 }
 
-program_table process_table(const analysis::program_analysis& a) {
-  program_table tb{"program-processes", "Processes", "",
+report_table process_table(const analysis::program_analysis& a) {
+  report_table tb{"program-processes", "Processes", "",
                    {"pid", "parent", "command line", "CUDA", "wall", "exit", "profile", "records"},
                    {true, true, false, false, true, false, false, true}, {}, "No process was recorded.", 0};
   for (const auto& p : a.processes) {
@@ -91,8 +89,8 @@ program_table process_table(const analysis::program_analysis& a) {
   return tb;
 }
 
-program_table kernel_table(const analysis::program_analysis& a) {
-  program_table tb{"program-kernels", "Top kernels", "By total GPU time over all processes; grid and block of the longest launch.",
+report_table kernel_table(const analysis::program_analysis& a) {
+  report_table tb{"program-kernels", "Top kernels", "By total GPU time over all processes; grid and block of the longest launch.",
                    {"kernel", "launches", "total", "mean", "min", "max", "grid", "block", "share"},
                    {false, true, true, true, true, true, false, false, true}, {}, "No kernels ran.", 0};
   for (const auto& k : a.kernels)
@@ -101,8 +99,8 @@ program_table kernel_table(const analysis::program_analysis& a) {
   return tb;
 }
 
-program_table range_table(const analysis::program_analysis& a) {
-  program_table tb{"program-ranges", "NVTX ranges",
+report_table range_table(const analysis::program_analysis& a) {
+  report_table tb{"program-ranges", "NVTX ranges",
                    "The program's own ranges by name: how often, how long in all, the GPU busy time inside them, "
                    "and the GPU time of the work they launched, wherever it ran (the GPU runs behind the host: "
                    "what a range launches often runs after it ends).",
@@ -116,8 +114,8 @@ program_table range_table(const analysis::program_analysis& a) {
   return tb;
 }
 
-program_table stream_table(const analysis::program_analysis& a) {
-  program_table tb{"program-streams", "Streams", "",
+report_table stream_table(const analysis::program_analysis& a) {
+  report_table tb{"program-streams", "Streams", "",
                    {"pid", "device", "stream", "kernels", "kernel time", "copies", "copy time", "memsets", "memset time"},
                    {true, true, true, true, true, true, true, true, true}, {}, "No GPU activity on any stream.", 0};
   for (const auto& s : a.streams)
@@ -126,8 +124,8 @@ program_table stream_table(const analysis::program_analysis& a) {
   return tb;
 }
 
-program_table gap_table(const analysis::program_analysis& a, std::size_t max_causes) {
-  program_table tb{"program-gaps", "GPU idle gaps",
+report_table gap_table(const analysis::program_analysis& a, std::size_t max_causes) {
+  report_table tb{"program-gaps", "GPU idle gaps",
                    "Gaps between GPU work from the first to the last GPU activity of each process, by what the host thread "
                    "was inside meanwhile: a CUDA call covering most of the gap, else the innermost NVTX range.",
                    {"process", "host inside", "gaps", "total", "largest", "share of active time"},
@@ -164,7 +162,7 @@ std::string command_text(const std::vector<std::string>& argv) {
 }
 
 // The ranks of a multi-process job side by side (analysis/rank_analysis.hpp).
-program_table rank_table(const analysis::rank_analysis& r) {
+report_table rank_table(const analysis::rank_analysis& r) {
   std::string intro = fmt::format("Steps: {} ({}). Load imbalance (max / mean compute per step): {:.2f}.", r.steps,
                                   r.step_method.empty() ? "none found" : r.step_method, r.imbalance);
   if (r.straggler)
@@ -181,10 +179,10 @@ program_table rank_table(const analysis::rank_analysis& r) {
                            c.matched);
     else if (c.method == "wall clock")
       intro += fmt::format(" Host {}'s clock shifted by {:+.3f} ms by the streams' wall clocks.", c.host, c.offset_ns / 1e6);
-  program_table tb{"program-ranks", "Ranks", intro,
+  report_table tb{"program-ranks", "Ranks", intro,
                    {"rank", "host", "pid", "GPU", "compute", "communication", "overlapped", "GPU idle", "first kernel",
                     "steps", "wait per step"},
-                   {true, false, true, false, true, true, true, true, true, true, true}, {}, "", 0};
+                   {true, false, true, false, true, true, true, true, true, true, true}, {}, "", 0, &r};
   for (std::size_t i = 0; i < r.ranks.size(); ++i) {
     const auto& x = r.ranks[i];
     tb.rows.push_back({t(x.id.rank ? std::to_string(*x.id.rank) : "-"), t(x.host), count(x.pid), c(x.gpu),
@@ -195,8 +193,8 @@ program_table rank_table(const analysis::rank_analysis& r) {
   return tb;
 }
 
-std::vector<program_table> program_tables(const analysis::program_analysis& a, std::size_t max_rows) {
-  std::vector<program_table> out{facts_table(a),  split_table(a),  process_table(a), kernel_table(a),
+std::vector<report_table> program_tables(const analysis::program_analysis& a, std::size_t max_rows) {
+  std::vector<report_table> out{facts_table(a),  split_table(a),  process_table(a), kernel_table(a),
                                  range_table(a), stream_table(a), gap_table(a, 5)};
   if (a.ranks) out.insert(out.begin() + 3, rank_table(*a.ranks));
   for (std::size_t i = 2; i < out.size(); ++i) limit(out[i], max_rows);

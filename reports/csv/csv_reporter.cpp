@@ -1,10 +1,10 @@
-// results.csv: one row per point (RFC 4180: CRLF line ends, quoted fields where needed).
+// results.csv: one row per point (RFC 4180: CRLF line ends, quoted fields where needed), and
+// beside it one file per table of the report content's data tables (<name>.csv).
 #include <fstream>
 
 #include "model/atomic_file.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/text.hpp"
-#include "reports/csv/csv_program.hpp"
 #include "reports/reporter.hpp"
 
 namespace speedlab::reports {
@@ -18,6 +18,20 @@ constexpr const char* columns[] = {
     "split_kernel_ns", "split_h2d_ns", "split_d2h_ns", "split_copy_other_ns", "split_memset_ns",
     "split_sync_ns", "split_api_ns", "split_host_ns", "split_wall_ns", "items_per_s", "threads",
     "expected_invalid", "reason"};
+
+std::filesystem::path write_data_table(const data_table& tb, const std::filesystem::path& dir) {
+  const auto path = dir / (tb.name + ".csv");
+  atomic_file file(path);
+  std::ofstream& out = file.stream();
+  for (std::size_t i = 0; i < tb.header.size(); ++i) out << (i ? "," : "") << tb.header[i];
+  out << "\r\n";
+  for (const auto& r : tb.rows) {
+    for (std::size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
+    out << "\r\n";
+  }
+  file.commit();
+  return path;
+}
 
 std::string params_field(const point_result& p) {
   std::string s;
@@ -73,8 +87,7 @@ public:
     }
     file.commit();
     std::vector<std::filesystem::path> written{path};
-    if (in.program)
-      for (auto& f : write_program_csv(*in.program, dir)) written.push_back(std::move(f));
+    for (const auto& tb : in.content.data_tables) written.push_back(write_data_table(tb, dir));
     return written;
   }
 };

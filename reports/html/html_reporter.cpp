@@ -16,7 +16,7 @@
 #include "reports/common/report_data.hpp"
 #include "reports/common/source_table.hpp"
 #include "reports/common/text.hpp"
-#include "reports/html/html_program.hpp"
+#include "reports/html/html_sections.hpp"
 #include "reports/html/html_style.hpp"
 #include "reports/html/html_table.hpp"
 #include "reports/html/html_writer.hpp"
@@ -52,7 +52,7 @@ public:
     m_w << "<div id=\"controls\" hidden><button type=\"button\" id=\"expand-all\">Expand all</button>"
            "<button type=\"button\" id=\"collapse-all\">Collapse all</button></div>"_html;
     overview();
-    if (m_in.program) html::program_section(m_w, *m_in.program);
+    html::content_sections(m_w, m_in.content.sections);
     cpp_over_python();
     findings();
     summary();
@@ -127,7 +127,7 @@ private:
       m_w.element("a", label, {{"href", "#" + href}});
     };
     link("overview", "Overview");
-    if (m_in.program) link("program", "Program");
+    for (const auto& s : m_in.content.sections) link(s.id, s.label);
     if (!m_in.analysis.cpp_over_python.empty()) link("cpp-over-python", "C++ over Python");
     if (!m_in.analysis.findings.empty()) link("findings", "Findings");
     link("summary", "Run");

@@ -44,19 +44,19 @@ public:
       out << "  \"warnings\": " << nlohmann::json(warnings).dump() << ",\n";
     nlohmann::json run = in.run;
     out << "  \"run\": " << nested_dump(run, 1) << ",\n";
-    std::map<std::string, process_identity> ids;
-    if (in.program) ids = process_identities(*in.program);
+    const auto ids = identities_by_point(in.content.processes);
     out << "  \"points\": [";
     for (std::size_t i = 0; i < in.points.size(); ++i) {
       nlohmann::json p = in.points[i];
-      if (auto it = ids.find(in.points[i].id); it != ids.end()) tag_with_rank(p, it->second);
+      if (auto it = ids.find(in.points[i].id); it != ids.end()) tag_with_rank(p, *it->second);
       out << (i ? ",\n    " : "\n    ") << nested_dump(p, 2);
     }
     out << (in.points.empty() ? "],\n" : "\n  ],\n");
     nlohmann::json analysis = in.analysis;
     out << "  \"analysis\": " << nested_dump(analysis, 1);
-    // A profiled program: its facts and tables (analysis/program_analysis.hpp's to_json).
-    if (in.program) out << ",\n  \"program\": " << nested_dump(program_json(*in.program, ids), 1);
+    // The content's own members after "analysis", in their order, keys as given.
+    for (const auto& [key, value] : in.content.json_members)
+      out << ",\n  " << nlohmann::json(key).dump() << ": " << nested_dump(value, 1);
     out << "\n}\n";
     file.commit();
     return {path};

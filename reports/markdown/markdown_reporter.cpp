@@ -14,7 +14,7 @@
 #include "reports/common/report_data.hpp"
 #include "reports/common/source_table.hpp"
 #include "reports/common/text.hpp"
-#include "reports/markdown/markdown_program.hpp"
+#include "reports/markdown/markdown_sections.hpp"
 #include "reports/markdown/markdown_table.hpp"
 #include "reports/reporter.hpp"
 
@@ -70,8 +70,8 @@ public:
   std::string render_short() {
     title_line();
     overview();
-    // A profiled program's own tables are what its reader came for: in the short report too.
-    if (m_in.program) m_out += markdown_program_section(*m_in.program);
+    // The content's sections are what their reader came for: in the short report too.
+    markdown_sections(m_out, m_in.content.sections);
     // Where the run has Python variants, their readers came for this table.
     cpp_over_python();
     groups(short_report_groups, false);
@@ -89,7 +89,7 @@ public:
     overview();
     groups(m_groups.size(), true);
     header();
-    if (m_in.program) m_out += markdown_program_section(*m_in.program);
+    markdown_sections(m_out, m_in.content.sections);
     summary();
     for (const auto& w : m_workloads) workload(w);
     roofline();

@@ -93,9 +93,8 @@ struct track {
 
 class perfetto_writer {
 public:
-  perfetto_writer(const report_input& in, event_stream& events) : m_in(in), m_events(events) {
-    if (in.program) m_ids = process_identities(*in.program);
-  }
+  perfetto_writer(const report_input& in, event_stream& events)
+      : m_in(in), m_events(events), m_ids(identities_by_point(in.content.processes)) {}
 
   // Returns whether this trace had GPU activity.
   bool add_point(std::size_t index, const point_result& p, const trace::device_trace& t) {
@@ -129,7 +128,7 @@ private:
   std::int64_t point_process(std::size_t index, const point_result& p, const trace::device_trace& t) {
     std::int64_t pid = t.process ? static_cast<std::int64_t>(t.process) : 1000000 + static_cast<std::int64_t>(index);
     const process_identity* id = nullptr;
-    if (auto it = m_ids.find(p.id); it != m_ids.end() && it->second.rank) id = &it->second;
+    if (auto it = m_ids.find(p.id); it != m_ids.end() && it->second->rank) id = it->second;
     m_rank_pid.reset();
     m_events.set_offset(id ? id->clock_offset_ns : 0.0);
     if (id) {
@@ -285,7 +284,7 @@ private:
   std::set<std::pair<std::int64_t, std::uint32_t>> m_host_threads;
   std::map<std::uint32_t, device_info> m_devices;
   std::set<std::pair<std::int64_t, std::int64_t>> m_named_tracks;
-  std::map<std::string, process_identity> m_ids; // a profiled program's processes by point id
+  std::map<std::string, const process_identity*> m_ids; // the points' processes by point id (none in a suite run)
   std::optional<std::int64_t> m_rank_pid;        // the group of the point being added, when a rank
   json m_points = json::array();
 
