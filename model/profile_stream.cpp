@@ -285,6 +285,29 @@ void take_records(records_batch&& batch, read_state& st) {
   trace::append_records(p.trace, std::move(batch.trace)); // one fold (model/trace_fold); drops counted in info
 }
 
+// The header chunk: who the process is and the stream's format.
+void apply_header(const json& j, read_state& st) {
+  auto& p = st.profile;
+  auto& info = p.process;
+  const auto format = whole<std::uint32_t>(j, "format", 0);
+  if (format > static_cast<std::uint32_t>(stream_format_version))
+    throw std::runtime_error(fmt::format("stream format {} is newer than this reader's {}", format, stream_format_version));
+  if (!j.contains("pid")) throw std::runtime_error("the header has no 'pid'");
+  info.pid = whole<std::uint32_t>(j, "pid", 0);
+  info.parent_pid = whole<std::uint32_t>(j, "ppid", 0);
+  info.host = j.value("host", std::string{});
+  info.command_line = j.value("argv", std::vector<std::string>{});
+  info.start_ns = whole<std::uint64_t>(j, "start_ns", 0);
+  info.tags = j.value("tags", std::map<std::string, std::string>{});
+  if (j.contains("realtime_ns")) info.tags["realtime_ns_at_start"] = std::to_string(whole<std::uint64_t>(j, "realtime_ns", 0));
+  if (j.contains("flush_interval_ms"))
+    info.tags["flush_interval_ms"] = std::to_string(whole<std::uint32_t>(j, "flush_interval_ms", 0));
+  info.used_cuda = true; // the library writes a stream only once CUDA initialized it
+  p.trace.backend = j.value("backend", std::string("cupti"));
+  p.trace.process = info.pid;
+  st.have_header = true;
+}
+
 // Applies one chunk to the profile; throws on a payload that is not what its type says.
 void apply(chunk_type type, std::string_view payload, read_state& st) {
   auto& p = st.profile;
@@ -318,26 +341,9 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
   const json j = json::parse(payload);
   if (!j.is_object()) throw std::runtime_error("the payload is no JSON object");
   switch (type) {
-  case chunk_type::header: {
-    const auto format = whole<std::uint32_t>(j, "format", 0);
-    if (format > static_cast<std::uint32_t>(stream_format_version))
-      throw std::runtime_error(fmt::format("stream format {} is newer than this reader's {}", format, stream_format_version));
-    if (!j.contains("pid")) throw std::runtime_error("the header has no 'pid'");
-    info.pid = whole<std::uint32_t>(j, "pid", 0);
-    info.parent_pid = whole<std::uint32_t>(j, "ppid", 0);
-    info.host = j.value("host", std::string{});
-    info.command_line = j.value("argv", std::vector<std::string>{});
-    info.start_ns = whole<std::uint64_t>(j, "start_ns", 0);
-    info.tags = j.value("tags", std::map<std::string, std::string>{});
-    if (j.contains("realtime_ns")) info.tags["realtime_ns_at_start"] = std::to_string(whole<std::uint64_t>(j, "realtime_ns", 0));
-    if (j.contains("flush_interval_ms"))
-      info.tags["flush_interval_ms"] = std::to_string(whole<std::uint32_t>(j, "flush_interval_ms", 0));
-    info.used_cuda = true; // the library writes a stream only once CUDA initialized it
-    p.trace.backend = j.value("backend", std::string("cupti"));
-    p.trace.process = info.pid;
-    st.have_header = true;
+  case chunk_type::header:
+    apply_header(j, st);
     return;
-  }
   case chunk_type::records: {
     records_batch batch;
     batch.trace = j.at("trace").get<trace::device_trace>();
