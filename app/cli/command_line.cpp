@@ -16,6 +16,7 @@
 #include "app/suite/names.hpp"
 #include "app/new_project/new_project.hpp"
 #include "app/profile/profile_command.hpp"
+#include "profilers/profiler.hpp"
 
 namespace speedlab::app {
 
@@ -99,6 +100,14 @@ int run_from_command_line(const CLI::App& cmd, run_command_line& line) {
   return command_run(line.run);
 }
 
+// The backends the registry knows (those this build left out say so when chosen): the help
+// names no backend itself.
+std::string backend_list() {
+  std::string out;
+  for (const auto& entry : profiling::profiler_registry()) out += (out.empty() ? "" : ", ") + entry.first;
+  return out;
+}
+
 void add_selection_options(CLI::App* cmd, run_options& run) {
   cmd->add_option("--workload,-w", run.overrides.workloads, "Workload to run; repeatable");
   cmd->add_option("--variant,-v", run.overrides.variants, "Variant to run; repeatable");
@@ -125,7 +134,7 @@ std::vector<std::string> add_measure_options(CLI::App* cmd, run_command_line& li
                             "(default 5; 10 when compare measures both sides)");
   number_option("--counters-per-kernel",
                 "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
-  cmd->add_option("--profilers", line.profilers, "Profiler backends (host, cupti, counters, none)")->delimiter(',');
+  cmd->add_option("--profilers", line.profilers, "Profiler backends (" + backend_list() + ")")->delimiter(',');
   cmd->add_option("--metrics", run.overrides.metric_set,
                   "Counter metric set for the counters backend: default, full, or metric names joined by commas");
   cmd->add_option("--reports", line.reports, "Report formats (markdown or md, html, json, csv, perfetto, nsys-sqlite or nsys)")

@@ -13,7 +13,6 @@
 #include "app/suite/checked_number.hpp"
 #include "app/suite/names.hpp"
 #include "app/suite/sweep.hpp"
-#include "model/counters.hpp"
 
 namespace speedlab::app {
 
@@ -337,15 +336,6 @@ void check_text(const std::string& text, const std::string& file) {
                                      text_position(text, at, file), c));
     at += n;
   }
-}
-
-std::string checked_metric_set(const std::string& set, const std::string& where, const std::string& option) {
-  try {
-    counters::metric_set(set);
-  } catch (const std::invalid_argument& e) {
-    throw config_error(fmt::format("{}: {}: {}", where, option, e.what()));
-  }
-  return set;
 }
 
 suite_config parse_suite(const std::string& yaml_text, const std::string& file) {

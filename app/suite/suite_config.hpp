@@ -87,11 +87,6 @@ suite_config parse_suite(const std::string& yaml_text, const std::string& file);
 suite_config load_suite_file(const std::string& path);
 const char* default_suite_yaml();
 
-// The counters backend's metric set as a suite (`counters: metrics:`) or the command line
-// (--metrics) names it: a named set or metric names joined by commas. The one check both
-// use; returns the set unchanged, or throws config_error "<where>: <option>: <why>".
-std::string checked_metric_set(const std::string& set, const std::string& where, const std::string& option);
-
 // One measured point: a workload, a variant, and one value per parameter.
 struct planned_point {
   std::string workload, variant;

@@ -1,12 +1,14 @@
 #include "app/suite/suite_overrides.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "app/suite/checked_number.hpp"
 #include "app/suite/names.hpp"
 #include "app/suite/sweep.hpp"
+#include "model/counters.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -119,6 +121,15 @@ void apply_selection(suite_config& s, const cli_overrides& cli) {
 }
 
 } // namespace
+
+std::string checked_metric_set(const std::string& set, const std::string& where, const std::string& option) {
+  try {
+    counters::metric_set(set);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(fmt::format("{}: {}: {}", where, option, e.what()));
+  }
+  return set;
+}
 
 void apply_overrides(suite_config& s, const cli_overrides& cli) {
   check_overrides(cli);

@@ -32,4 +32,9 @@ struct cli_overrides {
 // Throws config_error.
 void apply_overrides(suite_config& suite, const cli_overrides& cli);
 
+// --metrics: the counters backend's metric set (a named set or metric names joined by
+// commas), checked by model/counters as the backend's own `counters: metrics:` reader checks
+// it; returns the set unchanged, or throws config_error "<where>: <option>: <why>".
+std::string checked_metric_set(const std::string& set, const std::string& where, const std::string& option);
+
 } // namespace speedlab::app
