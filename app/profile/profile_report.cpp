@@ -119,6 +119,9 @@ std::vector<std::filesystem::path> profile_parts(const std::filesystem::path& di
   if (holds_facts(dir)) return {dir};
   std::vector<std::filesystem::path> parts;
   std::error_code ec;
+  // A run folder is a run, whatever its subfolders hold (a profile packed beside a run's
+  // records): reporting it as their program would replace the run's own reports.
+  if (std::filesystem::exists(dir / layout::results, ec)) return parts;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.is_directory() && holds_facts(e.path())) parts.push_back(e.path());
   std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) {

@@ -26,7 +26,8 @@ inline constexpr const char* profile_facts_file = "profile.json";
 
 // The profile folders that make up dir: dir itself when it holds profile.json, else its
 // subfolders that do, in natural order (`speedlab profile` inside each rank of a launcher
-// writes DIR/rank-<R>; `speedlab report DIR` merges them). Empty: not a profile.
+// writes DIR/rank-<R>; `speedlab report DIR` merges them). Empty: not a profile, and so for
+// a run folder (results.jsonl) whatever its subfolders hold.
 std::vector<std::filesystem::path> profile_parts(const std::filesystem::path& dir);
 
 // True when dir holds a profile (profile.json, or rank folders with one each) rather than a

@@ -125,3 +125,15 @@ TEST_CASE("rank folders: report DIR merges the ranks' own folders", "[ranks][pro
   const std::string text((std::istreambuf_iterator<char>(trace)), std::istreambuf_iterator<char>());
   CHECK(text.find("ncclDevKernel_AllReduce") != std::string::npos); // the streams read again for the trace
 }
+
+TEST_CASE("rank folders: a run folder stays a run whatever profile its subfolders hold", "[ranks][profile-report]") {
+  // tests/fixtures/counters/h100-sol packs a profile beside the run's records: `report` on it
+  // must report the run's points, not replace its reports with the profile's.
+  temp_dir dir;
+  write_rank_folder(dir.path / "profile-cupy", 0, 0, 400 * us, 0);
+  REQUIRE(app::is_profile_folder(dir.path));
+  std::ofstream(dir.path / app::layout::results) << "";
+  CHECK_FALSE(app::is_profile_folder(dir.path));
+  CHECK(app::profile_parts(dir.path).empty());
+  CHECK(app::is_profile_folder(dir.path / "profile-cupy")); // the profile itself is still one
+}
