@@ -3,7 +3,6 @@
 // uncoalesced-access, achieved-occupancy, latency-bound, saturated-pipe, l2-thrashing.
 // Each looks at the distinct kernels of the counters pass that take a noticeable share of
 // the repetition.
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cmath>
@@ -392,10 +391,7 @@ bool same_kernel(const std::string& trace_name, const std::string& counters_name
   if (trace_name.empty() || counters_name.empty()) return false;
   if (trace_name == counters_name) return true;
   // The demangling the CUPTI backend applies to activity records (profilers/cupti).
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(counters_name.c_str(), nullptr, nullptr, &status),
-                                           std::free);
-  return status == 0 && d && trace_name == d.get();
+  return trace_name == cn::demangled_name(counters_name);
 }
 
 std::optional<busy_unit> busiest_unit(const cn::counter_figures& f) {

@@ -1,7 +1,5 @@
 #include "analysis/source_lines.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -9,15 +7,14 @@
 #include <fmt/format.h>
 
 #include "analysis/text.hpp"
+#include "model/counters.hpp"
 
 namespace speedlab::analysis {
 namespace {
 
-std::string demangled(const std::string& name) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && d ? std::string(d.get()) : name;
-}
+// The one demangling of what a person reads (model/counters): only `_Z` names, so an
+// extern "C" kernel named `d` stays `d` (not "double").
+std::string demangled(const std::string& name) { return speedlab::counters::demangled_name(name); }
 
 // Samples of a line waiting on global memory: the scoreboard of L1TEX results and a full
 // global/local queue (what a strided load or store makes warps wait on).

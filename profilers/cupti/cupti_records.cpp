@@ -1,13 +1,13 @@
 #include "profilers/cupti/cupti_records.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <unordered_map>
+
+#include "model/counters.hpp"
 
 namespace speedlab::profiling::cupti {
 namespace {
@@ -22,12 +22,6 @@ template <class T>
 void append_vector(std::vector<T>& to, std::vector<T>&& from) {
   if (to.empty()) to = std::move(from);
   else to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-
-std::string demangle(const std::string& mangled) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && d ? std::string(d.get()) : mangled;
 }
 
 template <class T>
@@ -230,7 +224,9 @@ void finalize(parsed_records&& in, const api_name_fn& api_name, trace::device_tr
   std::unordered_map<std::string, std::string> demangled;
   for (auto& k : t.kernels) {
     auto [it, inserted] = demangled.try_emplace(k.mangled_name);
-    if (inserted) it->second = demangle(k.mangled_name);
+    // The one demangling (model/counters): `_Z` names only, so an extern "C" kernel named
+    // `d` or `f` stays itself (the ABI demangler reads a bare `d` as "double").
+    if (inserted) it->second = speedlab::counters::demangled_name(k.mangled_name);
     k.name = it->second;
   }
 

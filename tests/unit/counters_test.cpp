@@ -44,6 +44,7 @@ TEST_CASE("kernel names: mangled names demangled, other names kept", "[counters]
   CHECK(counters::demangled_name("cupy_multiply__float32_float32_float32") == "cupy_multiply__float32_float32_float32");
   CHECK(counters::demangled_name("_Zbroken") == "_Zbroken"); // not demangled: kept as it is
   CHECK(counters::demangled_name("") == "");
+  CHECK(counters::demangled_name("d") == "d"); // an extern "C" kernel, not the type "double"
 }
 
 TEST_CASE("counter figures: FLOPs count an FMA twice, sectors per request, occupancy, busiest pipe", "[counters]") {

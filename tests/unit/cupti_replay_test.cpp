@@ -262,6 +262,22 @@ TEST_CASE("cupti replay: batches append and keep their counts", "[cupti_replay]"
   CHECK(t.kernels[0].name == "plain_c_kernel"); // not mangled: kept as is
 }
 
+TEST_CASE("cupti replay: only _Z names are demangled, a one-letter C kernel keeps its name", "[cupti_replay]") {
+  // The ABI demangler alone reads a bare `d` as the type "double" and `f` as "float".
+  cp::parsed_records a;
+  const auto k1 = kernel(100, 200, 1, "d");
+  const auto k2 = kernel(300, 400, 2, "f");
+  const auto k3 = kernel(500, 600, 3, "_Z6kernelPf");
+  for (const auto* k : std::initializer_list<const cp::kernel_activity*>{&k1, &k2, &k3}) cp::parse_record(as_activity(k), 0, a);
+  trace::device_trace t;
+  cp::finalize(std::move(a), nullptr, t);
+  REQUIRE(t.kernels.size() == 3);
+  CHECK(t.kernels[0].name == "d");
+  CHECK(t.kernels[1].name == "f");
+  CHECK(t.kernels[2].name == "kernel(float*)");
+  CHECK(t.kernels[2].mangled_name == "_Z6kernelPf");
+}
+
 TEST_CASE("cupti replay: CUPTI's own callback names", "[cupti_replay]") {
   CHECK(cp::cupti_api_name(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) ==
         "cudaLaunchKernel_v7000");
