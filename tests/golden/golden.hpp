@@ -66,6 +66,8 @@ inline void check_golden(const std::string& golden_name, const std::string& actu
   const std::string expected = read_file(path);
   if (expected != actual) {
     const auto actual_path = std::filesystem::temp_directory_path() / (golden_name + ".actual");
+    std::error_code ec; // a golden name with a folder ("program/report.md") needs it made
+    std::filesystem::create_directories(actual_path.parent_path(), ec);
     std::ofstream(actual_path, std::ios::binary) << actual;
     // Point at the first difference so the failure is readable without a diff tool.
     std::size_t i = 0;
