@@ -339,3 +339,37 @@ TEST_CASE("interleave: a stop between rounds keeps both sides' rounds and exits 
   }
   CHECK(std::filesystem::exists(out / "compare.json"));
 }
+
+TEST_CASE("interleave: a crash in the process of both sides is measured again apart and recorded on each side",
+          "[interleave][cli]") {
+  t::temp_dir dir;
+  const auto out = dir.path() / "out";
+  const std::string faulty = t::faulty_plugin().string();
+  const auto r = t::run_command(speedlab_exe() + " compare --base-plugins " + faulty + " --new-plugins " + faulty +
+                                " --out " + out.string() +
+                                " --rounds 2 -w faulty -v ok -v segfault -p n=1000 --max-time 0.05 --min-samples 2 "
+                                "--warmup 0 --calibrate off --reports json --format json");
+  INFO(r.output);
+  CHECK(r.exit_code == 0); // the segfault is "not measured" (invalid on both sides), not a regression
+  for (const char* s : {"base", "new"}) {
+    std::ifstream in(out / s / "results.jsonl");
+    int points = 0;
+    for (std::string line; std::getline(in, line); ++points) {
+      const auto p = nlohmann::json::parse(line);
+      if (p.at("variant") == "ok") {
+        CHECK(p.at("status") == "ok");
+        CHECK(p.at("rounds") == 2);
+      } else {
+        CHECK(p.at("status") == "crashed");
+        CHECK_THAT(p.at("reason").get<std::string>(), Contains("SIGSEGV"));
+      }
+    }
+    CHECK(points == 2);
+    const std::string run = t::read_text(out / s / "run.json");
+    CHECK_THAT(run, Contains("the process measuring both sides ended without a result"));
+    CHECK_THAT(run, Contains("measured in one process with its partner"));
+  }
+  const auto c = nlohmann::json::parse(std::ifstream(out / "compare.json"));
+  for (const auto& p : c["points"])
+    if (p["variant"] == "ok") CHECK(p["method"] == "paired");
+}
