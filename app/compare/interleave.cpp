@@ -4,7 +4,6 @@
 
 #include <array>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -149,16 +148,14 @@ bool measure_slot(std::array<side, 2>& sides, const slot& sl, int round, int rou
   std::optional<std::array<round_plan, 2>> plans;
   if (sl.index[0] >= 0 && sl.index[1] >= 0) plans = std::array<round_plan, 2>{plan(0), plan(1)};
   if (plans && can_pair(sides, sl, round, *plans)) {
-    // The round's median is the paired test's unit, and the test averages R of them: a round
-    // needs only sqrt(R) times the point's target_noise (1/R of its time, as in `run`), and a
-    // short point gets the point's whole sample cap in each round, so that its median is not the
-    // noise of 1/R of the samples. (Stopping every round at its share of min_time saved more
-    // time but cost power: docs/reports.md, "The gate, interleaved".)
+    // The round's median is the paired test's unit: a short point gets the point's whole sample
+    // cap in each round (its time budget stays 1/R, as in `run`), so that its median is not the
+    // noise of 1/R of the samples. (Stopping every round at its share of min_time, or converging
+    // at sqrt(R) x target_noise, saved time but cost power: docs/reports.md, "The gate,
+    // interleaved".)
     for (int w = 0; w < 2; ++w) {
-      const measure_options& whole = sides[w].points[sl.index[w]].measure;
       auto& m = (*plans)[w].request.point.measure;
-      m.max_samples = std::max(m.max_samples, whole.max_samples);
-      m.target_noise = whole.target_noise * std::sqrt(static_cast<double>(rounds));
+      m.max_samples = std::max(m.max_samples, sides[w].points[sl.index[w]].measure.max_samples);
     }
     progress.starting(step, fmt::format("{} (round {}/{}, both sides)", sl.id, round + 1, rounds));
     paired_outcome out;
