@@ -105,9 +105,9 @@ round_interval paired_ratio_interval(const std::vector<std::pair<double, double>
   // (set to the nearest kept one) for the spread.
   std::sort(d.begin(), d.end());
   const std::size_t n = d.size(), g = paired_trim_count(n), kept = n - 2 * g;
-  const double mean = std::accumulate(d.begin() + static_cast<std::ptrdiff_t>(g),
-                                      d.end() - static_cast<std::ptrdiff_t>(g), 0.0) /
-                      static_cast<double>(kept);
+  const double mean =
+      std::accumulate(d.begin() + static_cast<std::ptrdiff_t>(g), d.end() - static_cast<std::ptrdiff_t>(g), 0.0) /
+      static_cast<double>(kept);
   double wmean = 0;
   for (std::size_t i = 0; i < n; ++i) wmean += d[std::clamp(i, g, n - 1 - g)];
   wmean /= static_cast<double>(n);

@@ -11,14 +11,14 @@
 #include <fmt/format.h>
 
 #include "analysis/compare.hpp"
-#include "app/run/device_step.hpp"
 #include "app/process/interrupt.hpp"
+#include "app/run/device_step.hpp"
+#include "app/run/isolation.hpp"
 #include "app/run/progress.hpp"
 #include "app/run/rounds.hpp"
 #include "app/run/run_steps.hpp"
-#include "device/host_info.hpp"
-#include "app/run/isolation.hpp"
 #include "app/run/runner.hpp"
+#include "device/host_info.hpp"
 #include "profilers/profiler.hpp"
 
 namespace speedlab::app {
@@ -142,8 +142,8 @@ bool can_pair(const std::array<side, 2>& sides, const slot& sl, int round, const
 bool measure_slot(std::array<side, 2>& sides, const slot& sl, int round, int rounds, int threads, int first,
                   progress_display& progress, std::size_t step) {
   const auto plan = [&](int w) {
-    return plan_round(sides[w].points[sl.index[w]], rounds, round, sides[w].suite, sides[w].registry,
-                      *sides[w].folder, threads);
+    return plan_round(sides[w].points[sl.index[w]], rounds, round, sides[w].suite, sides[w].registry, *sides[w].folder,
+                      threads);
   };
   std::optional<std::array<round_plan, 2>> plans;
   if (sl.index[0] >= 0 && sl.index[1] >= 0) plans = std::array<round_plan, 2>{plan(0), plan(1)};
@@ -219,7 +219,8 @@ void finish_side(side& s, const std::string& partner, double wall_s, int stopped
   s.info.interleave_side = s.name;
   s.info.interleave_partner = "../" + partner;
   s.notes.insert(fmt::format("interleaved with {} (interleave_id {}): round r of each point measured on both sides "
-                             "back to back, in alternating order; `speedlab compare` pairs their rounds",
+                             "in one process, repetition by repetition, in alternating order; `speedlab compare` "
+                             "pairs their rounds",
                              s.info.interleave_partner, s.info.interleave_id));
   if (!s.python.interpreter.empty())
     s.notes.insert("interleaved: both sides run the same Python variant files with the same interpreter (" +

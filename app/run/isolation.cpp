@@ -98,9 +98,12 @@ paired_outcome run_pair_isolated(const run_request& a, const run_request& b, int
     o.abandoned = true;
     return o;
   }
-  if (!out.error.empty()) o.failure = out.error;
-  else if (out.timed_out) o.failure = fmt::format("timed out: no progress for {} s (during {})", timeout_s, out.last_heartbeat);
-  else if (!out.result) o.failure = fmt::format("{} during {} without a result", describe_end(out.wait_status), out.last_heartbeat);
+  if (!out.error.empty())
+    o.failure = out.error;
+  else if (out.timed_out)
+    o.failure = fmt::format("timed out: no progress for {} s (during {})", timeout_s, out.last_heartbeat);
+  else if (!out.result)
+    o.failure = fmt::format("{} during {} without a result", describe_end(out.wait_status), out.last_heartbeat);
   else {
     try {
       const auto j = nlohmann::json::parse(*out.result);

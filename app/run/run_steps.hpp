@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "analysis/analyze.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/python/python_variants.hpp"
 #include "app/run/commands.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/runner.hpp"
-#include "app/plugins/plugin_loader.hpp"
-#include "app/python/python_variants.hpp"
 #include "app/suite/suite_config.hpp"
 #include "model/results.hpp"
 

@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/time_split.hpp"
 #include "app/run/nvtx_phase.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/point_tracing.hpp"
 #include "model/statistics.hpp"
 #include "profilers/profiler.hpp"
-#include "analysis/time_split.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -440,8 +440,8 @@ std::string prepare_point(const run_request& req, point_result& r) {
     if (std::string why = v.unavailable_reason(); !why.empty()) return why;
   const point p(r.params);
   const work_model wm = v.work ? v.work(p) : (w.info.work ? w.info.work(p) : work_model{});
-  r.work = {wm.bytes_read, wm.bytes_written, wm.flops, wm.items, wm.host_to_device_bytes, wm.device_to_host_bytes,
-            wm.fp64};
+  r.work = {wm.bytes_read,           wm.bytes_written,        wm.flops, wm.items,
+            wm.host_to_device_bytes, wm.device_to_host_bytes, wm.fp64};
   return {};
 }
 
@@ -504,9 +504,9 @@ struct paired_side {
   point_result r;
   std::optional<point_run> run;
   clock_type::time_point start;
-  bool active = true;              // still measuring
-  bool failed = false;             // an exception (or a skip) ended it: status and reason are set
-  std::vector<std::size_t> reps;   // its repetitions' places among the sessions' (host usage)
+  bool active = true;            // still measuring
+  bool failed = false;           // an exception (or a skip) ended it: status and reason are set
+  std::vector<std::size_t> reps; // its repetitions' places among the sessions' (host usage)
 };
 
 void end_side(paired_side& s, point_status status, std::string reason) {
@@ -617,7 +617,8 @@ std::array<point_result, 2> measure_point_pair(const run_request& a, const run_r
   // the two sides come from one suite, so they name the same backends).
   std::vector<std::string> session_notes;
   profiler_sessions sessions(a, session_notes);
-  for (auto& s : sides) s.r.profiler_messages.insert(s.r.profiler_messages.end(), session_notes.begin(), session_notes.end());
+  for (auto& s : sides)
+    s.r.profiler_messages.insert(s.r.profiler_messages.end(), session_notes.begin(), session_notes.end());
   const tracing_scope tracing(sessions.traces_device() ? &a.profiler_options : nullptr);
   for (int o = 0; o < 2; ++o) {
     paired_side& s = sides[side_at(first, 0, o)];

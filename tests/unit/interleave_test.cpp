@@ -164,8 +164,7 @@ namespace {
 // side-round in `stall_every` stalls: its samples x2 to x4, a thread of one side descheduled for
 // the whole round (measured on this machine: one round of ten at x3, docs/reports.md).
 std::pair<std::vector<point_result>, std::vector<point_result>> stalling(int points, int rounds, double apart,
-                                                                         std::uint64_t stall_every,
-                                                                         normal_draws& draw,
+                                                                         std::uint64_t stall_every, normal_draws& draw,
                                                                          const std::string& slow = "",
                                                                          double factor = 1.0) {
   auto [base, next] = interleaved(points, rounds, 0.06, apart, 0.02, draw, slow, factor);

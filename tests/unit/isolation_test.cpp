@@ -171,7 +171,8 @@ run_request pair_request(const std::string& variant) {
 }
 } // namespace
 
-TEST_CASE("runner: the two sides of a pair are measured in one process, each under its own rule", "[runner][interleave]") {
+TEST_CASE("runner: the two sides of a pair are measured in one process, each under its own rule",
+          "[runner][interleave]") {
   const run_request a = pair_request("ok"), b = pair_request("ok");
   for (int first : {0, 1}) {
     const auto r = measure_point_pair(a, b, first);
@@ -204,7 +205,8 @@ TEST_CASE("runner: what one side of a pair throws or gets wrong ends that side o
   CHECK(r[1].status == point_status::ok);
 }
 
-TEST_CASE("isolation: a pair's child that crashes gives no result, so neither side is blamed", "[isolation][interleave]") {
+TEST_CASE("isolation: a pair's child that crashes gives no result, so neither side is blamed",
+          "[isolation][interleave]") {
   paired_outcome out = run_pair_isolated(pair_request("ok"), pair_request("segfault"), 0, 10);
   CHECK(!out.abandoned);
   CHECK(!out.results);
