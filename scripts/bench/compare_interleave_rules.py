@@ -4,7 +4,8 @@
 # with the Hodges-Lehmann interval, each on the rounds' medians or minima, and Yuen's trimmed paired t
 # (g = 1 and 2 rounds left out at each end; compare's rule from 10 rounds: g = floor(0.1 rounds)).
 # Prints, per rule, (self-comparisons with a point slower, pairs where SLOW x1.1 is slower, verdict counts).
-# Usage: compare_interleave_rules.py KEEP_DIR (needs scipy: Debian python3-scipy)
+# Usage: compare_interleave_rules.py KEEP_DIR [ROUNDS] (needs scipy: Debian python3-scipy); ROUNDS: use only
+# the first ROUNDS rounds of each point (what fewer rounds would have found on the same runs).
 import json, sys, math, statistics as st, glob, os, itertools
 from collections import defaultdict
 from scipy import stats as sps
@@ -52,7 +53,7 @@ def run(dirs, rule, slow="vector/threads", factor=1.1, agg=st.median):
         b=load(d+"/base"); n=load(d+"/new"); m=len(b)
         self_slow=False; hit=False
         for pid in b:
-            ks=sorted(set(b[pid])&set(n[pid]))
+            ks=sorted(set(b[pid])&set(n[pid]))[:first_rounds]
             dl=[math.log(agg(n[pid][k])/agg(b[pid][k])) for k in ks]
             v=verdict(*rule(dl,m)); pts[v]+=1
             if v=="slower": self_slow=True
@@ -61,6 +62,7 @@ def run(dirs, rule, slow="vector/threads", factor=1.1, agg=st.median):
                 if v2=="slower": hit=True
         alarms+=self_slow; hits+=hit
     return alarms, hits, dict(pts)
+first_rounds=int(sys.argv[2]) if len(sys.argv) > 2 else None
 dirs=sorted(glob.glob(sys.argv[1]+"/i*/"), key=lambda x: x)
 dirs=[d.rstrip("/") for d in dirs if os.path.exists(d+"new/run.json")]
 print(len(dirs), "pairs")
