@@ -162,7 +162,11 @@ bool measure_slot(std::array<side, 2>& sides, const slot& sl, int round, int rou
     if (sides[0].suite.isolate)
       out = run_pair_isolated((*plans)[0].request, (*plans)[1].request, first, sides[0].suite.timeout_s);
     else
-      out.results = measure_point_pair((*plans)[0].request, (*plans)[1].request, first);
+      try { // in speedlab's own process (isolate: false): what escapes the sides is the pair's failure
+        out.results = measure_point_pair((*plans)[0].request, (*plans)[1].request, first);
+      } catch (const std::exception& e) {
+        out.failure = e.what();
+      }
     if (out.abandoned) return false;
     if (out.results) {
       for (int w = 0; w < 2; ++w) {
