@@ -134,9 +134,11 @@ void describe_method(comparison& c) {
   if (paired)
     c.method_notes.push_back(fmt::format(
         "paired test: BASE and NEW are the two sides of one interleaved measurement (id {}): round k of each point "
-        "was measured on both sides back to back, in alternating order, so a load or frequency shift during the run "
+        "was measured on both sides together, in alternating order, so a load or frequency shift during the run "
         "hits both sides of a round alike and cancels in that round's ratio. {} points are judged by a paired t on "
-        "the log of each round's NEW / BASE median ratio (degrees of freedom: rounds - 1); two runs measured apart "
+        "the log of each round's NEW / BASE median ratio, from 10 rounds on Yuen's trimmed t (the lowest and highest "
+        "10% of the rounds left out, so one round in which a side stalled does not widen the interval; degrees of "
+        "freedom: rounds kept - 1); two runs measured apart "
         "would be judged by Welch's t on each side's rounds, whose interval must also cover the drift between the "
         "runs",
         c.base_run.interleave_id, paired));

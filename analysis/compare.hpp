@@ -37,8 +37,8 @@ struct point_delta {
   double base_median_ns = 0, new_median_ns = 0;
   std::size_t base_samples = 0, new_samples = 0;
   double ratio = 0, ci_low = 0, ci_high = 0; // NEW / BASE: above 1 means slower
-  // "paired" (round k of BASE with round k of NEW, one interleaved measurement: paired t on
-  // the per-round log ratios), "rounds" (between-round spread, Welch's t), "bootstrap" or "median-ci" (one
+  // "paired" (round k of BASE with round k of NEW, one interleaved measurement: paired t,
+  // trimmed from 10 rounds on, on the per-round log ratios), "rounds" (between-round spread, Welch's t), "bootstrap" or "median-ci" (one
   // process's samples: fewer than 2 rounds on a side), "none".
   std::string method;
   int base_rounds = 1, new_rounds = 1;       // rounds with samples on each side

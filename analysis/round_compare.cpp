@@ -88,6 +88,10 @@ std::vector<std::pair<double, double>> paired_round_medians(const point_result& 
   return out;
 }
 
+std::size_t paired_trim_count(std::size_t rounds) {
+  return static_cast<std::size_t>(paired_trim_fraction * static_cast<double>(rounds));
+}
+
 round_interval paired_ratio_interval(const std::vector<std::pair<double, double>>& pairs, double confidence) {
   round_interval out;
   const auto usable = [](double x) { return x > 0 && std::isfinite(x); };
@@ -97,16 +101,28 @@ round_interval paired_ratio_interval(const std::vector<std::pair<double, double>
     if (!usable(b) || !usable(n)) return out;
     d.push_back(std::log(n) - std::log(b));
   }
-  const double count = static_cast<double>(d.size());
-  const double mean = std::accumulate(d.begin(), d.end(), 0.0) / count;
-  double variance = 0;
-  for (double x : d) variance += (x - mean) * (x - mean);
-  variance /= count - 1;
-  const double se = std::sqrt(variance / count);
+  // Yuen's trimmed t: the g smallest and g largest d's are left out of the mean and winsorized
+  // (set to the nearest kept one) for the spread.
+  std::sort(d.begin(), d.end());
+  const std::size_t n = d.size(), g = paired_trim_count(n), kept = n - 2 * g;
+  const double mean =
+      std::accumulate(d.begin() + static_cast<std::ptrdiff_t>(g), d.end() - static_cast<std::ptrdiff_t>(g), 0.0) /
+      static_cast<double>(kept);
+  double wmean = 0;
+  for (std::size_t i = 0; i < n; ++i) wmean += d[std::clamp(i, g, n - 1 - g)];
+  wmean /= static_cast<double>(n);
+  double wvariance = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = d[std::clamp(i, g, n - 1 - g)] - wmean;
+    wvariance += x * x;
+  }
+  wvariance /= static_cast<double>(n - 1);
+  const double se =
+      std::sqrt(static_cast<double>(n - 1) * wvariance / (static_cast<double>(kept) * static_cast<double>(kept - 1)));
   out.ratio = std::exp(mean);
-  out.df = count - 1;
+  out.df = static_cast<double>(kept - 1);
   out.ok = true;
-  if (se == 0) { // every round moved by exactly the same factor
+  if (se == 0) { // every kept round moved by exactly the same factor
     out.ci_low = out.ci_high = out.ratio;
     out.p_value = mean == 0 ? 1 : 0;
     return out;

@@ -4,7 +4,7 @@
 #   bash scripts/gpu-check.sh [stage ...]      stages: info tests calibrate suite sweep crossover lesson sanitize
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
 #                                                      counters-sass counters-degrade terminate source profile-source sol
-#                                                      overhead-bench overhead-breakdown
+#                                                      overhead-bench overhead-breakdown interleave
 #                                                      (default: all but overhead-bench and overhead-breakdown,
 #                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -65,6 +65,36 @@ if has suite; then
   # SUITE_TIMEOUT: SIGTERM after that many seconds (speedlab then reports the finished points).
   /usr/bin/time -v timeout "${SUITE_TIMEOUT:-900}" "$speedlab" run suites/gpu-lessons.yaml --force --out "$work/suite" >"$work/logs/suite.txt" 2>"$work/logs/suite.err"
   note "lesson suite: exit $? (see suite/report.md)"
+fi
+
+if has interleave; then
+  # compare --base-plugins/--new-plugins on CUDA points: both sides of each round in one child,
+  # repetition by repetition, under one CUPTI session (docs/reports.md, "speedlab compare").
+  # A self-comparison: expect exit 0, every point "paired", each side's CUDA points ok with a
+  # time split of their own (kernel > 0) and a device trace in round 1. 8 C++ CUDA points and 4
+  # rounds (all of vector and reduction's 48 points at 10 rounds took over 170 s on an H100).
+  rm -rf "$work/interleave"
+  /usr/bin/time -f "%e s" timeout 150 "$speedlab" compare suites/gpu-lessons.yaml -w vector -w reduction \
+    -v cuda -v cuda-lesson -p n=4194304 --rounds 4 \
+    --base-plugins "$bin/plugins" --new-plugins "$bin/plugins" --out "$work/interleave" --format json,md \
+    >"$work/logs/interleave.txt" 2>&1
+  note "interleave: exit $? ($(tail -1 "$work/logs/interleave.txt"); $(grep -m1 'speedlab compare:' "$work/logs/interleave.txt"))"
+  python3 - "$work/interleave" >>"$work/logs/interleave.txt" 2>&1 <<'PY'
+import json, sys, os
+out = sys.argv[1]
+c = json.load(open(os.path.join(out, "compare.json")))
+methods = sorted({p["method"] for p in c["points"]})
+print("interleave check: methods", methods, "verdicts", sorted(p["verdict"] for p in c["points"]))
+for side in ("base", "new"):
+    for line in open(os.path.join(out, side, "results.jsonl")):
+        p = json.loads(line)
+        if p["kind"] != "cuda":
+            continue
+        split = p.get("split_median") or {}
+        print(f"interleave check: {side} {p['id']}: {p['status']}, rounds {p['rounds']}, samples {len(p['samples_ns'])},"
+              f" kernel {split.get('kernel', 0):.0f} ns, h2d {split.get('h2d', 0):.0f} ns, trace {p.get('trace_file', '')!r}")
+PY
+  grep "interleave check:" "$work/logs/interleave.txt" | head -18 | tee -a "$summary" "$out/summary.txt" >/dev/null
 fi
 
 if has python; then

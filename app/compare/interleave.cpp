@@ -11,13 +11,15 @@
 #include <fmt/format.h>
 
 #include "analysis/compare.hpp"
-#include "app/run/device_step.hpp"
 #include "app/process/interrupt.hpp"
+#include "app/run/device_step.hpp"
+#include "app/run/isolation.hpp"
 #include "app/run/progress.hpp"
 #include "app/run/rounds.hpp"
 #include "app/run/run_steps.hpp"
-#include "device/host_info.hpp"
 #include "app/run/runner.hpp"
+#include "device/host_info.hpp"
+#include "profilers/profiler.hpp"
 
 namespace speedlab::app {
 
@@ -92,38 +94,114 @@ void keep(side& s, point_result& r) {
   s.results.push_back(std::move(r));
 }
 
-// Round `round` of point `i` of one side; false when a stop signal abandoned it.
+// Whether point i of a side still wants round `round` (its earlier rounds ended ok).
+bool wants_round(const side& s, int i, int round) {
+  return i >= 0 && (round == 0 || (s.partial[i] && !point_finished(*s.partial[i])));
+}
+
+void add_round(side& s, int i, int round, int rounds, point_result r) {
+  if (!s.partial[i]) s.partial[i].emplace();
+  merge_round(*s.partial[i], std::move(r), round, rounds);
+  if (point_finished(*s.partial[i])) {
+    keep(s, *s.partial[i]);
+    s.partial[i].reset();
+  }
+}
+
+// Round `round` of point `i` of one side in a process of its own; false when a stop signal
+// abandoned it.
 bool measure_one(side& s, int i, int round, int rounds, int threads, progress_display& progress, std::size_t step) {
-  if (round > 0 && (!s.partial[i] || point_finished(*s.partial[i]))) return true;
+  if (!wants_round(s, i, round)) return true;
   const auto& pp = s.points[i];
   progress.starting(step, fmt::format("{}: {} (round {}/{})", s.name, point_id(pp.workload, pp.variant, pp.params),
                                       round + 1, rounds));
   std::optional<point_result> r = measure_round(pp, rounds, round, s.suite, s.registry, *s.folder, threads);
   if (!r) return false;
   progress.finished(step, *r);
-  if (!s.partial[i]) s.partial[i].emplace();
-  merge_round(*s.partial[i], std::move(*r), round, rounds);
-  if (point_finished(*s.partial[i])) {
-    keep(s, *s.partial[i]);
-    s.partial[i].reset();
+  add_round(s, i, round, rounds, std::move(*r));
+  return true;
+}
+
+// Both sides of a slot in one round of one process (measure_point_pair): only where both still
+// want the round and no backend of the round reads kernels in a pass of its own (counters and
+// source, first round only), which two sides in one process would share.
+bool can_pair(const std::array<side, 2>& sides, const slot& sl, int round, const std::array<round_plan, 2>& plans) {
+  if (!wants_round(sides[0], sl.index[0], round) || !wants_round(sides[1], sl.index[1], round)) return false;
+  for (const auto& p : plans) {
+    if (p.device) return false;
+    for (const auto& name : p.request.profilers)
+      if (const auto* b = profiling::find_backend(name); b && b->first_round_only) return false;
   }
   return true;
 }
 
-// Rounds over the slots, both sides of a slot back to back, BASE first in even steps (round
-// plus slot) and NEW first in odd ones: ABBA along the plan and across rounds. A stop signal
-// ends it; the rounds measured so far are saved on both sides.
+// Round `round` of a slot, both sides: in one process, alternating repetition by repetition,
+// when can_pair says so; otherwise (or when that process gave no result: a crash cannot be
+// laid on either side) each side in a process of its own, `first` first. False when a stop
+// signal abandoned it.
+bool measure_slot(std::array<side, 2>& sides, const slot& sl, int round, int rounds, int threads, int first,
+                  progress_display& progress, std::size_t step) {
+  const auto plan = [&](int w) {
+    return plan_round(sides[w].points[sl.index[w]], rounds, round, sides[w].suite, sides[w].registry, *sides[w].folder,
+                      threads);
+  };
+  std::optional<std::array<round_plan, 2>> plans;
+  if (sl.index[0] >= 0 && sl.index[1] >= 0) plans = std::array<round_plan, 2>{plan(0), plan(1)};
+  if (plans && can_pair(sides, sl, round, *plans)) {
+    // The round's median is the paired test's unit: a short point gets the point's whole sample
+    // cap in each round (its time budget stays 1/R, as in `run`), so that its median is not the
+    // noise of 1/R of the samples. (Stopping every round at its share of min_time, or converging
+    // at sqrt(R) x target_noise, saved time but cost power: docs/reports.md, "The gate,
+    // interleaved".)
+    for (int w = 0; w < 2; ++w) {
+      auto& m = (*plans)[w].request.point.measure;
+      m.max_samples = std::max(m.max_samples, sides[w].points[sl.index[w]].measure.max_samples);
+    }
+    progress.starting(step, fmt::format("{} (round {}/{}, both sides)", sl.id, round + 1, rounds));
+    paired_outcome out;
+    if (sides[0].suite.isolate)
+      out = run_pair_isolated((*plans)[0].request, (*plans)[1].request, first, sides[0].suite.timeout_s);
+    else
+      try { // in speedlab's own process (isolate: false): what escapes the sides is the pair's failure
+        out.results = measure_point_pair((*plans)[0].request, (*plans)[1].request, first);
+      } catch (const std::exception& e) {
+        out.failure = e.what();
+      }
+    if (out.abandoned) return false;
+    if (out.results) {
+      for (int w = 0; w < 2; ++w) {
+        point_result& r = (*out.results)[w];
+        finish_round(r, (*plans)[w], sides[w].suite);
+        progress.finished(step + w, r);
+        add_round(sides[w], sl.index[w], round, rounds, std::move(r));
+      }
+      return true;
+    }
+    for (auto& s : sides)
+      s.notes.insert(fmt::format("{} round {}: the process measuring both sides ended without a result ({}); each "
+                                 "side was measured again in a process of its own",
+                                 sl.id, round + 1, out.failure));
+  }
+  for (int o = 0; o < 2; ++o) {
+    const int which = o == 0 ? first : 1 - first;
+    if (!measure_one(sides[which], sl.index[which], round, rounds, threads, progress, step + o)) return false;
+  }
+  return true;
+}
+
+// Rounds over the slots, both sides of a slot in one process, repetition by repetition
+// (measure_slot), BASE first in even steps (round plus slot) and NEW first in odd ones: ABBA
+// within a round, along the plan and across rounds. A stop signal ends it; the rounds measured
+// so far are saved on both sides.
 void measure_interleaved(std::array<side, 2>& sides, const std::vector<slot>& slots, int rounds, int threads) {
   progress_display progress(slots.size() * 2 * static_cast<std::size_t>(rounds), stderr_is_terminal());
   bool abandoned = false;
   for (int round = 0; round < rounds && !abandoned; ++round)
-    for (std::size_t k = 0; k < slots.size() && !abandoned && !stop_signal(); ++k)
-      for (int o = 0; o < 2 && !abandoned; ++o) {
-        const int which = (static_cast<std::size_t>(round) + k) % 2 == 0 ? o : 1 - o;
-        const int i = slots[k].index[which];
-        const std::size_t step = (static_cast<std::size_t>(round) * slots.size() + k) * 2 + o;
-        if (i >= 0) abandoned = !measure_one(sides[which], i, round, rounds, threads, progress, step);
-      }
+    for (std::size_t k = 0; k < slots.size() && !abandoned && !stop_signal(); ++k) {
+      const int first = (static_cast<std::size_t>(round) + k) % 2 == 0 ? 0 : 1;
+      const std::size_t step = (static_cast<std::size_t>(round) * slots.size() + k) * 2;
+      abandoned = !measure_slot(sides, slots[k], round, rounds, threads, first, progress, step);
+    }
   progress.done();
   for (auto& s : sides) {
     std::size_t short_points = 0;
@@ -145,7 +223,8 @@ void finish_side(side& s, const std::string& partner, double wall_s, int stopped
   s.info.interleave_side = s.name;
   s.info.interleave_partner = "../" + partner;
   s.notes.insert(fmt::format("interleaved with {} (interleave_id {}): round r of each point measured on both sides "
-                             "back to back, in alternating order; `speedlab compare` pairs their rounds",
+                             "in one process, repetition by repetition, in alternating order; `speedlab compare` "
+                             "pairs their rounds",
                              s.info.interleave_partner, s.info.interleave_id));
   if (!s.python.interpreter.empty())
     s.notes.insert("interleaved: both sides run the same Python variant files with the same interpreter (" +

@@ -326,10 +326,8 @@ run_info new_run_info(const run_options& options, const suite_config& suite) {
   return info;
 }
 
-// One round of one point, in its own process when isolated; nullopt when a stop signal
-// abandoned it.
-std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
-                                          const plugin_registry& registry, output_folder& folder, int threads) {
+round_plan plan_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
+                      const plugin_registry& registry, output_folder& folder, int threads) {
   const loaded_workload* w = registry.find(pp.workload);
   planned_point plugin_point = pp; // the plugin never sees the device parameter
   plugin_point.measure = round_measure(pp.measure, rounds);
@@ -346,15 +344,28 @@ std::optional<point_result> measure_round(const planned_point& pp, int rounds, i
   run_request req{w, w->find_variant(pp.variant), plugin_point, threads, profilers, suite.self_timing,
                   suite.profiler_options, round == 0 ? folder.dir() : std::filesystem::path(), {}, {}};
   if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
-  std::optional<point_result> r = suite.isolate ? run_isolated(req, suite.timeout_s) : measure_point(req);
-  if (r && r->language == "c++") r->build = w->build; // the plugin's flavour travels with the point
-  if (r && !suite.isolate && wants_own_process_pass(req))
-    r->profiler_messages.push_back("source: the source pass needs a process of its own per point (isolation on, "
-                                   "the default); no source view");
-  if (r && device) { // the device is part of the point's identity
-    r->params[device_param] = std::to_string(*device);
-    r->id = point_id(r->workload, r->variant, r->params);
+  return {std::move(req), device};
+}
+
+void finish_round(point_result& r, const round_plan& plan, const suite_config& suite) {
+  if (r.language == "c++") r.build = plan.request.workload->build; // the plugin's flavour travels with the point
+  if (!suite.isolate && wants_own_process_pass(plan.request))
+    r.profiler_messages.push_back("source: the source pass needs a process of its own per point (isolation on, "
+                                  "the default); no source view");
+  if (plan.device) { // the device is part of the point's identity
+    r.params[device_param] = std::to_string(*plan.device);
+    r.id = point_id(r.workload, r.variant, r.params);
   }
+}
+
+// One round of one point, in its own process when isolated; nullopt when a stop signal
+// abandoned it.
+std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
+                                          const plugin_registry& registry, output_folder& folder, int threads) {
+  const round_plan plan = plan_round(pp, rounds, round, suite, registry, folder, threads);
+  std::optional<point_result> r =
+      suite.isolate ? run_isolated(plan.request, suite.timeout_s) : measure_point(plan.request);
+  if (r) finish_round(*r, plan, suite);
   return r;
 }
 

@@ -78,4 +78,41 @@ std::optional<point_result> run_one(const run_request& request, double timeout_s
 
 } // namespace
 
+paired_outcome run_pair_isolated(const run_request& a, const run_request& b, int first, double timeout_s) {
+  const child_outcome out = run_in_child(
+      [&](const heartbeat_function& heartbeat) {
+        run_request ca = a, cb = b;
+        ca.progress = cb.progress = heartbeat;
+        std::array<point_result, 2> r;
+        try {
+          r = measure_point_pair(ca, cb, first);
+        } catch (...) {
+          r = {failed_point(a, point_status::failed, "the runner failed outside the plugin"),
+               failed_point(b, point_status::failed, "the runner failed outside the plugin")};
+        }
+        return nlohmann::json::array({nlohmann::json(r[0]), nlohmann::json(r[1])}).dump();
+      },
+      timeout_s);
+  paired_outcome o;
+  if (out.interrupted_by && !out.result) {
+    o.abandoned = true;
+    return o;
+  }
+  if (!out.error.empty())
+    o.failure = out.error;
+  else if (out.timed_out)
+    o.failure = fmt::format("timed out: no progress for {} s (during {})", timeout_s, out.last_heartbeat);
+  else if (!out.result)
+    o.failure = fmt::format("{} during {} without a result", describe_end(out.wait_status), out.last_heartbeat);
+  else {
+    try {
+      const auto j = nlohmann::json::parse(*out.result);
+      o.results = std::array<point_result, 2>{j.at(0).get<point_result>(), j.at(1).get<point_result>()};
+    } catch (const std::exception& e) {
+      o.failure = std::string("unreadable result from the child: ") + json_problem(e);
+    }
+  }
+  return o;
+}
+
 } // namespace speedlab::app

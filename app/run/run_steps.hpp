@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "analysis/analyze.hpp"
-#include "app/run/commands.hpp"
-#include "app/run/output_folder.hpp"
 #include "app/plugins/plugin_loader.hpp"
 #include "app/python/python_variants.hpp"
+#include "app/run/commands.hpp"
+#include "app/run/output_folder.hpp"
+#include "app/run/runner.hpp"
 #include "app/suite/suite_config.hpp"
 #include "model/results.hpp"
 
@@ -38,6 +39,16 @@ std::map<std::string, std::string> measurement_settings(const suite_config& suit
 void record_plugin_builds(run_info& info, const std::vector<planned_point>& planned, const plugin_registry& registry);
 void record_device(run_info& info, const std::optional<analysis::device_model>& device);
 run_info new_run_info(const run_options& options, const suite_config& suite);
+// One round of one point: its request (the round's share of the budget and its backends) and
+// the device its parameters name (--devices).
+struct round_plan {
+  run_request request;
+  std::optional<int> device;
+};
+round_plan plan_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
+                      const plugin_registry& registry, output_folder& folder, int threads);
+// What every round's result gets after measuring: the plugin's build, the device parameter.
+void finish_round(point_result& r, const round_plan& plan, const suite_config& suite);
 std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
                                           const plugin_registry& registry, output_folder& folder, int threads);
 std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,

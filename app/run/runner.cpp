@@ -1,18 +1,19 @@
 #include "app/run/runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/time_split.hpp"
 #include "app/run/nvtx_phase.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/point_tracing.hpp"
 #include "model/statistics.hpp"
 #include "profilers/profiler.hpp"
-#include "analysis/time_split.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -222,29 +223,53 @@ public:
   void measure(profiler_sessions& sessions) {
     m_sessions_begin = now_ns();
     sessions.each([](profiling::session& s) { s.start(); });
-    const auto start = clock_type::now();
-    for (;;) {
-      progress("measure");
-      sessions.each([](profiling::session& s) { s.repetition_begin(); });
-      repetition(true);
-      sessions.each([](profiling::session& s) { s.repetition_end(); });
-      if (m_r.samples_ns.size() == 1) {
-        // Validation runs inside the session but outside every repetition window, so the
-        // time split never counts it.
-        m_r.first_validation = validate();
-        if (!m_r.first_validation.ok) {
-          m_r.stop_reason = "first validation failed";
-          break;
-        }
-      }
-      const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
-      m_r.stop_reason = stop_reason(m_req.point.measure, m_r.samples_ns, elapsed);
+    while (measured_step(sessions)) {
+      m_r.stop_reason = stop_check();
       if (!m_r.stop_reason.empty()) break;
     }
-    if (m_r.first_validation.ok) m_r.last_validation = m_r.samples_ns.size() > 1 ? validate() : m_r.first_validation;
+    end_measure();
     sessions.each([](profiling::session& s) { s.stop(); });
     m_sessions_end = now_ns();
+  }
+
+  // One measured repetition inside the sessions; the first is validated (inside the sessions
+  // but outside every repetition window, so the time split never counts it). False when that
+  // validation failed. Its time, with the validation's, counts towards the stopping rule.
+  bool measured_step(profiler_sessions& sessions) {
+    const auto start = clock_type::now();
+    progress("measure");
+    sessions.each([](profiling::session& s) { s.repetition_begin(); });
+    repetition(true);
+    sessions.each([](profiling::session& s) { s.repetition_end(); });
+    bool ok = true;
+    if (m_r.samples_ns.size() == 1) {
+      m_r.first_validation = validate();
+      if (!m_r.first_validation.ok) {
+        m_r.stop_reason = "first validation failed";
+        ok = false;
+      }
+    }
+    m_measure_s += std::chrono::duration<double>(clock_type::now() - start).count();
+    return ok;
+  }
+
+  // The stopping rule on this point's own samples and measuring time.
+  std::string stop_check() const { return stop_reason(m_req.point.measure, m_r.samples_ns, m_measure_s); }
+  // The rule's limits, which end the point whatever its partner (measure_point_pair) still needs.
+  bool at_limit() const {
+    const auto& m = m_req.point.measure;
+    return m_r.samples_ns.size() >= m.max_samples || (m_measure_s >= m.max_time_s && !m_r.samples_ns.empty());
+  }
+
+  // After the last measured repetition: the last validation, the self-timed series aligned.
+  void end_measure() {
+    if (m_r.first_validation.ok) m_r.last_validation = m_r.samples_ns.size() > 1 ? validate() : m_r.first_validation;
     for (auto& [name, series] : m_r.self_timed_ns) series.resize(m_r.samples_ns.size(), 0.0);
+  }
+
+  void set_session_span(std::uint64_t begin, std::uint64_t end) {
+    m_sessions_begin = begin;
+    m_sessions_end = end;
   }
 
   // The device records of a variant that works in another process, from the span the
@@ -324,6 +349,7 @@ private:
   std::map<std::string, std::vector<double>> m_phase_ns;
   std::vector<trace::repetition_window> m_windows; // the runner's own timers, for the time split
   std::uint64_t m_sessions_begin = 0, m_sessions_end = 0; // steady clock around the sessions' span
+  double m_measure_s = 0; // time in measured repetitions and their validation: the stopping rule's clock
 };
 
 // What the profilers saw: CPU utilization, the time split per repetition and its summary,
@@ -403,9 +429,38 @@ void merge_own_process_pass(point_result& into, const point_result& pass) {
   if (pass.source && !into.source) into.source = pass.source;
 }
 
-point_result measure_point(const run_request& req) {
+namespace {
+
+// The point's record before anything runs: its work model; the reason it cannot run here
+// (a skip), or "".
+std::string prepare_point(const run_request& req, point_result& r) {
   const auto& w = *req.workload;
   const auto& v = *req.variant;
+  if (v.unavailable_reason)
+    if (std::string why = v.unavailable_reason(); !why.empty()) return why;
+  const point p(r.params);
+  const work_model wm = v.work ? v.work(p) : (w.info.work ? w.info.work(p) : work_model{});
+  r.work = {wm.bytes_read,           wm.bytes_written,        wm.flops, wm.items,
+            wm.host_to_device_bytes, wm.device_to_host_bytes, wm.fp64};
+  return {};
+}
+
+// Status and reason of a point whose measurement ran to the end.
+void settle_status(point_result& r) {
+  r.wall = stats::summarize(r.samples_ns);
+  if (!r.first_validation.ok || !r.last_validation.ok) {
+    const auto& bad = r.first_validation.ok ? r.last_validation : r.first_validation;
+    r.status = point_status::invalid;
+    r.reason = "validation failed: " + bad.message;
+  } else {
+    r.status = point_status::ok;
+    r.reason.clear();
+  }
+}
+
+} // namespace
+
+point_result measure_point(const run_request& req) {
   point_result r = new_point_result(req);
   r.started_unix_s = unix_now_s();
   const auto point_start = clock_type::now();
@@ -417,14 +472,7 @@ point_result measure_point(const run_request& req) {
   };
 
   try {
-    if (v.unavailable_reason) {
-      if (std::string why = v.unavailable_reason(); !why.empty()) return finish(point_status::skipped, why);
-    }
-    const point p(r.params);
-    const work_model wm = v.work ? v.work(p) : (w.info.work ? w.info.work(p) : work_model{});
-    r.work = {wm.bytes_read, wm.bytes_written, wm.flops, wm.items, wm.host_to_device_bytes, wm.device_to_host_bytes,
-              wm.fp64};
-
+    if (std::string why = prepare_point(req, r); !why.empty()) return finish(point_status::skipped, why);
     if (req.own_process_pass) return own_process_pass(req, r, finish);
     profiler_sessions sessions(req, r.profiler_messages);
     const tracing_scope tracing(sessions.traces_device() ? &req.profiler_options : nullptr);
@@ -437,13 +485,8 @@ point_result measure_point(const run_request& req) {
     add_profile(r, std::move(data), run.take_windows(), req.output_dir);
     run.own_passes(sessions);
     run.teardown();
-    r.wall = stats::summarize(r.samples_ns);
-
-    if (!r.first_validation.ok || !r.last_validation.ok) {
-      const auto& bad = r.first_validation.ok ? r.last_validation : r.first_validation;
-      return finish(point_status::invalid, "validation failed: " + bad.message);
-    }
-    return finish(point_status::ok, {});
+    settle_status(r);
+    return finish(r.status, r.reason);
   } catch (const point_skipped& e) {
     return finish(point_status::skipped, e.what());
   } catch (const std::exception& e) {
@@ -451,6 +494,150 @@ point_result measure_point(const run_request& req) {
   } catch (...) {
     return finish(point_status::failed, "a non-standard exception was thrown");
   }
+}
+
+namespace {
+
+// One side of a pair measured in one process (measure_point_pair).
+struct paired_side {
+  const run_request* req = nullptr;
+  point_result r;
+  std::optional<point_run> run;
+  clock_type::time_point start;
+  bool active = true;            // still measuring
+  bool failed = false;           // an exception (or a skip) ended it: status and reason are set
+  std::vector<std::size_t> reps; // its repetitions' places among the sessions' (host usage)
+};
+
+void end_side(paired_side& s, point_status status, std::string reason) {
+  s.r.status = status;
+  s.r.reason = std::move(reason);
+  s.failed = true;
+  s.active = false;
+}
+
+// Runs fn for one side; what its plugin throws ends that side alone, as measure_point's
+// catch ends a point, and the other side goes on.
+template <class Fn>
+void on_side(paired_side& s, Fn&& fn) {
+  if (s.failed) return;
+  try {
+    fn();
+  } catch (const point_skipped& e) {
+    end_side(s, point_status::skipped, e.what());
+  } catch (const std::exception& e) {
+    end_side(s, point_status::failed, std::string("exception: ") + e.what());
+  } catch (...) {
+    end_side(s, point_status::failed, "a non-standard exception was thrown");
+  }
+}
+
+// Which side runs at step k, place o (0 or 1): AB BA AB BA ..., starting with `first`, so a
+// linear drift within the process falls on both sides alike.
+std::size_t side_at(int first, std::size_t k, int o) {
+  return static_cast<std::size_t>(first) ^ (k & 1U) ^ static_cast<std::size_t>(o);
+}
+
+// The measured repetitions of both sides, alternating, each side under its own stopping rule;
+// a side whose rule says stop goes on while its partner still measures (their samples stay
+// interleaved) unless it reached its own limits (max_samples, max_time).
+void measure_alternately(std::array<paired_side, 2>& sides, profiler_sessions& sessions, int first) {
+  const std::uint64_t begin = now_ns();
+  sessions.each([](profiling::session& s) { s.start(); });
+  std::size_t rep = 0;
+  for (std::size_t k = 0; sides[0].active || sides[1].active; ++k) {
+    for (int o = 0; o < 2; ++o) {
+      paired_side& s = sides[side_at(first, k, o)];
+      if (!s.active) continue;
+      on_side(s, [&] {
+        const bool ok = s.run->measured_step(sessions);
+        s.reps.push_back(rep++);
+        if (!ok) s.active = false; // first validation failed: its stop_reason says so
+      });
+    }
+    std::array<std::string, 2> why;
+    for (std::size_t i = 0; i < 2; ++i)
+      if (sides[i].active) why[i] = sides[i].run->stop_check();
+    for (std::size_t i = 0; i < 2; ++i) {
+      paired_side &s = sides[i], &other = sides[1 - i];
+      if (!s.active || why[i].empty()) continue;
+      if (s.run->at_limit() || !other.active || !why[1 - i].empty()) {
+        s.r.stop_reason = why[i];
+        s.active = false;
+      }
+    }
+  }
+  for (auto& s : sides) on_side(s, [&] { s.run->end_measure(); });
+  sessions.each([](profiling::session& s) { s.stop(); });
+  const std::uint64_t end = now_ns();
+  for (auto& s : sides)
+    if (s.run) s.run->set_session_span(begin, end);
+}
+
+// One side's share of what the sessions saw: every record (the device trace holds both sides'
+// activity; its time split counts only this side's repetition windows) and its own
+// repetitions' host usage.
+profiling::profile_data side_share(const profiling::profile_data& all, const paired_side& s) {
+  profiling::profile_data d;
+  d.device = all.device;
+  d.messages = all.messages;
+  if (!all.host.empty())
+    for (std::size_t i : s.reps)
+      if (i < all.host.size()) d.host.push_back(all.host[i]);
+  return d;
+}
+
+void finish_side(paired_side& s, const profiling::profile_data& all) {
+  on_side(s, [&] {
+    if (!s.run) return;
+    profiling::profile_data d = side_share(all, s);
+    s.run->collect_out_of_process(d);
+    add_profile(s.r, std::move(d), s.run->take_windows(), s.req->output_dir);
+    s.run->teardown();
+    settle_status(s.r);
+  });
+  s.r.duration_s = std::chrono::duration<double>(clock_type::now() - s.start).count();
+}
+
+} // namespace
+
+std::array<point_result, 2> measure_point_pair(const run_request& a, const run_request& b, int first) {
+  std::array<paired_side, 2> sides;
+  sides[0].req = &a;
+  sides[1].req = &b;
+  for (auto& s : sides) {
+    s.r = new_point_result(*s.req);
+    s.r.started_unix_s = unix_now_s();
+    s.start = clock_type::now();
+    on_side(s, [&] {
+      if (std::string why = prepare_point(*s.req, s.r); !why.empty()) end_side(s, point_status::skipped, why);
+    });
+  }
+  // The profiler backends are per process: one set of sessions for both sides (A's request;
+  // the two sides come from one suite, so they name the same backends).
+  std::vector<std::string> session_notes;
+  profiler_sessions sessions(a, session_notes);
+  for (auto& s : sides)
+    s.r.profiler_messages.insert(s.r.profiler_messages.end(), session_notes.begin(), session_notes.end());
+  const tracing_scope tracing(sessions.traces_device() ? &a.profiler_options : nullptr);
+  for (int o = 0; o < 2; ++o) {
+    paired_side& s = sides[side_at(first, 0, o)];
+    on_side(s, [&] {
+      s.run.emplace(*s.req, s.r);
+      s.run->setup();
+    });
+  }
+  for (int o = 0; o < 2; ++o) {
+    paired_side& s = sides[side_at(first, 1, o)];
+    on_side(s, [&] { s.run->warm_up(); });
+  }
+  measure_alternately(sides, sessions, first);
+  const profiling::profile_data data = sessions.collect();
+  for (auto& s : sides) finish_side(s, data);
+  for (auto& s : sides)
+    s.r.profiler_messages.push_back("measured in one process with its partner of the other side, repetition by "
+                                    "repetition (compare --base-plugins/--new-plugins)");
+  return {std::move(sides[0].r), std::move(sides[1].r)};
 }
 
 } // namespace speedlab::app

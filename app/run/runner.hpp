@@ -4,6 +4,7 @@
 // isolation layer's business (isolation.hpp).
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -46,6 +47,14 @@ struct point_skipped : std::runtime_error {
 std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s);
 
 point_result measure_point(const run_request& request);
+// The two sides of one point (compare --base-plugins A --new-plugins B: the same point from two
+// plugin sets) in this one process, repetition by repetition (AB BA AB ..., `first` (0 or 1)
+// starting), so a load or frequency shift hits both alike. Each side keeps its own stopping
+// rule, validation and result; what one side's plugin throws ends that side only. One set of
+// profiler sessions serves both (backends are per process): each side's time split counts
+// only its own repetition windows. Not for backends that read kernels in passes of their own
+// (first_round_only: counters, source): measure those apart.
+std::array<point_result, 2> measure_point_pair(const run_request& a, const run_request& b, int first);
 // True when a backend of the request needs the own-process pass (profiler::own_process).
 bool wants_own_process_pass(const run_request& request);
 // Into a point's result, what its own-process pass recorded (never replacing what the point

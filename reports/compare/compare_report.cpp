@@ -33,9 +33,11 @@ std::string rounds_text(const analysis::point_delta& d) {
 }
 
 constexpr const char* method_text =
-    "Change = NEW / BASE - 1. With rounds on both sides: the geometric mean of the rounds' medians, its interval from "
-    "the spread between rounds (Welch's t on the log of each round's median; a paired t on each round's log ratio "
-    "NEW / BASE when both sides come from one interleaved measurement) at the family-wise confidence below. "
+    "Change = NEW / BASE - 1. With rounds on both sides: the geometric mean of the rounds' medians (paired: of the "
+    "rounds' ratios, trimmed from 10 rounds on), its interval from "
+    "the spread between rounds (Welch's t on the log of each round's median; a paired t, trimmed from 10 rounds on, "
+    "on each round's log ratio NEW / BASE when both sides come from one interleaved measurement) at the family-wise "
+    "confidence below. "
     "Otherwise: the ratio of medians with the 95% exact two-sample bootstrap interval of the samples.";
 
 std::string median(double ns, const std::string& status) {

@@ -158,3 +158,61 @@ TEST_CASE("isolation: the source pass's process joins the point as notes, never 
   merge_own_process_pass(measured, pass);
   CHECK(measured.source->total_samples == 7);
 }
+
+namespace {
+run_request pair_request(const std::string& variant) {
+  const auto* w = registry().find("faulty");
+  planned_point pp{"faulty", variant, {{"n", "1000"}, {"mode", "a"}, {"scale", "1.5"}}, {}, {}};
+  pp.measure.min_samples = 4;
+  pp.measure.max_samples = 6;
+  pp.measure.min_time_s = 0;
+  pp.measure.max_time_s = 5;
+  return run_request{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}, {}};
+}
+} // namespace
+
+TEST_CASE("runner: the two sides of a pair are measured in one process, each under its own rule",
+          "[runner][interleave]") {
+  const run_request a = pair_request("ok"), b = pair_request("ok");
+  for (int first : {0, 1}) {
+    const auto r = measure_point_pair(a, b, first);
+    for (const auto& p : r) {
+      INFO(p.reason);
+      CHECK(p.status == point_status::ok);
+      CHECK(p.samples_ns.size() >= 4);
+      CHECK(p.samples_ns.size() <= 6);
+      CHECK(p.first_validation.ok);
+      CHECK(p.last_validation.ok);
+      CHECK(p.cpu_utilization > 0); // each side got its own repetitions' host usage
+      CHECK(p.id == "faulty/ok/mode=a,n=1000,scale=1.5");
+    }
+  }
+}
+
+TEST_CASE("runner: what one side of a pair throws or gets wrong ends that side only", "[runner][interleave]") {
+  auto r = measure_point_pair(pair_request("ok"), pair_request("throw"), 0);
+  CHECK(r[0].status == point_status::ok);
+  CHECK(r[0].samples_ns.size() >= 4);
+  CHECK(r[1].status == point_status::failed);
+  CHECK_THAT(r[1].reason, Contains("deliberate failure in compute"));
+  r = measure_point_pair(pair_request("wrong"), pair_request("ok"), 1);
+  CHECK(r[0].status == point_status::invalid);
+  CHECK(r[0].stop_reason == "first validation failed");
+  CHECK(r[1].status == point_status::ok);
+  CHECK(r[1].samples_ns.size() >= 4);
+  r = measure_point_pair(pair_request("unavailable"), pair_request("ok"), 0);
+  CHECK(r[0].status == point_status::skipped);
+  CHECK(r[1].status == point_status::ok);
+}
+
+TEST_CASE("isolation: a pair's child that crashes gives no result, so neither side is blamed",
+          "[isolation][interleave]") {
+  paired_outcome out = run_pair_isolated(pair_request("ok"), pair_request("segfault"), 0, 10);
+  CHECK(!out.abandoned);
+  CHECK(!out.results);
+  CHECK_THAT(out.failure, Contains("SIGSEGV"));
+  out = run_pair_isolated(pair_request("ok"), pair_request("ok"), 1, 10);
+  REQUIRE(out.results);
+  CHECK((*out.results)[0].status == point_status::ok);
+  CHECK((*out.results)[1].status == point_status::ok);
+}
