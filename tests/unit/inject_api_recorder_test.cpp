@@ -16,9 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/profile_stream.hpp"
+#include "analysis/program_analysis.hpp"
 #include "model/cuda_api.hpp"
+#include "model/device_model.hpp"
+#include "model/profile_stream.hpp"
 #include "profilers/cupti/cupti_records.hpp"
+#include "test_support.hpp"
 
 using speedlab::inject::api_recorder;
 using namespace speedlab;
@@ -52,6 +55,49 @@ struct call {
 };
 
 std::uint32_t this_tid() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
+
+// A recorded stream's API calls replayed as CUPTI's callbacks would deliver them, each
+// runtime launch with the driver launch the runtime makes inside it (the callback API calls
+// back for it; the activity path never wrote it: tests/fixtures/profile holds none), through
+// the recorder, finalize (names from the stream) and the stream's binary encoding.
+trace::device_trace through_callbacks(const trace::device_trace& recorded) {
+  std::map<std::pair<bool, std::uint32_t>, std::string> names;
+  for (const auto& a : recorded.api_calls) names[{a.driver, a.callback_id}] = a.name;
+  api_recorder rec(recorded.api_calls.empty() ? 0 : recorded.api_calls[0].process);
+  std::uint32_t nested_correlation = 1u << 30;
+  for (const auto& a : recorded.api_calls) {
+    call c(rec, a.driver, a.callback_id, a.correlation, a.start);
+    if (!a.driver && trace::classify_api(a.name) == trace::api_kind::launch) {
+      call inner(rec, true, cu_launch, nested_correlation++, a.start + 1);
+      inner.exit(a.end > a.start + 1 ? a.end - 1 : a.start + 1);
+    }
+    c.exit(a.end, a.return_value);
+  }
+  cupti::parsed_records records; // the calls alone: the stream's kernels are named already
+  records.trace.api_calls = rec.drain();
+  // Replayed on one thread here; each call gets its own thread back (drained in order).
+  REQUIRE(records.trace.api_calls.size() == recorded.api_calls.size());
+  for (std::size_t i = 0; i < recorded.api_calls.size(); ++i) records.trace.api_calls[i].thread = recorded.api_calls[i].thread;
+  trace::device_trace out = recorded;
+  out.api_calls.clear();
+  const auto name_of_recorded = [&](CUpti_CallbackDomain domain, CUpti_CallbackId id) {
+    return names.at({domain == CUPTI_CB_DOMAIN_DRIVER_API, id});
+  };
+  cupti::finalize(std::move(records), name_of_recorded, out);
+  return out;
+}
+
+// What a finding says (rule, severity, title, evidence), sorted.
+std::vector<std::string> said(const std::vector<analysis::finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    std::string s = f.rule + " | " + f.severity + " | " + f.title;
+    for (const auto& e : f.evidence) s += " | " + e.name + ": " + e.value;
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 } // namespace
 
@@ -208,4 +254,32 @@ TEST_CASE("api recorder: records go through finalize and the stream encoding lik
 
   const profile::records_batch back = profile::decode_records_binary(profile::records_binary(10000, batch));
   CHECK(nlohmann::json(back.trace) == nlohmann::json(batch));
+}
+
+TEST_CASE("api recorder: recorded streams analyse the same when their calls come through callbacks",
+          "[inject][api_recorder]") {
+  // Streams recorded on the GPU with activity records (tests/fixtures/profile): a CuPy and a
+  // Numba program (driver launches, no runtime call around them: all kept) and PyTorch
+  // (runtime launches, each with a nested driver launch that must not be kept). Same records,
+  // same split, same findings.
+  const auto root = speedlab::testing::fixture_dir() / "profile";
+  for (const char* name : {"cupy_vector.slstream", "numba_pi.slstream", "torch_mlp.slstream"}) {
+    INFO(name);
+    auto r = profile::read_stream(root / name);
+    REQUIRE(r.valid);
+    profile::process_profile replayed = r.profile;
+    const trace::device_trace via = through_callbacks(r.profile.trace);
+    replayed.trace = profile::decode_records_binary(profile::records_binary(0, via)).trace;
+    replayed.trace.repetitions = r.profile.trace.repetitions;
+    CHECK(replayed.trace.api_calls.size() == r.profile.trace.api_calls.size());
+    const auto a = analysis::analyze_program(std::vector<profile::process_profile>{r.profile}, {}, device_model{});
+    const auto b = analysis::analyze_program(std::vector<profile::process_profile>{replayed}, {}, device_model{});
+    CHECK(said(a.result.findings) == said(b.result.findings));
+    for (auto field : {&time_split::kernel, &time_split::h2d, &time_split::d2h, &time_split::memset,
+                       &time_split::sync, &time_split::api, &time_split::host, &time_split::wall_ns})
+      CHECK(a.split.*field == b.split.*field);
+    REQUIRE(a.processes.size() == b.processes.size());
+    CHECK(a.processes[0].trace.launch_calls == b.processes[0].trace.launch_calls);
+    CHECK(a.processes[0].trace.launch_calls > 0);
+  }
 }
