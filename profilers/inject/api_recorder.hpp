@@ -43,7 +43,11 @@ public:
   bool enter(bool driver) noexcept {
     thread_buffer* t = mine();
     if (!t) return false;
-    if (driver) return t->runtime_depth == 0;
+    if (driver) {
+      if (t->runtime_depth == 0) return true;
+      bump(t->nested); // one writer: no locked add on the hot path
+      return false;
+    }
     ++t->runtime_depth;
     return true;
   }
@@ -60,7 +64,7 @@ public:
       return;
     }
     if (start == 0) {
-      t->unseen.fetch_add(1, std::memory_order_relaxed);
+      bump(t->unseen);
       return;
     }
     t->push({start, end, t->tid, correlation, cbid, status, driver});
@@ -74,16 +78,25 @@ public:
     for (auto it = m_threads.begin(); it != m_threads.end();) {
       thread_buffer& t = **it;
       t.drain_into(out, m_pid);
-      // A thread that ended and is drained: its buffer goes (its last block stays allocated
-      // until here, never touched by the dead writer again).
+      // A thread that ended and is drained: its buffer goes (its counts kept here).
       if (t.ended.load(std::memory_order_acquire) && t.empty()) {
         m_not_kept_of_ended += t.unseen.load() + t.lost.load();
+        m_nested_of_ended += t.nested.load();
         it = m_threads.erase(it);
       } else {
         ++it;
       }
     }
     return out;
+  }
+
+  // Driver calls made inside a recorded runtime call, so not recorded (the callback API
+  // calls back for them; CUPTI's activity path writes no record of them either).
+  std::uint64_t nested_driver_calls() {
+    std::lock_guard lock(m_mutex);
+    std::uint64_t n = m_nested_of_ended;
+    for (const auto& t : m_threads) n += t->nested.load(std::memory_order_relaxed);
+    return n;
   }
 
   // Calls not kept so far: an exit without its entry (recording began during the call) or
@@ -120,7 +133,7 @@ private:
       if (n == block_records) {
         block* b = new (std::nothrow) block;
         if (!b) {
-          lost.fetch_add(1, std::memory_order_relaxed);
+          bump(lost);
           return;
         }
         tail->next.store(b, std::memory_order_release);
@@ -169,7 +182,8 @@ private:
     block* tail;        // the writer's
     std::uint32_t tid;
     int runtime_depth = 0;
-    std::atomic<std::uint64_t> unseen{0}, lost{0}; // written by the thread, read by not_kept()
+    // Written by the thread alone, read by the drainer's counts.
+    std::atomic<std::uint64_t> unseen{0}, lost{0}, nested{0};
     std::atomic<bool> ended{false};
   };
 
@@ -202,6 +216,10 @@ private:
     }
   }
 
+  static void bump(std::atomic<std::uint64_t>& n) noexcept {
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
   static std::uint64_t next_serial() {
     static std::atomic<std::uint64_t> n{0};
     return ++n;
@@ -211,7 +229,7 @@ private:
   const std::uint64_t m_serial = next_serial(); // a new recorder at a freed one's address
   std::mutex m_mutex;                           // guards m_threads
   std::vector<std::shared_ptr<thread_buffer>> m_threads;
-  std::uint64_t m_not_kept_of_ended = 0;
+  std::uint64_t m_not_kept_of_ended = 0, m_nested_of_ended = 0;
 };
 
 } // namespace speedlab::inject

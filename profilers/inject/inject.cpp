@@ -252,6 +252,7 @@ public:
       cupti::disable_activities(m_enabled);
       cupti::clear_active(m_buffers);
     }
+    if (m_api) note_api_callbacks();
     m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), reason, m_dropped));
   }
 
@@ -400,6 +401,13 @@ private:
     const std::uint64_t end = steady_now_ns();
     const std::int32_t status = cb->functionReturnValue ? *static_cast<const std::int32_t*>(cb->functionReturnValue) : 0;
     m_api->exit(driver, id, cb->correlationId, cb->correlationData ? *cb->correlationData : 0, end, status);
+  }
+
+  // At exit: what the callback path left out, so a stream says how its API calls were taken.
+  void note_api_callbacks() {
+    note(fmt::format("cupti: API calls recorded through callbacks (SPEEDLAB_PROFILE_API_SOURCE=callback); {} driver "
+                     "call(s) made inside a recorded runtime call were not recorded (one record per runtime call)",
+                     m_api->nested_driver_calls()));
   }
 
   bool api_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId id) const noexcept {
@@ -747,6 +755,7 @@ private:
       termination::closed();
       if (!m_counter_options.metrics.empty())
         note(how + ": the counters of CUDA contexts still alive are not read (the process is ending)");
+      if (m_api) note_api_callbacks();
       m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), how, m_dropped));
     } catch (...) {
     }

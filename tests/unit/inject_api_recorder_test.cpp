@@ -126,6 +126,7 @@ TEST_CASE("api recorder: a runtime launch gives one record, its nested driver la
   CHECK(calls[1].return_value == 700);
   CHECK(rec.drain().empty()); // drained once
   CHECK(rec.not_kept() == 0);
+  CHECK(rec.nested_driver_calls() == 1);
 }
 
 TEST_CASE("api recorder: runtime calls nest; a driver call after the runtime call ended is kept", "[inject][api_recorder]") {
@@ -216,6 +217,7 @@ TEST_CASE("api recorder: threads write while a drainer reads; no record lost or 
   }
   CHECK(ids.size() == threads * per_thread);
   CHECK(tids.size() == threads);
+  CHECK(rec.nested_driver_calls() == threads * per_thread); // counted still after the threads ended
   CHECK(rec.drain().empty()); // ended threads' buffers are gone, nothing left behind
 }
 
