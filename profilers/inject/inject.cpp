@@ -361,8 +361,8 @@ private:
   }
 
   // The callback API for the calls the activity path would record (the analysis's calls, or
-  // every call with SPEEDLAB_PROFILE_API=all), marked in m_api_ids so the callback knows
-  // them at the cost of an index.
+  // every call with SPEEDLAB_PROFILE_API=all), marked by id in m_api_runtime_ids and
+  // m_api_driver_ids so the callback knows them at the cost of an index.
   void start_api_callbacks(const cupti::activity_selection& what) {
     m_api = std::make_unique<api_recorder>(m_pid);
     const bool all = !what.analysis_calls_only;
