@@ -5,7 +5,7 @@
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
 #                                                      counters-sass counters-degrade terminate source profile-source sol
 #                                                      overhead-bench overhead-breakdown
-#                                                      cost-probe-storm cost-probe-torch cost-probe-parts cost-record
+#                                                      cost-probe-storm cost-probe-torch cost-probe-parts cost-record cost-ab
 #                                                      (default: all but overhead-bench and overhead-breakdown,
 #                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -835,7 +835,7 @@ if has overhead-breakdown; then
   cat "$out/overhead-breakdown/summary.md" >>"$summary" 2>/dev/null
 fi
 
-if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts; then
+if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts || has cost-ab; then
   # Where speedlab's cost goes beside nsys (issue 29), scripts/bench/profile_overhead.sh
   # MODE=breakdown with nsys among the tools: every variant - speedlab and - nsys, paired by
   # round. cost-probe-storm: the launch storm; cost-probe-torch: the training loop, API
@@ -850,6 +850,14 @@ if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts; then
   has cost-probe-storm && probe cost-probe-storm storm "plain speedlab sl-callback sl-cb-offset sl-noapi sl-nodriver sl-offset nsys" 12
   has cost-probe-torch && probe cost-probe-torch torch "plain speedlab sl-callback sl-noapi nsys" 6
   has cost-probe-parts && probe cost-probe-parts torch "plain speedlab sl-callback sl-nodriver sl-offset sl-nonvtx" 6
+  # cost-ab: the default, the callback path and nsys alone, for more rounds than the probes'
+  # three (their loop figures moved by +-300 us a step): the storm (~140 s), then the loop
+  # with 3 repeats of 200 steps a process (the fastest is its figure; ~380 s). One call, ~9 min.
+  if has cost-ab; then
+    PROBE_BUDGET_S=${AB_STORM_S:-140} probe cost-ab-storm storm "plain speedlab sl-callback nsys" 14
+    STEPS=${STEPS:-200} REPEATS=${REPEATS:-3} PROBE_BUDGET_S=${AB_TORCH_S:-380} probe cost-ab-torch torch \
+      "plain speedlab sl-callback nsys" 14
+  fi
 fi
 
 if has cost-record; then
