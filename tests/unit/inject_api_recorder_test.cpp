@@ -285,3 +285,60 @@ TEST_CASE("api recorder: recorded streams analyse the same when their calls come
     CHECK(a.processes[0].trace.launch_calls > 0);
   }
 }
+
+TEST_CASE("api recorder: the same programs recorded on the GPU with activity and callback API records",
+          "[inject][api_recorder]") {
+  // tests/fixtures/profile/api_source: each program under `speedlab profile` twice on the
+  // H100 (gpu-check.sh cost-record), SPEEDLAB_PROFILE_API_SOURCE=activity and =callback. The
+  // calls recorded, by name and count, are the same; every kernel and copy has its call by
+  // correlation id in both; the callback stream says how it was taken.
+  const auto root = speedlab::testing::fixture_dir() / "profile" / "api_source";
+  for (const char* name : {"torch_loop", "cupy_vector", "numba_pi"}) {
+    INFO(name);
+    const auto act = profile::read_stream(root / (std::string(name) + "-activity.slstream"));
+    const auto cb = profile::read_stream(root / (std::string(name) + "-callback.slstream"));
+    REQUIRE(act.valid);
+    REQUIRE(cb.valid);
+    const auto& a = act.profile;
+    const auto& c = cb.profile;
+    CHECK_FALSE(c.process.truncated);
+    CHECK(c.trace.dropped_records == 0);
+    const auto calls = [](const trace::device_trace& t) {
+      std::map<std::pair<std::string, bool>, std::size_t> n;
+      for (const auto& x : t.api_calls) ++n[{x.name, x.driver}];
+      return n;
+    };
+    CHECK(calls(a.trace) == calls(c.trace));
+    CHECK(a.trace.kernels.size() == c.trace.kernels.size());
+    CHECK(a.trace.memcpys.size() == c.trace.memcpys.size());
+    CHECK(a.trace.syncs.size() == c.trace.syncs.size());
+    for (const auto* p : {&a, &c}) {
+      std::map<std::uint32_t, const trace::api_record*> by_correlation;
+      for (const auto& x : p->trace.api_calls) by_correlation[x.correlation] = &x;
+      std::size_t launched = 0, copied = 0;
+      for (const auto& k : p->trace.kernels) {
+        auto it = by_correlation.find(k.correlation);
+        if (it == by_correlation.end()) continue;
+        ++launched;
+        CHECK(trace::classify_api(it->second->name) == trace::api_kind::launch);
+        CHECK(it->second->start <= k.start); // the call began before its kernel: one clock
+      }
+      for (const auto& m : p->trace.memcpys) copied += by_correlation.count(m.correlation);
+      CHECK(launched == p->trace.kernels.size());
+      CHECK(copied == p->trace.memcpys.size());
+    }
+    // The same rules fire (their figures are another run's: times differ run to run).
+    const auto rules = [](const profile::process_profile& p) {
+      std::set<std::string> r;
+      for (const auto& f :
+           analysis::analyze_program(std::vector<profile::process_profile>{p}, {}, device_model{}).result.findings)
+        r.insert(f.rule);
+      return r;
+    };
+    CHECK(rules(a) == rules(c));
+    const bool said_callbacks = std::any_of(c.process.notes.begin(), c.process.notes.end(), [](const std::string& n) {
+      return n.find("API calls recorded through callbacks") != std::string::npos;
+    });
+    CHECK(said_callbacks);
+  }
+}
