@@ -854,9 +854,10 @@ if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts || has c
   # three (their loop figures moved by +-300 us a step): the storm (~140 s), then the loop
   # with 3 repeats of 200 steps a process (the fastest is its figure; ~380 s). One call, ~9 min.
   if has cost-ab; then
-    PROBE_BUDGET_S=${AB_STORM_S:-140} probe cost-ab-storm storm "plain speedlab sl-callback nsys" 14
+    # AB_TOOLS: the candidate against the default and nsys (sl-offset: no timestamp callback).
+    PROBE_BUDGET_S=${AB_STORM_S:-140} probe cost-ab-storm storm "${AB_TOOLS:-plain speedlab sl-callback nsys}" 20
     STEPS=${STEPS:-200} REPEATS=${REPEATS:-3} PROBE_BUDGET_S=${AB_TORCH_S:-380} probe cost-ab-torch torch \
-      "plain speedlab sl-callback nsys" 14
+      "${AB_TOOLS:-plain speedlab sl-callback nsys}" 14
   fi
 fi
 
