@@ -350,8 +350,9 @@ private:
   }
 
   // SPEEDLAB_PROFILE_API_SOURCE: where runtime and driver API records come from. "activity"
-  // (CUPTI's RUNTIME/DRIVER activity records) or "callback" (this library's callbacks,
-  // api_recorder.hpp: one record per runtime launch, no nested driver record).
+  // (CUPTI's RUNTIME/DRIVER activity records, the default) or "callback" (this library's
+  // callbacks, api_recorder.hpp: the same records; on the H100 not cheaper, so not the
+  // default: docs/results/profile-termination-h100.md).
   bool api_source_is_callback() {
     const std::string v = env("SPEEDLAB_PROFILE_API_SOURCE");
     if (v == "callback") return true;
