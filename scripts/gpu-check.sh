@@ -5,6 +5,7 @@
 #                                                      overhead storm scaling nsys peers fixtures profile flush python counters
 #                                                      counters-sass counters-degrade terminate source profile-source sol
 #                                                      overhead-bench overhead-breakdown interleave
+#                                                      cost-probe-storm cost-probe-torch cost-probe-parts cost-record cost-ab
 #                                                      (default: all but overhead-bench and overhead-breakdown,
 #                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -862,6 +863,77 @@ if has overhead-breakdown; then
   SPEEDLAB_CARRY="$bin" OUT="$out" MODE=breakdown bash scripts/bench/profile_overhead.sh >"$work/logs/overhead-breakdown.txt" 2>&1
   note "overhead breakdown: exit $?"
   cat "$out/overhead-breakdown/summary.md" >>"$summary" 2>/dev/null
+fi
+
+if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts || has cost-ab; then
+  # Where speedlab's cost goes beside nsys (issue 29), scripts/bench/profile_overhead.sh
+  # MODE=breakdown with nsys among the tools: every variant - speedlab and - nsys, paired by
+  # round. cost-probe-storm: the launch storm; cost-probe-torch: the training loop, API
+  # records from activity (speedlab) or callbacks (sl-callback), none (sl-noapi);
+  # cost-probe-parts: the loop's other parts (driver records, clock, NVTX). Each ~170 s.
+  probe() { # stage workload tools rounds
+    SPEEDLAB_CARRY="$bin" OUT="$out/$1" MODE=breakdown WORKLOADS=$2 STORM_TOOLS="$3" TORCH_TOOLS="$3" ROUNDS=$4 \
+      BUDGET_S=${PROBE_BUDGET_S:-170} bash scripts/bench/profile_overhead.sh >"$work/logs/$1.txt" 2>&1
+    note "$1: exit $?"
+    { echo "## $1"; cat "$out/$1/overhead-breakdown/summary.md"; } >>"$summary" 2>/dev/null
+  }
+  has cost-probe-storm && probe cost-probe-storm storm "plain speedlab sl-callback sl-cb-offset sl-noapi sl-nodriver sl-offset nsys" 12
+  has cost-probe-torch && probe cost-probe-torch torch "plain speedlab sl-callback sl-noapi nsys" 6
+  has cost-probe-parts && probe cost-probe-parts torch "plain speedlab sl-callback sl-nodriver sl-offset sl-nonvtx" 6
+  # cost-ab: the default, the callback path and nsys alone, for more rounds than the probes'
+  # three (their loop figures moved by +-300 us a step): the storm (~140 s), then the loop
+  # with 3 repeats of 200 steps a process (the fastest is its figure; ~380 s). One call, ~9 min.
+  if has cost-ab; then
+    # AB_TOOLS: the candidate against the default and nsys (sl-offset: no timestamp callback).
+    PROBE_BUDGET_S=${AB_STORM_S:-140} probe cost-ab-storm storm "${AB_TOOLS:-plain speedlab sl-callback nsys}" 20
+    STEPS=${STEPS:-200} REPEATS=${REPEATS:-3} PROBE_BUDGET_S=${AB_TORCH_S:-380} probe cost-ab-torch torch \
+      "${AB_TOOLS:-plain speedlab sl-callback nsys}" 14
+  fi
+fi
+
+if has cost-record; then
+  # The same programs recorded with API records from activity and from callbacks (issue
+  # 29): which calls each stream holds (by name and count), and the analysis of each
+  # (report.md: findings and split), to be compared; the streams come back as fixtures
+  # (cost-record.tar.gz) for the CPU tests.
+  cr="$work/cost-record"; rm -rf "$cr"; mkdir -p "$cr/fixtures"
+  while read -r name args; do
+    for src in activity callback; do
+      SPEEDLAB_PROFILE_API_SOURCE=$src timeout 120 "$speedlab" profile --force --out "$cr/$name-$src" -- $args \
+        >"$cr/$name-$src.log" 2>&1
+      note "cost-record $name ($src): exit $?"
+      cp "$cr/$name-$src"/*.slstream "$cr/fixtures/$name-$src.slstream" 2>/dev/null
+      "$speedlab" report "$cr/$name-$src" --format perfetto >/dev/null 2>&1
+      python3 - "$cr/$name-$src" <<'PY' >"$cr/$name-$src.calls.txt" 2>&1
+import collections, glob, json, sys
+counts = collections.Counter()
+for f in glob.glob(sys.argv[1] + "/**/*.json", recursive=True):
+    try:
+        d = json.load(open(f))
+    except Exception:
+        continue
+    events = d.get("traceEvents", []) if isinstance(d, dict) else d if isinstance(d, list) else []
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("name", "")).startswith(("cu", "cuda")):
+            counts[e["name"]] += 1
+for name, n in sorted(counts.items()):
+    print(f"{n:8d}  {name}")
+PY
+    done
+    # The analysis of both: the lines that differ (times move run to run; findings and kinds must not).
+    diff <(sed 's/[0-9][0-9.,]*/N/g' "$cr/$name-activity/report.md") <(sed 's/[0-9][0-9.,]*/N/g' "$cr/$name-callback/report.md") \
+      >"$cr/$name.profile-diff.txt" 2>&1
+    note "cost-record $name: report.md lines differing apart from numbers: $(grep -c '^[<>]' "$cr/$name.profile-diff.txt")"
+    diff "$cr/$name-activity.calls.txt" "$cr/$name-callback.calls.txt" | sed 's/^/  /' | head -40 | tee -a "$summary" "$out/summary.txt"
+  done <<CASES
+torch_loop python3 scripts/bench/torch_loop.py --steps 30 --repeats 1
+cupy_vector python3 examples/cupy_vector.py --n 1048576 --calls 20
+numba_pi python3 examples/numba_pi.py --launches 10
+storm_small $bin/speedlab_launch_storm --no-cupti --launches 500 --rounds 1
+CASES
+  tar -C "$cr" -czf "$out/cost-record.tar.gz" fixtures $(cd "$cr" && ls *.txt *.log) \
+    $(cd "$cr" && ls -d */report.md 2>/dev/null)
+  du -sh "$out/cost-record.tar.gz" | tee -a "$summary" "$out/summary.txt"
 fi
 
 if has source; then

@@ -303,11 +303,11 @@ enabled_activities enable_activities(const activity_selection& what, std::vector
     return false;
   };
   if (what.api_records) {
-    if (!selected(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids, "runtime API"))
+    if (!what.api_by_callback && !selected(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids, "runtime API"))
       optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
     optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
   }
-  if (what.driver_api && !selected(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids, "driver API"))
+  if (what.driver_api && !what.api_by_callback && !selected(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids, "driver API"))
     optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
   if (what.markers) optional.emplace_back(CUPTI_ACTIVITY_KIND_MARKER, "MARKER");
   for (auto [kind, name] : optional) {

@@ -111,6 +111,10 @@ struct activity_selection {
   // injection library's default. Where the loaded libcupti lacks those calls, the whole kind
   // is enabled and a note says so.
   bool analysis_calls_only = false;
+  // The caller records runtime and driver calls itself through the callback API (the
+  // injection library's SPEEDLAB_PROFILE_API_SOURCE=callback): no RUNTIME or DRIVER records
+  // here, SYNCHRONIZATION still with api_records.
+  bool api_by_callback = false;
 };
 struct enabled_activities {
   std::vector<CUpti_ActivityKind> kinds;

@@ -50,6 +50,7 @@
 #include "model/profile_stream.hpp"
 #include "profilers/cupti/cupti_collector.hpp"
 #include "profilers/counters/counter_collector.hpp"
+#include "profilers/inject/api_recorder.hpp"
 #include "profilers/inject/flush_policy.hpp"
 #include "profilers/inject/termination.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
@@ -251,6 +252,7 @@ public:
       cupti::disable_activities(m_enabled);
       cupti::clear_active(m_buffers);
     }
+    if (m_api) note_api_callbacks();
     m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), reason, m_dropped));
   }
 
@@ -327,6 +329,7 @@ private:
     cupti::activity_selection what{env("SPEEDLAB_PROFILE_RUNTIME_API") != "0", env("SPEEDLAB_PROFILE_DRIVER_API") != "0",
                                    false};
     what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
+    what.api_by_callback = api_source_is_callback();
     m_enabled = cupti::enable_activities(what, notes);
     for (const auto& n : notes) note(n);
     if (!m_enabled.error.empty()) {
@@ -335,6 +338,7 @@ private:
       cuptiUnsubscribe(m_subscriber);
       return;
     }
+    if (what.api_by_callback) start_api_callbacks(what);
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     m_cupti_on = true;
@@ -343,6 +347,73 @@ private:
       note("counters: not read with --source (replays and PC sampling were not checked together); profile again "
            "with --metrics alone");
     else start_counters();
+  }
+
+  // SPEEDLAB_PROFILE_API_SOURCE: where runtime and driver API records come from. "activity"
+  // (CUPTI's RUNTIME/DRIVER activity records, the default) or "callback" (this library's
+  // callbacks, api_recorder.hpp: the same records; on the H100 not cheaper, so not the
+  // default: docs/results/profile-termination-h100.md).
+  bool api_source_is_callback() {
+    const std::string v = env("SPEEDLAB_PROFILE_API_SOURCE");
+    if (v == "callback") return true;
+    if (!v.empty() && v != "activity")
+      note("SPEEDLAB_PROFILE_API_SOURCE='" + v + "' is not activity or callback: activity records are used");
+    return false;
+  }
+
+  // The callback API for the calls the activity path would record (the analysis's calls, or
+  // every call with SPEEDLAB_PROFILE_API=all), marked by id in m_api_runtime_ids and
+  // m_api_driver_ids so the callback knows them at the cost of an index.
+  void start_api_callbacks(const cupti::activity_selection& what) {
+    m_api = std::make_unique<api_recorder>(m_pid);
+    const bool all = !what.analysis_calls_only;
+    const auto enable = [&](CUpti_CallbackDomain domain, std::size_t size, std::vector<std::uint8_t>& marks) {
+      marks.assign(size, 0);
+      std::vector<CUpti_CallbackId> ids;
+      if (all) {
+        for (CUpti_CallbackId id = 1; id < size; ++id) ids.push_back(id);
+      } else {
+        ids = cupti::analysis_callback_ids(domain);
+      }
+      std::size_t refused = 0;
+      for (CUpti_CallbackId id : ids) {
+        if (cuptiEnableCallback(1, m_subscriber, domain, id) == CUPTI_SUCCESS) marks[id] = 1;
+        else ++refused;
+      }
+      // "all" asks for ids CUPTI may not have (gaps in the list); only a refused analysis call matters.
+      if (refused && !all)
+        note(fmt::format("cupti: {} of {} {} API calls could not be recorded through callbacks", refused, ids.size(),
+                         domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime"));
+    };
+    if (what.api_records) enable(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, m_api_runtime_ids);
+    if (what.driver_api) enable(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, m_api_driver_ids);
+  }
+
+  // A recorded call's entry or exit, on the calling thread: the steady clock (the clock the
+  // activity records are mapped to), the correlation id CUPTI gives the call's kernel, copy
+  // or memset record. The start time rides in CUPTI's per-call slot from entry to exit.
+  void record_api(CUpti_CallbackDomain domain, CUpti_CallbackId id, const CUpti_CallbackData* cb) noexcept {
+    const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+      const bool keep = m_api->enter(driver);
+      if (cb->correlationData) *cb->correlationData = keep ? steady_now_ns() : 0;
+      return;
+    }
+    const std::uint64_t end = steady_now_ns();
+    const std::int32_t status = cb->functionReturnValue ? *static_cast<const std::int32_t*>(cb->functionReturnValue) : 0;
+    m_api->exit(driver, id, cb->correlationId, cb->correlationData ? *cb->correlationData : 0, end, status);
+  }
+
+  // At exit: what the callback path left out, so a stream says how its API calls were taken.
+  void note_api_callbacks() {
+    note(fmt::format("cupti: API calls recorded through callbacks (SPEEDLAB_PROFILE_API_SOURCE=callback); {} driver "
+                     "call(s) made inside a recorded runtime call were not recorded (one record per runtime call)",
+                     m_api->nested_driver_calls()));
+  }
+
+  bool api_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId id) const noexcept {
+    const auto& marks = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? m_api_runtime_ids : m_api_driver_ids;
+    return id < marks.size() && marks[id];
   }
 
   // --source: a collector fed this library's callbacks (CUPTI allows one subscription), the
@@ -564,7 +635,9 @@ private:
       return;
     }
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (inj->m_launch_callbacks.count({static_cast<int>(domain), static_cast<unsigned>(id)})) {
+    if (inj->m_api && inj->api_recorded(domain, id)) inj->record_api(domain, id, cb);
+    if (!inj->m_launch_callbacks.empty() &&
+        inj->m_launch_callbacks.count({static_cast<int>(domain), static_cast<unsigned>(id)})) {
       if (inj->m_source) inj->source_launch(domain, cb);
       else inj->counters_callback(domain, id, cb);
       return;
@@ -683,6 +756,7 @@ private:
       termination::closed();
       if (!m_counter_options.metrics.empty())
         note(how + ": the counters of CUDA contexts still alive are not read (the process is ending)");
+      if (m_api) note_api_callbacks();
       m_writer->write(profile::chunk_type::close, profile::close_json(steady_now_ns(), how, m_dropped));
     } catch (...) {
     }
@@ -717,6 +791,14 @@ private:
         const auto now = cupti::read_clock_pair().value_or(*m_clock_start);
         cupti::map_clock(records, cupti::clock_map::from_pairs(m_clock_start->cupti, m_clock_start->steady, now.cupti,
                                                                now.steady));
+      }
+      if (m_api) { // already on the steady clock: after map_clock
+        std::vector<trace::api_record> calls = m_api->drain();
+        records.trace.api_calls.insert(records.trace.api_calls.end(), std::make_move_iterator(calls.begin()),
+                                       std::make_move_iterator(calls.end()));
+        const std::uint64_t not_kept = m_api->not_kept();
+        records.incomplete += not_kept - m_api_not_kept;
+        m_api_not_kept = not_kept;
       }
       const std::uint64_t dropped = cupti::take_dropped_records() + records.incomplete;
       std::uint64_t unpaired = 0;
@@ -772,6 +854,11 @@ private:
   bool m_cupti_on = false;
   cupti::enabled_activities m_enabled;
   std::shared_ptr<cupti::buffer_state> m_buffers;
+  // SPEEDLAB_PROFILE_API_SOURCE=callback: the recorder and the callback ids it records,
+  // written before the callbacks are enabled and only read after.
+  std::unique_ptr<api_recorder> m_api;
+  std::vector<std::uint8_t> m_api_runtime_ids, m_api_driver_ids;
+  std::uint64_t m_api_not_kept = 0;
   std::optional<cupti::clock_pair> m_clock_start;
   std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;
   std::set<std::uint32_t> m_gpus_said;

@@ -100,6 +100,16 @@ def table(rows, w, key, what, mode, rng):
             d = paired(vals, by["speedlab"])
             if d:
                 print(f"- {tool} - speedlab: {fmt(d, rng, digits)} ({verdict(d, rng, 'the default')}, {len(d)} rounds)")
+        # A breakdown with nsys among its tools (the cost-probe stages): each speedlab
+        # variant against nsys, paired by round, so the probe says which one is below it.
+        if "nsys" in by:
+            print(f"\nEach speedlab variant against nsys, paired by round ({unit}; negative: cheaper than nsys):\n")
+            for tool, vals in sorted(by.items()):
+                if tool in ("plain", "nsys"):
+                    continue
+                d = paired(vals, by["nsys"])
+                if d:
+                    print(f"- {tool} - nsys: {fmt(d, rng, digits)} ({verdict(d, rng, 'nsys')}, {len(d)} rounds)")
 
 
 def main():

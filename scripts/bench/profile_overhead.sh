@@ -35,6 +35,11 @@
 #     sl-all        SPEEDLAB_PROFILE_API=all (every runtime and driver call: before issue 29)
 #     sl-nonvtx     SPEEDLAB_PROFILE_NVTX=0 (NVTX ranges not captured; the loop has one a step)
 #     sl-offset     SPEEDLAB_PROFILE_CLOCK=offset (no CUPTI timestamp callback; offsets read at start)
+#     sl-callback   SPEEDLAB_PROFILE_API_SOURCE=callback (API calls from CUPTI callbacks, no
+#                   RUNTIME/DRIVER activity records, no driver record nested in a runtime call)
+#     sl-activity   SPEEDLAB_PROFILE_API_SOURCE=activity (RUNTIME/DRIVER activity records)
+#     sl-cb-offset  both sl-callback and sl-offset
+#     nsys          as in MODE=compare: with nsys among the tools, each variant - nsys too
 #     sl-buf1m / sl-buf32m  SPEEDLAB_PROFILE_BUFFER_KIB=1024 / 32768 (CUPTI buffers; default 8 MiB)
 #     sl-noflush    --flush-interval 600000 (no periodic flush; default 500 ms)
 #     sl-flush50    --flush-interval 50
@@ -122,6 +127,9 @@ run_one() { # workload tool log
     sl-noapi) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-callback) SPEEDLAB_PROFILE_API_SOURCE=callback timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-activity) SPEEDLAB_PROFILE_API_SOURCE=activity timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-offset) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-buf1m) SPEEDLAB_PROFILE_BUFFER_KIB=1024 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noflush) timeout 120 "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
