@@ -28,6 +28,24 @@ moments log_moments(const std::vector<double>& medians) {
   return m;
 }
 
+// The interval and two-sided p of a log-ratio estimate with standard error `se` on `df`
+// degrees of freedom (out.df set); se 0: every round moved by exactly the same factor, so
+// the interval is the point and any difference is exact.
+void finish_t_interval(round_interval& out, double estimate, double se, double confidence) {
+  out.ratio = std::exp(estimate);
+  out.ok = true;
+  if (se == 0) {
+    out.ci_low = out.ci_high = out.ratio;
+    out.p_value = estimate == 0 ? 1 : 0;
+    return;
+  }
+  const double t = student_t_two_sided(confidence, out.df);
+  out.ci_low = std::exp(estimate - t * se);
+  out.ci_high = std::exp(estimate + t * se);
+  const boost::math::students_t dist(out.df);
+  out.p_value = 2 * boost::math::cdf(boost::math::complement(dist, std::abs(estimate) / se));
+}
+
 } // namespace
 
 std::vector<double> round_medians(const std::vector<std::vector<double>>& rounds) {
@@ -53,24 +71,11 @@ round_interval round_ratio_interval(const std::vector<double>& base, const std::
   const moments b = log_moments(base), n = log_moments(next);
   const double vb = b.variance / static_cast<double>(b.n), vn = n.variance / static_cast<double>(n.n);
   const double se = std::sqrt(vb + vn);
-  const double diff = n.mean - b.mean;
-  out.ratio = std::exp(diff);
   // Welch-Satterthwaite; with no spread at all on either side the pooled count is used.
   out.df = vb + vn > 0 ? (vb + vn) * (vb + vn) /
                              (vb * vb / static_cast<double>(b.n - 1) + vn * vn / static_cast<double>(n.n - 1))
                        : static_cast<double>(b.n + n.n - 2);
-  if (se == 0) { // identical rounds: the interval is the point (any difference is exact)
-    out.ci_low = out.ci_high = out.ratio;
-    out.p_value = diff == 0 ? 1 : 0;
-    out.ok = true;
-    return out;
-  }
-  const double t = student_t_two_sided(confidence, out.df);
-  out.ci_low = std::exp(diff - t * se);
-  out.ci_high = std::exp(diff + t * se);
-  const boost::math::students_t dist(out.df);
-  out.p_value = 2 * boost::math::cdf(boost::math::complement(dist, std::abs(diff) / se));
-  out.ok = true;
+  finish_t_interval(out, n.mean - b.mean, se, confidence);
   return out;
 }
 
@@ -119,19 +124,8 @@ round_interval paired_ratio_interval(const std::vector<std::pair<double, double>
   wvariance /= static_cast<double>(n - 1);
   const double se =
       std::sqrt(static_cast<double>(n - 1) * wvariance / (static_cast<double>(kept) * static_cast<double>(kept - 1)));
-  out.ratio = std::exp(mean);
   out.df = static_cast<double>(kept - 1);
-  out.ok = true;
-  if (se == 0) { // every kept round moved by exactly the same factor
-    out.ci_low = out.ci_high = out.ratio;
-    out.p_value = mean == 0 ? 1 : 0;
-    return out;
-  }
-  const double t = student_t_two_sided(confidence, out.df);
-  out.ci_low = std::exp(mean - t * se);
-  out.ci_high = std::exp(mean + t * se);
-  const boost::math::students_t dist(out.df);
-  out.p_value = 2 * boost::math::cdf(boost::math::complement(dist, std::abs(mean) / se));
+  finish_t_interval(out, mean, se, confidence);
   return out;
 }
 
