@@ -313,7 +313,7 @@ void add_host_side(accumulator_state& s, const trace::device_trace& t) {
     s.calls.push_back({a.start, a.end, a.thread, a.correlation, id, kind});
     ++s.api_threads[a.thread];
     if (!s.inside(a.start)) continue;
-    if (kind == trace::api_kind::synchronize) {
+    if (trace::synchronizes(kind)) {
       ++s.sync_calls;
       s.sync_call_ns += span(a.start, a.end);
     } else if (kind == trace::api_kind::launch) {
@@ -418,7 +418,7 @@ void add_host_sets(const accumulator_state& st, std::uint32_t thread, split_sets
     if (a.thread != thread) continue;
     if (match_syncs) phase_corr.push_back(a.correlation);
     split_category c = c_api;
-    if (trace::blocks_host(a.kind)) {
+    if (trace::blocks_host(a.kind) || trace::synchronizes(a.kind)) {
       c = c_sync;
       if (a.kind == trace::api_kind::copy_sync) {
         auto it = std::lower_bound(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(), a.correlation,

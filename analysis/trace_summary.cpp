@@ -145,7 +145,7 @@ trace_summary summarize_trace(const trace::device_trace& t) {
     if (!inside(a.start)) continue;
     const double ns = a.end > a.start ? static_cast<double>(a.end - a.start) : 0;
     const trace::api_kind kind = trace::classify_api(a.name);
-    if (kind == trace::api_kind::synchronize) { // synchronous copies count as copies above
+    if (trace::synchronizes(kind)) { // synchronous copies count as copies above
       ++sync_calls;
       sync_call_ns += ns;
     } else if (kind == trace::api_kind::launch) {

@@ -15,6 +15,8 @@ api_kind classify_api(std::string_view full_name) {
   auto starts = [&](std::string_view p) { return name.starts_with(p); };
   auto has = [&](std::string_view p) { return name.find(p) != std::string_view::npos; };
   if (has("Synchronize")) return api_kind::synchronize;
+  if (name == "cudaEventQuery" || name == "cudaStreamQuery" || name == "cuEventQuery" || name == "cuStreamQuery")
+    return api_kind::poll;
   if (starts("cudaMemcpy") || starts("cuMemcpy"))
     return has("Async") ? api_kind::copy_async : api_kind::copy_sync;
   if (starts("cudaMemset") || starts("cuMemset")) return api_kind::memset;
@@ -32,6 +34,7 @@ std::string_view to_string(api_kind k) {
   switch (k) {
   case api_kind::launch: return "launch";
   case api_kind::synchronize: return "synchronize";
+  case api_kind::poll: return "poll";
   case api_kind::copy_sync: return "copy_sync";
   case api_kind::copy_async: return "copy_async";
   case api_kind::memset: return "memset";

@@ -14,6 +14,7 @@ namespace speedlab::trace {
 enum class api_kind : std::uint8_t {
   launch,      // a kernel or graph launch (cudaLaunchKernel*, cuLaunch*, cudaGraphLaunch, <<<>>>)
   synchronize, // waits for the device, a stream or an event (*Synchronize*)
+  poll,        // asks whether an event or a stream is done, without waiting (cudaEventQuery, ...)
   copy_sync,   // a memcpy without Async: returns once the copy is done (pageable: after staging)
   copy_async,  // a memcpy*Async
   memset,      // cudaMemset*, cuMemsetD*
@@ -30,6 +31,11 @@ api_kind classify_api(std::string_view name);
 // True where the calling thread waits for device work to finish: explicit synchronizations
 // and synchronous copies.
 constexpr bool blocks_host(api_kind k) { return k == api_kind::synchronize || k == api_kind::copy_sync; }
+
+// True for the calls the time split and the synchronization counts take as synchronizing:
+// waits, and polls (CUPTI's SYNCHRONIZATION records count an event or stream query as a
+// synchronization; the injection library records the call instead of that record).
+constexpr bool synchronizes(api_kind k) { return k == api_kind::synchronize || k == api_kind::poll; }
 
 std::string_view to_string(api_kind k);
 

@@ -251,7 +251,7 @@ enable_api_fn enable_api_function(CUpti_CallbackDomain domain) {
   return f;
 }
 
-std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain) {
+std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain, bool launches) {
   const auto size = static_cast<CUpti_CallbackId>(domain == CUPTI_CB_DOMAIN_RUNTIME_API
                                                       ? static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
                                                       : static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE));
@@ -259,7 +259,8 @@ std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain)
   for (CUpti_CallbackId id = 1; id < size; ++id) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, id, &name) != CUPTI_SUCCESS || !name) continue;
-    if (trace::classify_api(name) != trace::api_kind::other) ids.push_back(id);
+    const trace::api_kind kind = trace::classify_api(name);
+    if (kind != trace::api_kind::other && (launches || kind != trace::api_kind::launch)) ids.push_back(id);
   }
   return ids;
 }
@@ -268,10 +269,10 @@ namespace {
 
 // The analysis's calls of one domain, one callback id at a time; false (nothing left
 // enabled) when libcupti cannot do that, so the caller enables the whole kind instead.
-bool enable_calls(CUpti_CallbackDomain domain, std::vector<CUpti_CallbackId>& enabled) {
+bool enable_calls(CUpti_CallbackDomain domain, bool launches, std::vector<CUpti_CallbackId>& enabled) {
   const enable_api_fn enable = enable_api_function(domain);
   if (!enable) return false;
-  for (CUpti_CallbackId id : analysis_callback_ids(domain)) {
+  for (CUpti_CallbackId id : analysis_callback_ids(domain, launches)) {
     if (enable(id, 1) != CUPTI_SUCCESS) {
       for (CUpti_CallbackId done : enabled) enable(done, 0);
       enabled.clear();
@@ -298,14 +299,14 @@ enabled_activities enable_activities(const activity_selection& what, std::vector
                                                                       {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"}};
   const auto selected = [&](CUpti_CallbackDomain domain, std::vector<CUpti_CallbackId>& ids, const char* kind) {
     if (!what.analysis_calls_only) return false;
-    if (enable_calls(domain, ids)) return true;
+    if (enable_calls(domain, what.launch_calls, ids)) return true;
     notes.push_back(fmt::format("cupti: this libcupti cannot record single {} calls; every {} call is recorded", kind, kind));
     return false;
   };
   if (what.api_records) {
     if (!what.api_by_callback && !selected(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids, "runtime API"))
       optional.emplace_back(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
-    optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
+    if (what.sync_records) optional.emplace_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
   }
   if (what.driver_api && !what.api_by_callback && !selected(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids, "driver API"))
     optional.emplace_back(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");

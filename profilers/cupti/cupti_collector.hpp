@@ -115,6 +115,9 @@ struct activity_selection {
   // injection library's SPEEDLAB_PROFILE_API_SOURCE=callback): no RUNTIME or DRIVER records
   // here, SYNCHRONIZATION still with api_records.
   bool api_by_callback = false;
+  // With analysis_calls_only: the launch calls too (false: a cost probe, issue 29).
+  bool launch_calls = true;
+  bool sync_records = true; // SYNCHRONIZATION with api_records
 };
 struct enabled_activities {
   std::vector<CUpti_ActivityKind> kinds;
@@ -125,7 +128,7 @@ struct enabled_activities {
 };
 // The callback ids of a domain (runtime or driver API) whose calls model/cuda_api.hpp
 // classifies as anything but `other`.
-std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain);
+std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain, bool launches = true);
 enabled_activities enable_activities(const activity_selection& what, std::vector<std::string>& notes);
 void disable_activities(enabled_activities& e);
 

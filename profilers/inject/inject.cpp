@@ -330,6 +330,11 @@ private:
                                    false};
     what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
     what.api_by_callback = api_source_is_callback();
+    what.launch_calls = env("SPEEDLAB_PROFILE_LAUNCH_CALLS") != "0";
+    // No SYNCHRONIZATION records unless SPEEDLAB_PROFILE_SYNC_RECORDS=1: on the H100 they
+    // cost more than every API record together, and the synchronizing calls (waits and
+    // polls) are recorded as API calls the analysis reads in their place.
+    what.sync_records = env("SPEEDLAB_PROFILE_SYNC_RECORDS") == "1";
     m_enabled = cupti::enable_activities(what, notes);
     for (const auto& n : notes) note(n);
     if (!m_enabled.error.empty()) {
@@ -373,7 +378,7 @@ private:
       if (all) {
         for (CUpti_CallbackId id = 1; id < size; ++id) ids.push_back(id);
       } else {
-        ids = cupti::analysis_callback_ids(domain);
+        ids = cupti::analysis_callback_ids(domain, what.launch_calls);
       }
       std::size_t refused = 0;
       for (CUpti_CallbackId id : ids) {

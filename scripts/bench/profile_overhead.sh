@@ -33,6 +33,11 @@
 #     sl-noruntime  SPEEDLAB_PROFILE_RUNTIME_API=0 (no runtime API or synchronization records)
 #     sl-noapi      both: kernel, copy and memset records only
 #     sl-all        SPEEDLAB_PROFILE_API=all (every runtime and driver call: before issue 29)
+#     sl-nolaunch   SPEEDLAB_PROFILE_LAUNCH_CALLS=0 (no launch call records; the other calls kept)
+#     sl-cb-nolaunch  callback path without launch calls (the other analysis calls kept)
+#     sl-cb-nolaunch-sync  and SYNCHRONIZATION records (SPEEDLAB_PROFILE_SYNC_RECORDS=1)
+#     sl-sync       SPEEDLAB_PROFILE_SYNC_RECORDS=1 (SYNCHRONIZATION records: the default until
+#                   2026-11-26, when that day's runs called the tool without them sl-nosync)
 #     sl-nonvtx     SPEEDLAB_PROFILE_NVTX=0 (NVTX ranges not captured; the loop has one a step)
 #     sl-offset     SPEEDLAB_PROFILE_CLOCK=offset (no CUPTI timestamp callback; offsets read at start)
 #     sl-callback   SPEEDLAB_PROFILE_API_SOURCE=callback (API calls from CUPTI callbacks, no
@@ -125,6 +130,10 @@ run_one() { # workload tool log
     sl-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noruntime) SPEEDLAB_PROFILE_RUNTIME_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noapi) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-nolaunch) SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-nolaunch) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-nolaunch-sync) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-sync) SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-callback) SPEEDLAB_PROFILE_API_SOURCE=callback timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;

@@ -33,6 +33,18 @@ TEST_CASE("cuda api: calls that block the host", "[cuda_api]") {
   }
 }
 
+TEST_CASE("cuda api: polls synchronize without blocking the host", "[cuda_api]") {
+  for (const char* name : {"cudaEventQuery_v3020", "cudaStreamQuery_v3020", "cuEventQuery", "cuStreamQuery"}) {
+    INFO(name);
+    CHECK(classify_api(name) == api_kind::poll);
+    CHECK(synchronizes(classify_api(name)));
+    CHECK_FALSE(blocks_host(classify_api(name)));
+  }
+  CHECK(synchronizes(classify_api("cudaStreamSynchronize_v3020")));
+  CHECK_FALSE(synchronizes(classify_api("cudaStreamWaitEvent_v3020")));
+  CHECK_FALSE(synchronizes(classify_api("cudaMemcpy_v3020")));
+}
+
 TEST_CASE("cuda api: launches, memsets, allocations and frees", "[cuda_api]") {
   CHECK(classify_api("cudaLaunchKernel_v7000") == api_kind::launch);
   CHECK(classify_api("cudaLaunchKernelExC_v11060") == api_kind::launch);
