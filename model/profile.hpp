@@ -42,6 +42,18 @@ struct process_profile {
   // Source lines of its kernels (`speedlab profile --source`): one pass per CUDA context,
   // PC samples and SASS metrics of a window of its first launches, folded to file:line.
   std::vector<source::source_pass> source;
+  // Launch calls recorded in sampled windows only (`SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled`,
+  // the process tagged "launch_calls": "sampled"): the windows [first, second), steady
+  // clock, in which every launch call that started was recorded. Outside them kernels have
+  // no launch call. Empty without that tag (every launch call recorded, or none with
+  // "launch_calls": "none").
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> launch_windows;
 };
+
+// True when the process's launch calls were recorded in windows only (launch_windows).
+inline bool launch_calls_sampled(const process_profile& p) {
+  const auto it = p.process.tags.find("launch_calls");
+  return it != p.process.tags.end() && it->second == "sampled";
+}
 
 } // namespace speedlab::profile

@@ -374,12 +374,21 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     p.source.push_back(j.at("pass").get<source::source_pass>());
     return;
   }
+  case chunk_type::launch_windows: {
+    for (const auto& w : j.at("windows")) {
+      if (!w.is_array() || w.size() != 2) throw std::runtime_error("a launch window is not [start, end]");
+      const auto start = w[0].get<std::uint64_t>(), end = w[1].get<std::uint64_t>();
+      if (end < start) throw std::runtime_error("a launch window ends before it starts");
+      p.launch_windows.emplace_back(start, end);
+    }
+    return;
+  }
   case chunk_type::records_binary: break;
   }
   throw std::runtime_error("unknown chunk type");
 }
 
-bool known_type(std::uint32_t t) { return t >= 1 && t <= 7; }
+bool known_type(std::uint32_t t) { return t >= 1 && t <= 8; }
 
 // Where the reader gets its bytes: a file (read chunk by chunk, never whole) or memory.
 class byte_source {
@@ -594,6 +603,12 @@ json note_json(std::uint64_t t_ns, const std::string& text) { return json{{"t_ns
 json counters_json(std::uint64_t t_ns, const counters::counter_pass& pass) { return json{{"t_ns", t_ns}, {"pass", pass}}; }
 
 json source_json(std::uint64_t t_ns, const source::source_pass& pass) { return json{{"t_ns", t_ns}, {"pass", pass}}; }
+
+json launch_windows_json(std::uint64_t t_ns, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows) {
+  json w = json::array();
+  for (const auto& [start, end] : windows) w.push_back(json::array({start, end}));
+  return json{{"t_ns", t_ns}, {"windows", std::move(w)}};
+}
 
 json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records) {
   return json{{"end_ns", end_ns}, {"reason", reason}, {"dropped_records", dropped_records}};

@@ -43,7 +43,7 @@ inline constexpr std::size_t chunk_header_bytes = 16;
 inline constexpr std::uint32_t max_chunk_payload = 1u << 30; // larger lengths mean a corrupt header
 
 enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4, records_binary = 5, counters = 6,
-                                   source = 7 };
+                                   source = 7, launch_windows = 8 };
 
 // "<host>-<pid>.slstream", the host reduced to [A-Za-z0-9._-] so any host name is a file name.
 std::string stream_file_name(const std::string& host, std::uint32_t pid);
@@ -63,6 +63,8 @@ nlohmann::json counters_json(std::uint64_t t_ns, const counters::counter_pass& p
 // A source pass (model/source_view.hpp: top lines per kernel) as the injection library
 // folded it for one context (`speedlab profile --source`).
 nlohmann::json source_json(std::uint64_t t_ns, const source::source_pass& pass);
+// The launch-call windows closed since the last such chunk (process_profile::launch_windows).
+nlohmann::json launch_windows_json(std::uint64_t t_ns, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows);
 nlohmann::json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records);
 
 // The binary records payload (chunk type records_binary; docs/profile-format.md has the
