@@ -6,6 +6,7 @@
 #                                                      counters-sass counters-degrade terminate source profile-source sol
 #                                                      overhead-bench overhead-breakdown interleave
 #                                                      cost-probe-storm cost-probe-torch cost-probe-parts cost-record cost-ab
+#                                                      launch-sampling
 #                                                      (default: all but overhead-bench and overhead-breakdown,
 #                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -889,6 +890,40 @@ if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts || has c
     STEPS=${STEPS:-200} REPEATS=${REPEATS:-3} PROBE_BUDGET_S=${AB_TORCH_S:-380} probe cost-ab-torch torch \
       "${AB_TOOLS:-plain speedlab sl-callback nsys}" 14
   fi
+fi
+
+if has launch-sampling; then
+  # Launch calls recorded in windows (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled, issue 29): each
+  # program recorded with every launch call and with sampled ones; which calls each stream
+  # holds, the report lines that differ apart from numbers, a two-rank job's straggler line
+  # from each; the streams come back (launch-sampling.tar.gz) as fixtures for the CPU tests.
+  ls_dir="$work/launch-sampling"; rm -rf "$ls_dir"; mkdir -p "$ls_dir/fixtures"
+  while read -r name args; do
+    for mode in all sampled; do
+      SPEEDLAB_PROFILE_LAUNCH_CALLS=$mode timeout 120 "$speedlab" profile --force --out "$ls_dir/$name-$mode" -- $args \
+        >"$ls_dir/$name-$mode.log" 2>&1
+      note "launch-sampling $name ($mode): exit $?; $(grep -ho 'launch calls recorded [^;]*' "$ls_dir/$name-$mode"/report.md 2>/dev/null | head -1)"
+      cp "$ls_dir/$name-$mode"/*.slstream "$ls_dir/fixtures/$name-$mode.slstream" 2>/dev/null
+    done
+    diff <(sed 's/[0-9][0-9.,]*/N/g' "$ls_dir/$name-all/report.md") <(sed 's/[0-9][0-9.,]*/N/g' "$ls_dir/$name-sampled/report.md") \
+      >"$ls_dir/$name.report-diff.txt" 2>&1
+    note "launch-sampling $name: report.md lines differing apart from numbers: $(grep -c '^[<>]' "$ls_dir/$name.report-diff.txt")"
+  done <<CASES
+torch_loop python3 scripts/bench/torch_loop.py --steps 300 --repeats 1
+storm $bin/speedlab_launch_storm --no-cupti --launches 20000 --rounds 1
+cupy_vector python3 examples/cupy_vector.py --n 1048576 --calls 20
+CASES
+  # Two gloo ranks on one GPU, rank 1 slowed by 10 ms a step: the straggler with each mode.
+  for mode in all sampled; do
+    SPEEDLAB_PROFILE_LAUNCH_CALLS=$mode timeout 150 "$speedlab" profile --force --out "$ls_dir/ddp-$mode" -- \
+      torchrun --standalone --nproc_per_node 2 examples/ddp_train.py --backend gloo --steps 60 --warmup 5 \
+      --width 512 --batch 64 --slow-rank 1 --slow-ms 10 >"$ls_dir/ddp-$mode.log" 2>&1
+    note "launch-sampling ddp ($mode): exit $?; $(grep -hm1 -o 'rank 1 is the straggler[^|]*' "$ls_dir/ddp-$mode"/report.md 2>/dev/null)"
+    mkdir -p "$ls_dir/fixtures/ddp-$mode" && cp "$ls_dir/ddp-$mode"/*.slstream "$ls_dir/fixtures/ddp-$mode/" 2>/dev/null
+  done
+  tar -C "$ls_dir" -czf "$out/launch-sampling.tar.gz" fixtures $(cd "$ls_dir" && ls *.txt *.log) \
+    $(cd "$ls_dir" && ls -d */report.md 2>/dev/null)
+  du -sh "$out/launch-sampling.tar.gz" | tee -a "$summary" "$out/summary.txt"
 fi
 
 if has cost-record; then

@@ -329,6 +329,30 @@ void disable_activities(enabled_activities& e) {
   e.driver_ids.clear();
 }
 
+launch_switch::launch_switch(const enabled_activities& e) {
+  const auto launches = [](CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& ids) {
+    std::vector<CUpti_CallbackId> out;
+    for (CUpti_CallbackId id : ids) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name &&
+          trace::classify_api(name) == trace::api_kind::launch)
+        out.push_back(id);
+    }
+    return out;
+  };
+  if ((m_runtime = e.runtime_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_RUNTIME_API)))
+    m_runtime_ids = launches(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids);
+  if ((m_driver = e.driver_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_DRIVER_API)))
+    m_driver_ids = launches(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids);
+}
+
+bool launch_switch::set(bool on) const {
+  bool ok = true;
+  for (CUpti_CallbackId id : m_runtime_ids) ok = m_runtime(id, on ? 1 : 0) == CUPTI_SUCCESS && ok;
+  for (CUpti_CallbackId id : m_driver_ids) ok = m_driver(id, on ? 1 : 0) == CUPTI_SUCCESS && ok;
+  return ok;
+}
+
 std::uint64_t take_dropped_records() {
   std::size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) return 0;

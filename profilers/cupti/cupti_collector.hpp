@@ -132,6 +132,23 @@ std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain,
 enabled_activities enable_activities(const activity_selection& what, std::vector<std::string>& notes);
 void disable_activities(enabled_activities& e);
 
+// The launch calls among the ids `enable_activities` enabled one by one, switched on and off
+// together (launch calls recorded in windows: profilers/inject/launch_sampler.hpp). Not
+// usable when the ids were not enabled one by one (the whole kinds are on) or libcupti
+// lacks the per-id calls: then every launch call is recorded.
+class launch_switch {
+public:
+  explicit launch_switch(const enabled_activities& e);
+  bool usable() const { return !m_runtime_ids.empty() || !m_driver_ids.empty(); }
+  // False if CUPTI refused an id (the others are switched all the same).
+  bool set(bool on) const;
+
+private:
+  using enable_fn = CUptiResult (*)(CUpti_CallbackId, uint8_t);
+  enable_fn m_runtime = nullptr, m_driver = nullptr;
+  std::vector<CUpti_CallbackId> m_runtime_ids, m_driver_ids;
+};
+
 // Records CUPTI dropped since the last call (the counter is reset by reading it).
 std::uint64_t take_dropped_records();
 

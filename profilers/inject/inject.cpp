@@ -52,6 +52,7 @@
 #include "profilers/counters/counter_collector.hpp"
 #include "profilers/inject/api_recorder.hpp"
 #include "profilers/inject/flush_policy.hpp"
+#include "profilers/inject/launch_sampler.hpp"
 #include "profilers/inject/termination.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 #include "profilers/source/source_collector.hpp"
@@ -209,6 +210,9 @@ public:
     info.start_ns = steady_now_ns();
     info.tags = launcher_tags();
     info.tags["libcupti"] = cupti_in_use();
+    if (const std::string problem = read_launch_mode(); !problem.empty()) note_later += (note_later.empty() ? "" : "; ") + problem;
+    if (m_launch_mode == launch_mode::sampled) info.tags["launch_calls"] = "sampled";
+    if (m_launch_mode == launch_mode::none) info.tags["launch_calls"] = "none";
     const std::uint64_t realtime = realtime_now_ns();
     std::string error;
     m_writer = profile::stream_writer::create(std::filesystem::path(dir) / profile::stream_file_name(info.host, m_pid), error);
@@ -217,6 +221,7 @@ public:
       return false;
     }
     m_writer->write(profile::chunk_type::header, profile::header_json(info, realtime, m_flush_ms, "libspeedlab-inject"));
+    m_start_ns = info.start_ns;
     if (!force_after_problem.empty()) note(force_after_problem);
     if (!note_later.empty()) note(note_later);
 
@@ -246,6 +251,7 @@ public:
     write_counters();
     {
       std::lock_guard flushing(m_flush_mutex);
+      close_launch_windows();
       flush_once();
     }
     if (m_cupti_on) {
@@ -330,7 +336,7 @@ private:
                                    false};
     what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
     what.api_by_callback = api_source_is_callback();
-    what.launch_calls = env("SPEEDLAB_PROFILE_LAUNCH_CALLS") != "0";
+    what.launch_calls = m_launch_mode != launch_mode::none;
     // No SYNCHRONIZATION records unless SPEEDLAB_PROFILE_SYNC_RECORDS=1: on the H100 they
     // cost more than every API record together, and the synchronizing calls (waits and
     // polls) are recorded as API calls the analysis reads in their place.
@@ -344,6 +350,7 @@ private:
       return;
     }
     if (what.api_by_callback) start_api_callbacks(what);
+    if (m_launch_mode == launch_mode::sampled) start_launch_sampling(what);
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     m_cupti_on = true;
@@ -352,6 +359,82 @@ private:
       note("counters: not read with --source (replays and PC sampling were not checked together); profile again "
            "with --metrics alone");
     else start_counters();
+  }
+
+  // SPEEDLAB_PROFILE_LAUNCH_CALLS: "all" (the default: every launch call is recorded),
+  // "sampled" (in windows of SPEEDLAB_PROFILE_LAUNCH_SAMPLE="W/P" ms, default 20/200:
+  // launch_sampler.hpp) or "none". Returns a problem to note, or "".
+  std::string read_launch_mode() {
+    const std::string v = env("SPEEDLAB_PROFILE_LAUNCH_CALLS");
+    if (v.empty() || v == "all") return {};
+    if (v == "0" || v == "none") {
+      m_launch_mode = launch_mode::none;
+      return {};
+    }
+    if (v != "sampled")
+      return "SPEEDLAB_PROFILE_LAUNCH_CALLS='" + v + "' is not all, sampled or none: every launch call is recorded";
+    m_launch_mode = launch_mode::sampled;
+    const std::string w = env("SPEEDLAB_PROFILE_LAUNCH_SAMPLE");
+    std::string problem;
+    if (w.empty()) return {};
+    if (const auto s = parse_launch_sampling(w, problem)) {
+      m_sampling = *s;
+      return {};
+    }
+    return "SPEEDLAB_PROFILE_LAUNCH_SAMPLE=" + problem + ": 20/200 is used";
+  }
+
+  // Launch calls in windows. Where the ids cannot be switched one by one (the callback path,
+  // a libcupti without per-id calls) every launch call is recorded, and at the close one
+  // window spans the process (the analysis then misses nothing).
+  void start_launch_sampling(const cupti::activity_selection& what) {
+    if (!what.api_by_callback) {
+      auto sw = std::make_unique<cupti::launch_switch>(m_enabled);
+      if (sw->usable()) {
+        m_launch_switch = std::move(sw);
+        m_sampler = std::make_unique<launch_sampler>(m_sampling, steady_now_ns());
+        note(fmt::format("launch calls recorded {} ms of every {} ms (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): a kernel "
+                         "launched between these windows has no launch call",
+                         m_sampling.window_ns / 1000000, m_sampling.period_ns / 1000000));
+        return;
+      }
+    }
+    note("launch calls: sampling needs CUPTI's activity records enabled call by call, not available here; every "
+         "launch call is recorded");
+  }
+
+  // On the flush thread: the launch ids switched when the sampler says so. A window opens
+  // after the ids are on and closes before they go off, so every call starting inside it
+  // was recorded.
+  void switch_launch_calls() {
+    std::lock_guard flushing(m_flush_mutex);
+    if (!m_sampler || !m_sampler->due(steady_now_ns())) return;
+    bool ok = true;
+    if (m_sampler->on()) {
+      m_sampler->switched(steady_now_ns());
+      ok = m_launch_switch->set(false);
+    } else {
+      ok = m_launch_switch->set(true);
+      m_sampler->switched(steady_now_ns());
+    }
+    if (!ok && !m_switch_refused_said) {
+      m_switch_refused_said = true;
+      note("launch calls: CUPTI refused to switch a launch call id; the windows may hold fewer calls than launched");
+    }
+  }
+
+  std::uint64_t until_launch_switch_ms() {
+    std::lock_guard flushing(m_flush_mutex);
+    return m_sampler ? (m_sampler->until_next(steady_now_ns()) + 999999) / 1000000 : UINT64_MAX;
+  }
+
+  // Before the last flush (under m_flush_mutex): the open window ends now.
+  void close_launch_windows() {
+    if (m_launch_mode != launch_mode::sampled || m_windows_closed) return;
+    m_windows_closed = true;
+    const std::uint64_t now = steady_now_ns();
+    if (m_sampler) m_sampler->close(now);
+    else m_writer->write(profile::chunk_type::launch_windows, profile::launch_windows_json(now, {{m_start_ns, now}}));
   }
 
   // SPEEDLAB_PROFILE_API_SOURCE: where runtime and driver API records come from. "activity"
@@ -686,7 +769,9 @@ private:
       const std::uint64_t now = steady_now_ns();
       const std::uint64_t until_flush_ms = next_flush > now ? (next_flush - now + 999999) / 1000000 : 0;
       pollfd p{termination::wake_fd(), POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(std::min<std::uint64_t>(until_flush_ms, termination::recheck_interval_ms)));
+      const std::uint64_t wait_ms = std::min({until_flush_ms, std::uint64_t{termination::recheck_interval_ms},
+                                              until_launch_switch_ms()});
+      ::poll(&p, 1, static_cast<int>(wait_ms));
       const termination::request r = termination::take();
       {
         std::lock_guard lock(m_mutex);
@@ -698,6 +783,7 @@ private:
         if (r.final) break;
         continue;
       }
+      switch_launch_calls();
       if (const std::string taken = termination::recheck(); !taken.empty())
         note("signals: the program installed its own handler for " + taken + "; speedlab's runs first and passes " +
              "the signal on to it");
@@ -744,6 +830,7 @@ private:
       {
         std::lock_guard held_by_test(g_test_flush_lock); // stands for the driver's locks (tests)
         std::lock_guard flushing(m_flush_mutex);
+        close_launch_windows();
         flush_once(true);
       }
       if (r.handler_next)
@@ -821,6 +908,9 @@ private:
     }
     for (const auto& k : batch.kernels) // each GPU the process ran kernels on, named once
       if (m_gpus_said.insert(k.device).second) note(gpu_description(k.device));
+    if (m_sampler)
+      if (auto windows = m_sampler->take_closed(); !windows.empty())
+        m_writer->write(profile::chunk_type::launch_windows, profile::launch_windows_json(steady_now_ns(), windows));
     batch.ranges = profiling::nvtx_capture::drain();
     if (const std::uint64_t lost = profiling::nvtx_capture::dropped(); lost > m_nvtx_dropped_said) {
       m_nvtx_dropped_said = lost;
@@ -835,7 +925,16 @@ private:
   }
 
   std::uint32_t m_pid = 0;
+  std::uint64_t m_start_ns = 0;
   std::uint32_t m_flush_ms = default_flush_ms;
+  // Launch calls (SPEEDLAB_PROFILE_LAUNCH_CALLS); with sampling, the sampler and the ids it
+  // switches, under m_flush_mutex once the flush thread runs.
+  enum class launch_mode { all, sampled, none };
+  launch_mode m_launch_mode = launch_mode::all;
+  launch_sampling m_sampling;
+  std::unique_ptr<launch_sampler> m_sampler;
+  std::unique_ptr<cupti::launch_switch> m_launch_switch;
+  bool m_windows_closed = false, m_switch_refused_said = false;
   flush_policy m_policy{0};
   bool m_force_said = false;
   std::size_t m_cap_bytes = default_cap_bytes;

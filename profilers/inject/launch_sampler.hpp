@@ -1,0 +1,111 @@
+// Launch calls recorded in windows (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled, issue 29): on the
+// H100 what speedlab adds to CUPTI's kernel records is what puts its cost level with nsys's,
+// and on a launch-bound program that is mostly one API record per launch. So the launch call
+// ids are switched on for `window` of every `period` (the other calls and every GPU record
+// stay on all the time), and the stream says which windows were recorded
+// (profile::process_profile::launch_windows) so the analysis knows what it is missing.
+//
+//   launch_sampler s(sampling, start_ns);          // on from the start
+//   if (s.due(now)) { switch ids; s.switched(now_after_switch); }
+//   poll(..., s.until_next(now));
+//   write(s.take_closed());                          // at each flush; s.close(now) at the end
+//
+// No CUPTI here: the unit tests drive it with made-up times.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace speedlab::inject {
+
+struct launch_sampling {
+  std::uint64_t window_ns = 20'000'000;  // recorded ...
+  std::uint64_t period_ns = 200'000'000; // ... of every period, from the first window's start
+};
+
+// "W/P" in milliseconds ("20/200"): 1 <= W < P <= 600000. nullopt (and `problem` said) otherwise.
+inline std::optional<launch_sampling> parse_launch_sampling(const std::string& text, std::string& problem) {
+  const auto slash = text.find('/');
+  auto whole = [](const std::string& s, std::uint64_t& out) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    out = std::stoull(s);
+    return true;
+  };
+  std::uint64_t w = 0, p = 0;
+  if (slash == std::string::npos || !whole(text.substr(0, slash), w) || !whole(text.substr(slash + 1), p) || w < 1 ||
+      w >= p || p > 600000) {
+    problem = "'" + text + "' is not WINDOW/PERIOD in whole milliseconds with 1 <= WINDOW < PERIOD <= 600000";
+    return std::nullopt;
+  }
+  return launch_sampling{w * 1'000'000, p * 1'000'000};
+}
+
+class launch_sampler {
+public:
+  using window = std::pair<std::uint64_t, std::uint64_t>; // [start, end), steady ns
+
+  // On at `start_ns` (the ids are enabled when recording starts).
+  launch_sampler(launch_sampling s, std::uint64_t start_ns)
+      : m_s(s), m_origin(start_ns), m_on(true), m_open_since(start_ns) {}
+
+  bool on() const { return m_on; }
+
+  // True when the ids should be switched now (the window ended, or the next one began).
+  bool due(std::uint64_t now) const { return now >= next_switch(); }
+
+  // Nanoseconds until the next switch (0: due now).
+  std::uint64_t until_next(std::uint64_t now) const {
+    const std::uint64_t at = next_switch();
+    return now >= at ? 0 : at - now;
+  }
+
+  // The ids were switched at `t`: on, the window opens at `t` (calls starting from then
+  // on are recorded); off, it closes at `t` (taken before the ids went off).
+  void switched(std::uint64_t t) {
+    if (m_on) {
+      m_closed.emplace_back(m_open_since, std::max(t, m_open_since));
+      m_off_since = t;
+    } else {
+      m_open_since = t;
+      m_period_start = period_start_at(t);
+    }
+    m_on = !m_on;
+  }
+
+  // The end of recording: an open window closes at `t`.
+  void close(std::uint64_t t) {
+    if (m_on) m_closed.emplace_back(m_open_since, std::max(t, m_open_since));
+    m_on = false;
+    m_done = true;
+  }
+
+  // Windows closed since the last call, oldest first.
+  std::vector<window> take_closed() { return std::exchange(m_closed, {}); }
+
+private:
+  std::uint64_t period_start_at(std::uint64_t t) const {
+    return t < m_origin ? m_origin : m_origin + (t - m_origin) / m_s.period_ns * m_s.period_ns;
+  }
+  // On: the end of this period's window. Off: the start of the next period. A late switch
+  // (the thread woke late) never makes a window run past `window` from its period's start,
+  // and a missed period is skipped, not caught up.
+  std::uint64_t next_switch() const {
+    if (m_done) return UINT64_MAX;
+    if (m_on) return m_period_start + m_s.window_ns;
+    return period_start_at(m_off_since) + m_s.period_ns;
+  }
+
+  launch_sampling m_s;
+  std::uint64_t m_origin;
+  bool m_on;
+  bool m_done = false;
+  std::uint64_t m_open_since;
+  std::uint64_t m_off_since = 0;
+  std::uint64_t m_period_start = m_origin;
+  std::vector<window> m_closed;
+};
+
+} // namespace speedlab::inject

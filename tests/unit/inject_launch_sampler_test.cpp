@@ -1,0 +1,106 @@
+// Launch calls recorded in windows (profilers/inject/launch_sampler.hpp, issue 29): the
+// schedule the injection library's flush thread follows, driven here with made-up times, and
+// the windows going through the stream's chunk into the reader.
+#include "profilers/inject/launch_sampler.hpp"
+#include "speedlab_catch.hpp"
+
+#include "model/profile_stream.hpp"
+
+using speedlab::inject::launch_sampler;
+using speedlab::inject::launch_sampling;
+using speedlab::inject::parse_launch_sampling;
+using namespace speedlab;
+
+namespace {
+constexpr std::uint64_t ms = 1'000'000;
+} // namespace
+
+TEST_CASE("launch sampler: WINDOW/PERIOD in milliseconds", "[inject][launch_sampling]") {
+  std::string problem;
+  const auto s = parse_launch_sampling("20/200", problem);
+  REQUIRE(s);
+  CHECK(s->window_ns == 20 * ms);
+  CHECK(s->period_ns == 200 * ms);
+  CHECK(problem.empty());
+  for (const char* bad : {"", "20", "0/200", "200/200", "300/200", "a/b", "20/", "/200", "-5/200", "20/700000", "1.5/10",
+                          "20/200/5"}) {
+    INFO(bad);
+    problem.clear();
+    CHECK_FALSE(parse_launch_sampling(bad, problem));
+    CHECK(problem.find("WINDOW/PERIOD") != std::string::npos);
+  }
+}
+
+TEST_CASE("launch sampler: on for the window, off for the rest of each period", "[inject][launch_sampling]") {
+  const std::uint64_t t0 = 5 * ms;
+  launch_sampler s(launch_sampling{20 * ms, 200 * ms}, t0);
+  CHECK(s.on());
+  CHECK_FALSE(s.due(t0 + 19 * ms));
+  CHECK(s.until_next(t0 + 10 * ms) == 10 * ms);
+  REQUIRE(s.due(t0 + 20 * ms));
+  s.switched(t0 + 21 * ms); // the thread woke a millisecond late
+  CHECK_FALSE(s.on());
+  CHECK(s.until_next(t0 + 21 * ms) == 179 * ms); // the next period's start, not 200 ms after the switch
+  CHECK_FALSE(s.due(t0 + 199 * ms));
+  REQUIRE(s.due(t0 + 200 * ms));
+  s.switched(t0 + 200 * ms + 100); // on again, after the ids were switched
+  CHECK(s.on());
+  CHECK(s.until_next(t0 + 201 * ms) == 19 * ms);
+  s.switched(t0 + 220 * ms);
+  const auto w = s.take_closed();
+  REQUIRE(w.size() == 2);
+  CHECK(w[0] == launch_sampler::window{t0, t0 + 21 * ms});
+  CHECK(w[1] == launch_sampler::window{t0 + 200 * ms + 100, t0 + 220 * ms});
+  CHECK(s.take_closed().empty()); // taken once
+}
+
+TEST_CASE("launch sampler: a late thread skips the periods it missed and never lengthens a window",
+          "[inject][launch_sampling]") {
+  launch_sampler s(launch_sampling{20 * ms, 200 * ms}, 0);
+  s.switched(20 * ms);                 // off
+  REQUIRE(s.due(650 * ms));            // asleep through two periods
+  s.switched(650 * ms);                // on, in the period starting at 600 ms ...
+  CHECK(s.due(650 * ms));              // ... whose window ended at 620 ms: off at once
+  s.switched(651 * ms);
+  CHECK(s.until_next(651 * ms) == 149 * ms); // next: the period at 800 ms
+  const auto w = s.take_closed();
+  REQUIRE(w.size() == 2);
+  CHECK(w[1] == launch_sampler::window{650 * ms, 651 * ms});
+}
+
+TEST_CASE("launch sampler: the end closes an open window, and nothing is due after", "[inject][launch_sampling]") {
+  launch_sampler s(launch_sampling{20 * ms, 200 * ms}, 100);
+  s.close(5 * ms);
+  CHECK_FALSE(s.on());
+  CHECK_FALSE(s.due(UINT64_MAX - 1));
+  const auto w = s.take_closed();
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == launch_sampler::window{100, 5 * ms});
+  launch_sampler off(launch_sampling{20 * ms, 200 * ms}, 0);
+  off.switched(20 * ms);
+  off.close(30 * ms); // closed while off: no empty window
+  CHECK(off.take_closed().size() == 1);
+}
+
+TEST_CASE("launch sampler: the windows go through the stream to the reader", "[inject][launch_sampling][stream]") {
+  profile::process_info info;
+  info.pid = 42;
+  info.host = "h";
+  info.start_ns = 10;
+  info.tags["launch_calls"] = "sampled";
+  std::string bytes = profile::encode_chunk(profile::chunk_type::header, profile::header_json(info, 0, 500, "test").dump());
+  bytes += profile::encode_chunk(profile::chunk_type::launch_windows,
+                                 profile::launch_windows_json(50, {{10, 30}, {210, 230}}).dump());
+  bytes += profile::encode_chunk(profile::chunk_type::launch_windows, profile::launch_windows_json(300, {{410, 420}}).dump());
+  bytes += profile::encode_chunk(profile::chunk_type::launch_windows,
+                                 nlohmann::json{{"t_ns", 1}, {"windows", {{500, 400}}}}.dump()); // ends before it starts
+  bytes += profile::encode_chunk(profile::chunk_type::close, profile::close_json(500, "exit", 0).dump());
+  const auto r = profile::read_stream_bytes(bytes, "test.slstream");
+  REQUIRE(r.valid);
+  CHECK(profile::launch_calls_sampled(r.profile));
+  using w = std::pair<std::uint64_t, std::uint64_t>;
+  CHECK(r.profile.launch_windows == std::vector<w>{{10, 30}, {210, 230}, {410, 420}});
+  bool said = false;
+  for (const auto& m : r.messages) said |= m.find("unreadable") != std::string::npos && m.find("ends before") != std::string::npos;
+  CHECK(said);
+}
