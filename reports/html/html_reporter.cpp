@@ -591,7 +591,15 @@ private:
   void timeline() {
     m_w << "<section id=\"timeline\"><h2>Timeline of one repetition</h2>"_html;
     if (!m_timeline_trace || !m_timeline_point) {
-      m_w << "<p class=\"note\">No GPU trace in this run, so there is no timeline to show.</p></section>"_html;
+      // A profiled program's points are its processes: their records are in the program's
+      // trace files, not in a repetition of a point, so "no GPU trace" would be untrue.
+      if (!m_in.content.processes.empty())
+        m_w << "<p class=\"note\">The points of this report are processes of a profiled program, which have no "
+               "repetitions to draw here. The program's whole timeline is in <code>trace.json</code> (the perfetto "
+               "report: open it in Perfetto) and <code>trace.sqlite</code> (the nsys-sqlite report: Nsight Systems' "
+               "export schema), both written unless <code>--format</code> leaves them out.</p></section>"_html;
+      else
+        m_w << "<p class=\"note\">No GPU trace in this run, so there is no timeline to show.</p></section>"_html;
       return;
     }
     const auto& t = *m_timeline_trace;

@@ -90,6 +90,13 @@ TEST_CASE("html and markdown work for CPU-only results", "[report][html][markdow
   f.run.gpu_name.clear();
   const auto html = test_golden::render("html", f.input(), "report.html");
   CHECK(html.find("No GPU trace in this run") != std::string::npos);
+  // A profiled program's points are processes: no repetition to draw, but a GPU trace in the
+  // trace files, which the note names instead.
+  auto in = f.input();
+  in.content.processes.push_back({});
+  const auto program_html = test_golden::render("html", in, "report.html");
+  CHECK(program_html.find("No GPU trace in this run") == std::string::npos);
+  CHECK(program_html.find("processes of a profiled program") != std::string::npos);
   CHECK(html.find("No GPU model: CPU-only results.") != std::string::npos);
   CHECK(html.find("No device time split") != std::string::npos);
   const auto md = test_golden::render("markdown", f.input(), "report-full.md");
