@@ -209,6 +209,7 @@ void find_waits(rank_analysis& out) {
   const std::size_t n = out.ranks.size();
   bool kernels_everywhere = true;
   for (const auto& r : out.ranks) {
+    if (!compared(r, out.steps)) continue;
     double comm = 0;
     for (std::size_t k = 0; k < out.steps; ++k) comm += r.steps[k].comm_ns;
     kernels_everywhere = kernels_everywhere && comm > 0;
@@ -223,8 +224,10 @@ void find_waits(rank_analysis& out) {
   // The least of any rank in each step, once (a thousand ranks: not ranks x ranks x steps).
   std::vector<double> least(out.steps, HUGE_VAL);
   for (const auto& r : out.ranks)
-    for (std::size_t k = 0; k < out.steps; ++k) least[k] = std::min(least[k], waiting_time(r.steps[k]));
+    if (compared(r, out.steps))
+      for (std::size_t k = 0; k < out.steps; ++k) least[k] = std::min(least[k], waiting_time(r.steps[k]));
   for (std::size_t i = 0; i < n; ++i) {
+    if (!compared(out.ranks[i], out.steps)) continue;
     std::vector<double> w;
     w.reserve(out.steps);
     for (std::size_t k = 0; k < out.steps; ++k) {
@@ -239,7 +242,10 @@ void find_straggler(rank_analysis& out) {
   const std::size_t n = out.ranks.size();
   if (n < 2 || out.steps == 0) return;
   std::vector<double> compute(n), step_time(n);
+  std::vector<std::size_t> in; // the ranks compared
   for (std::size_t i = 0; i < n; ++i) {
+    if (!compared(out.ranks[i], out.steps)) continue;
+    in.push_back(i);
     std::vector<double> c, s;
     for (std::size_t k = 0; k < out.steps; ++k) {
       c.push_back(out.ranks[i].steps[k].compute_ns);
@@ -251,13 +257,15 @@ void find_straggler(rank_analysis& out) {
   out.compute_per_step_ns = compute;
   out.step_ns = step_time;
   find_waits(out);
-  const auto slowest = static_cast<std::size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
+  if (in.size() < 2) return;
+  const std::size_t slowest =
+      *std::max_element(in.begin(), in.end(), [&](std::size_t a, std::size_t b) { return compute[a] < compute[b]; });
   std::vector<double> others;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i : in)
     if (i != slowest) others.push_back(compute[i]);
   const double typical = median(others);
   double mean = 0;
-  for (double c : compute) mean += c / static_cast<double>(n);
+  for (std::size_t i : in) mean += compute[i] / static_cast<double>(in.size());
   out.imbalance = mean > 0 ? compute[slowest] / mean : 1;
   const double excess = compute[slowest] - typical;
   // Clear only when the slowest rank's extra compute is more than noise: 5% of a step's
@@ -623,6 +631,8 @@ rank_summary summarize_rank(const profile::process_profile& process, const time_
   return acc.finish(process, known_split);
 }
 
+bool compared(const rank_summary& r, std::size_t steps) { return r.kernels > 0 && r.steps.size() >= steps; }
+
 rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std::string>& disabled_rules) {
   rank_analysis out;
   std::stable_sort(ranks.begin(), ranks.end(), [](const rank_summary& a, const rank_summary& b) {
@@ -663,6 +673,9 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std:
   }
   if (out.ranks.size() >= 2 && out.steps == 0)
     out.notes.push_back("no repeating NVTX range or per-step kernel found: no straggler analysis by step");
+  for (const auto& r : out.ranks)
+    if (out.steps > 0 && !compared(r, out.steps))
+      out.notes.push_back(fmt::format("{}: no kernel of it in the trace; left out of the step comparison", rank_label(r)));
   find_straggler(out);
   rank_rule_findings(out, disabled_rules);
   return out;

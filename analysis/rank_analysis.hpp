@@ -103,6 +103,11 @@ struct rank_analysis {
 // disabled_rules: rules of the registry not to run (as analysis_options'), by name.
 rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std::string>& disabled_rules = {});
 
+// A rank the step comparison reads: it ran kernels and has each of the `steps` compared (a
+// rank that launched nothing, a process that failed after CUDA started, has neither; the
+// job's figures leave it out and a note names it).
+bool compared(const rank_summary& r, std::size_t steps);
+
 // "rank 3", or "pid 1234" for a process without a rank variable: how findings and notes name it.
 std::string rank_label(const rank_summary& r);
 

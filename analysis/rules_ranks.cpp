@@ -54,7 +54,7 @@ public:
     double waited = 0;
     std::size_t waiting = 0;
     for (std::size_t i = 0; i < n; ++i)
-      if (i != slowest) {
+      if (i != slowest && compared(job.ranks[i], job.steps)) {
         others.push_back(job.compute_per_step_ns[i]);
         waited += job.wait_per_step_ns[i];
         ++waiting;
@@ -77,7 +77,7 @@ public:
                   {"median step", text::time(step)},
                   {"load imbalance", fmt::format("{:.2f} (max / mean compute per step)", job.imbalance)}};
     for (std::size_t i = 0; i < n; ++i)
-      if (i != slowest)
+      if (i != slowest && compared(job.ranks[i], job.steps))
         f.evidence.push_back({fmt::format("{} waits", rank_label(job.ranks[i])),
                               fmt::format("{} per step, {} over the {} steps", text::time(job.wait_per_step_ns[i]),
                                           text::time(job.wait_total_ns[i]), job.steps)});

@@ -329,3 +329,26 @@ TEST_CASE("rank fixtures, NCCL on two GPUs: start-up is its own finding, the idl
   }
   CHECK(startups == 2);
 }
+
+TEST_CASE("rank fixtures: a process with no kernel is left out of the step comparison", "[ranks][fixtures]") {
+  // The torchrun agent's stream (no kernel, no rank variable) handed to the rank analysis
+  // beside the two ranks: it used to be read for steps it does not have (a crash). Now the
+  // ranks are compared as before and a note names the process left out.
+  std::vector<analysis::rank_summary> summaries;
+  std::size_t without_kernels = 0;
+  for (const auto& p : profile::read_stream_folder(fixture("outside")).processes) {
+    summaries.push_back(analysis::summarize_rank(p));
+    without_kernels += p.trace.kernels.empty() ? 1 : 0;
+  }
+  REQUIRE(summaries.size() == 3);
+  REQUIRE(without_kernels == 1);
+  const auto r = analysis::analyze_ranks(std::move(summaries));
+  REQUIRE(r.straggler);
+  CHECK(*r.straggler == 1);
+  CHECK(r.wait_per_step_ns[0] == Approx(injected_ns("outside")).epsilon(0.02));
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("left out of the step comparison") != std::string::npos;
+  CHECK(noted);
+  for (const auto& f : r.findings)
+    for (const auto& e : f.evidence) CHECK(e.name.find("pid") == std::string::npos); // the agent waits for nobody
+}
