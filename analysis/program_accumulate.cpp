@@ -853,6 +853,9 @@ startup_summary startup_figures(const accumulator_state& st, const std::vector<i
   return u;
 }
 
+// The fewest launch calls of a sampled process whose median is taken as its launch cost.
+constexpr std::size_t min_sampled_launches = 20;
+
 // Allocations, synchronous pageable copies and the launch cost, from the host's calls
 // (released after).
 void host_call_figures(accumulator_state& st, process_summary& s) {
@@ -882,6 +885,10 @@ void host_call_figures(accumulator_state& st, process_summary& s) {
     }
   }
   release(st.calls);
+  // Launch calls sampled: a median of a few calls is no launch cost (in a short loop the
+  // windows may catch only the first launches, which load modules and take milliseconds):
+  // below min_sampled_launches it is left unknown, and the rules take the device's latency.
+  if (s.sampling && launch_ns.size() < min_sampled_launches) return;
   if (!launch_ns.empty()) s.launch_call_median_ns = stats::quantile(std::move(launch_ns), 0.5);
 }
 
@@ -898,6 +905,7 @@ launch_sampling sampling_of(const accumulator_state& st, launch_windows& windows
   for (const auto& a : st.calls)
     if (a.kind == trace::api_kind::launch && a.correlation != 0) launches.push_back(a.correlation);
   std::sort(launches.begin(), launches.end());
+  x.launch_calls = launches.size();
   for (const auto& g : st.launched) {
     if (!g.kernel) continue;
     ++x.kernels;

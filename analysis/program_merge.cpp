@@ -108,15 +108,23 @@ std::vector<program_range> merge_ranges(const std::vector<process_summary>& proc
 std::string sampling_note(const process_summary& p) {
   const launch_sampling& x = *p.sampling;
   const double wall = span(p.window_start, p.window_end);
-  std::string s = fmt::format("{}: launch calls recorded in sampled windows ({} windows, {:.1f}% of the process's "
-                              "time): range 'launched' figures from {} of {} instances, scaled to all ('-' where none "
-                              "was inside a window)",
-                              p.label, x.windows, wall > 0 ? 100 * x.covered_ns / wall : 0.0,
-                              x.range_instances_measured, x.range_instances);
-  s += fmt::format("; launch-call counts and API time scaled by the kernels with a recorded call ({} of {}); the "
-                   "launch calls' own time outside the windows counts as host time",
-                   x.kernels_with_call, x.kernels);
-  return s;
+  std::string s = fmt::format("{}: launch calls recorded in sampled windows ({} windows, {:.1f}% of the process's time)",
+                              p.label, x.windows, wall > 0 ? 100 * x.covered_ns / wall : 0.0);
+  if (x.range_instances > 0)
+    s += fmt::format(": range 'launched' figures from {} of {} instances, scaled to all ('-' where none was inside a "
+                     "window)",
+                     x.range_instances_measured, x.range_instances);
+  if (x.kernels_with_call > 0)
+    s += fmt::format("; launch-call counts and API time scaled by the kernels with a recorded call ({} of {})",
+                     x.kernels_with_call, x.kernels);
+  else if (x.kernels > 0)
+    s += fmt::format("; no kernel's launch call was recorded (of {}): launch-call counts and time unknown", x.kernels);
+  if (p.launch_call_median_ns > 0)
+    s += fmt::format("; launch cost: the median of the {} recorded launch calls", x.launch_calls);
+  else if (x.launch_calls > 0)
+    s += fmt::format("; {} recorded launch calls are too few for a launch cost: the device's launch latency stands in",
+                     x.launch_calls);
+  return s + "; the unrecorded launch calls' own time counts as host time";
 }
 
 // The rules on one process, as on a run's point: its trace summary and its activity

@@ -71,6 +71,7 @@ nlohmann::json sampling_json(const launch_sampling& x) {
           {"covered_ns", x.covered_ns},
           {"kernels", x.kernels},
           {"kernels_with_call", x.kernels_with_call},
+          {"launch_calls", x.launch_calls},
           {"range_instances", x.range_instances},
           {"range_instances_measured", x.range_instances_measured}};
 }
