@@ -425,3 +425,39 @@ TEST_CASE("launch sampling: a fully recorded profile's output has no trace of it
   for (const auto& t : data) CHECK(std::find(t.header.begin(), t.header.end(), "launched_measured") == t.header.end());
   for (const auto& n : a.result.notes) CHECK(n.find("sampled") == std::string::npos);
 }
+
+// The figures behind the checks above, printed (hidden: run it by its tag,
+// `build/speedlab_tests "[launch_sampling_figures]"`).
+TEST_CASE("launch sampling: figures, fully recorded against sampled", "[.][launch_sampling_figures]") {
+  for (const auto& [shape, folders] : rank_shapes) {
+    const auto ranks = rank_fixture(folders);
+    const auto full = full_ranks(ranks);
+    auto line = [](const std::string& what, const analysis::rank_analysis& r) {
+      std::string waits;
+      for (const double w : r.wait_per_step_ns) waits += fmt::format(" {:.3f}", w / 1e6);
+      fmt::print("{:<10} {:<22} straggler {:>2}  excess {:.3f} ms  wait per step (ms):{}\n", "", what,
+                 r.straggler ? std::to_string(*r.straggler) : "-", r.straggler_excess_ns / 1e6, waits);
+    };
+    fmt::print("ranks/{}\n", shape);
+    line("fully recorded", full);
+    for (const auto phase : phases) line(fmt::format("sampled, phase {} ms", phase / ms), sampled_ranks(ranks, phase));
+    for (const auto phase : phases)
+      line(fmt::format("no other, phase {} ms", phase / ms), sampled_ranks(ranks, phase, false));
+  }
+  for (const char* name : {"torch_mlp.slstream", "api_source/torch_loop-activity.slstream"}) {
+    const auto p = program_fixture(name);
+    auto line = [](const std::string& what, const analysis::program_analysis& a) {
+      const auto& r = a.ranges.front();
+      const auto& pr = a.processes.front();
+      fmt::print("{:<10} {:<22} {}: launched {:.3f} ms, {} kernels, from {} of {}; launch calls {}, median {:.1f} us; "
+                 "split api {:.3f} ms, host {:.3f} ms\n",
+                 "", what, r.name, r.launched_gpu_ns / 1e6, r.launched_kernels,
+                 r.launched_measured ? std::to_string(*r.launched_measured) : "all", r.count, pr.trace.launch_calls,
+                 pr.launch_call_median_ns / 1e3, a.split.api / 1e6, a.split.host / 1e6);
+    };
+    fmt::print("{}\n", name);
+    line("fully recorded", analyze_one(p));
+    for (const auto phase : phases)
+      line(fmt::format("sampled, phase {} ms", phase / ms), analyze_one(test_sampling::sample_launch_calls(p, period, window, phase)));
+  }
+}
