@@ -77,9 +77,9 @@ struct program_range {
 // times are scaled up to all launches.
 struct launch_sampling {
   std::size_t windows = 0;
-  double covered_ns = 0;           // the windows' time inside the process's window
+  double covered_ns = 0; // the windows' time inside the process's window
   std::size_t kernels = 0, kernels_with_call = 0;
-  std::size_t launch_calls = 0;    // recorded (inside the windows)
+  std::size_t launch_calls = 0;                                  // recorded (inside the windows)
   std::size_t range_instances = 0, range_instances_measured = 0; // NVTX ranges, those wholly inside a window
   // The factor launch-call counts and times were multiplied by: kernels / kernels_with_call.
   double scale() const { return kernels_with_call > 0 ? double(kernels) / double(kernels_with_call) : 1.0; }

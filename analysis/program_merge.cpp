@@ -108,8 +108,9 @@ std::vector<program_range> merge_ranges(const std::vector<process_summary>& proc
 std::string sampling_note(const process_summary& p) {
   const launch_sampling& x = *p.sampling;
   const double wall = span(p.window_start, p.window_end);
-  std::string s = fmt::format("{}: launch calls recorded in sampled windows ({} windows, {:.1f}% of the process's time)",
-                              p.label, x.windows, wall > 0 ? 100 * x.covered_ns / wall : 0.0);
+  std::string s =
+      fmt::format("{}: launch calls recorded in sampled windows ({} windows, {:.1f}% of the process's time)", p.label,
+                  x.windows, wall > 0 ? 100 * x.covered_ns / wall : 0.0);
   if (x.range_instances > 0)
     s += fmt::format(": range 'launched' figures from {} of {} instances, scaled to all ('-' where none was inside a "
                      "window)",

@@ -648,7 +648,8 @@ rank_summary rank_accumulator::finish(const profile::process_profile& process, c
     if (s.end > s.start) r.steps.push_back(s);
   }
   r.launch_calls_sampled = profile::launch_calls_sampled(process);
-  if (r.step_method.rfind("nvtx:", 0) == 0) r.comm_placed_by_start = project_steps(st, r.steps, r);
+  if (r.step_method.rfind("nvtx:", 0) == 0)
+    r.comm_placed_by_start = project_steps(st, r.steps, r);
   else measure_steps(st, compute, comm, r.steps);
   set_steady_state(r, busy, lo);
   m = std::make_unique<state>(); // what was accumulated is consumed

@@ -114,7 +114,7 @@ report_table range_table(const analysis::program_analysis& a) {
     tb.intro += " Launch calls were recorded in sampled windows: the launched figures are those of the ranges "
                 "that lay wholly inside a window, scaled to all of them (\"launched from\"); - where none did.";
     tb.header.push_back("launched from");
-    tb.numeric.push_back(true);
+    tb.numeric.push_back(false);
   }
   for (const auto& r : a.ranges) {
     const bool unknown = r.launched_measured == std::size_t{0};

@@ -32,9 +32,8 @@ inline std::uint64_t recorded_end(const profile::process_profile& p) {
 
 // The windows over [lo, hi): [lo + phase + k*period, ... + window) for every k (the one of
 // k = -1 may still be open at lo), clipped to [lo, hi).
-inline std::vector<std::pair<std::uint64_t, std::uint64_t>> windows_over(std::uint64_t lo, std::uint64_t hi,
-                                                                         std::uint64_t period, std::uint64_t window,
-                                                                         std::uint64_t phase) {
+inline std::vector<std::pair<std::uint64_t, std::uint64_t>>
+windows_over(std::uint64_t lo, std::uint64_t hi, std::uint64_t period, std::uint64_t window, std::uint64_t phase) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
   const auto length = static_cast<std::int64_t>(hi > lo ? hi - lo : 0);
   const auto p = static_cast<std::int64_t>(period), w = static_cast<std::int64_t>(window);
@@ -47,7 +46,8 @@ inline std::vector<std::pair<std::uint64_t, std::uint64_t>> windows_over(std::ui
 }
 
 inline bool inside_windows(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows, std::uint64_t t) {
-  auto it = std::upper_bound(windows.begin(), windows.end(), t, [](std::uint64_t v, const auto& w) { return v < w.first; });
+  auto it =
+      std::upper_bound(windows.begin(), windows.end(), t, [](std::uint64_t v, const auto& w) { return v < w.first; });
   return it != windows.begin() && t < std::prev(it)->second;
 }
 

@@ -141,11 +141,13 @@ TEST_CASE("launch sampling simulation: only launch calls outside the windows go"
   CHECK(launch_calls_of(s) > 0);
   CHECK(launch_calls_of(s) < launch_calls_of(p) / 2);
   for (const auto& a : s.trace.api_calls)
-    if (trace::classify_api(a.name) == trace::api_kind::launch) CHECK(test_sampling::inside_windows(s.launch_windows, a.start));
+    if (trace::classify_api(a.name) == trace::api_kind::launch)
+      CHECK(test_sampling::inside_windows(s.launch_windows, a.start));
   // A phase past the period is the same phase.
   CHECK(test_sampling::windows_over(0, 1000, 100, 10, 130) == test_sampling::windows_over(0, 1000, 100, 10, 30));
   // A window open at the start (phase + window past the period) counts from the start.
-  CHECK(test_sampling::windows_over(1000, 1250, 100, 30, 80).front() == std::pair<std::uint64_t, std::uint64_t>{1000, 1010});
+  CHECK(test_sampling::windows_over(1000, 1250, 100, 30, 80).front() ==
+        std::pair<std::uint64_t, std::uint64_t>{1000, 1010});
 }
 
 TEST_CASE("launch sampling, program fixtures: the same findings as fully recorded", "[launch_sampling]") {
@@ -215,7 +217,8 @@ TEST_CASE("launch sampling, program fixtures: range launched figures from the ra
       ++phases_measured;
       // Each step launches the same work: a few measured steps, scaled, give the whole.
       INFO("launched " << r.launched_gpu_ns << " ns, " << r.launched_kernels << " kernels from " << *r.launched_measured
-                       << " of " << r.count << "; fully recorded " << f.launched_gpu_ns << " ns, " << f.launched_kernels);
+                       << " of " << r.count << "; fully recorded " << f.launched_gpu_ns << " ns, "
+                       << f.launched_kernels);
       CHECK(r.launched_gpu_ns == Approx(f.launched_gpu_ns).epsilon(0.02));
       CHECK(double(r.launched_kernels) == Approx(double(f.launched_kernels)).epsilon(0.02));
     }
@@ -240,10 +243,13 @@ TEST_CASE("launch sampling, program fixtures: launch-call counts read as all lau
         CHECK(double(s.trace.launch_calls) == Approx(double(full.trace.launch_calls)).epsilon(0.02));
       }
       // A launch cost only from enough recorded calls; else unknown (the rules take the device's).
-      if (x.launch_calls < 20) CHECK(s.launch_call_median_ns == 0);
-      else CHECK(s.launch_call_median_ns > 0);
+      if (x.launch_calls < 20)
+        CHECK(s.launch_call_median_ns == 0);
+      else
+        CHECK(s.launch_call_median_ns > 0);
       bool noted = false;
-      for (const auto& n : sampled.result.notes) noted |= n.find("launch calls recorded in sampled windows") != std::string::npos;
+      for (const auto& n : sampled.result.notes)
+        noted |= n.find("launch calls recorded in sampled windows") != std::string::npos;
       CHECK(noted);
     }
   }
@@ -266,7 +272,8 @@ TEST_CASE("launch sampling, rank fixtures: straggler, excess and waits within 2%
       }
       CHECK(placed > 0);
       std::size_t notes = 0;
-      for (const auto& n : sampled.notes) notes += n.find("launch calls recorded in sampled windows") != std::string::npos;
+      for (const auto& n : sampled.notes)
+        notes += n.find("launch calls recorded in sampled windows") != std::string::npos;
       CHECK(notes == 2);
       CHECK(std::none_of(full.notes.begin(), full.notes.end(),
                          [](const std::string& n) { return n.find("sampled") != std::string::npos; }));
@@ -322,7 +329,8 @@ TEST_CASE("launch sampling: a sampled stream read chunk by chunk, and its summar
     REQUIRE(w);
     REQUIRE(w->write(profile::chunk_type::header, profile::header_json(p.process, 0, 500, "test")));
     REQUIRE(w->write_bytes(profile::chunk_type::records_binary, profile::records_binary(p.process.end_ns, p.trace)));
-    REQUIRE(w->write(profile::chunk_type::launch_windows, profile::launch_windows_json(p.process.end_ns, p.launch_windows)));
+    REQUIRE(w->write(profile::chunk_type::launch_windows,
+                     profile::launch_windows_json(p.process.end_ns, p.launch_windows)));
     REQUIRE(w->write(profile::chunk_type::close, profile::close_json(p.process.end_ns, "exit", 0)));
   }
   const auto whole = analysis::summarize_process(p);
@@ -384,7 +392,8 @@ TEST_CASE("launch sampling: the reports say which figures are estimates", "[laun
     CHECK(known == (phase == 50 * ms));
     // Markdown and HTML: the range table's cells and its extra column.
     const auto tables = reports::program_tables(a);
-    const auto range_table = std::find_if(tables.begin(), tables.end(), [](const auto& t) { return t.id == "program-ranges"; });
+    const auto range_table =
+        std::find_if(tables.begin(), tables.end(), [](const auto& t) { return t.id == "program-ranges"; });
     REQUIRE(range_table != tables.end());
     CHECK(range_table->header.back() == "launched from");
     CHECK(range_table->intro.find("sampled windows") != std::string::npos);
@@ -458,6 +467,7 @@ TEST_CASE("launch sampling: figures, fully recorded against sampled", "[.][launc
     fmt::print("{}\n", name);
     line("fully recorded", analyze_one(p));
     for (const auto phase : phases)
-      line(fmt::format("sampled, phase {} ms", phase / ms), analyze_one(test_sampling::sample_launch_calls(p, period, window, phase)));
+      line(fmt::format("sampled, phase {} ms", phase / ms),
+           analyze_one(test_sampling::sample_launch_calls(p, period, window, phase)));
   }
 }
