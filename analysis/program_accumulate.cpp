@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -637,12 +638,24 @@ std::vector<launch_sum> launched_by_call(accumulator_state& st) {
   return out;
 }
 
+using launch_windows = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+// True when [start, end) lies wholly inside one of the sorted windows.
+bool inside_a_window(const launch_windows& windows, std::uint64_t start, std::uint64_t end) {
+  auto after = std::upper_bound(windows.begin(), windows.end(), start,
+                                [](std::uint64_t v, const auto& w) { return v < w.first; });
+  return after != windows.begin() && end <= std::prev(after)->second;
+}
+
 // What each range launched: the calls that started while it was open, on any thread (a
 // PyTorch training step launches its backward pass from autograd's own thread), in start
 // order with running sums of the GPU time and kernels they launched (records matched to
 // calls by correlation id); a range's share is the difference of the sums at its end and
-// at its start.
-void add_launched(accumulator_state& st, range_rows_by_id& by_id) {
+// at its start. With launch calls sampled (`windows`), only a range wholly inside a window
+// saw every call it made: the others' calls are partly missing, so they are left out and
+// counted apart (range_rows scales the measured ones up).
+void add_launched(accumulator_state& st, range_rows_by_id& by_id, const launch_windows* windows,
+                  std::map<program_range*, std::size_t>& measured) {
   std::vector<launch_sum> calls = launched_by_call(st);
   // st.calls is in start order already, and so is what was built from it.
   const auto call_by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
@@ -659,35 +672,57 @@ void add_launched(accumulator_state& st, range_rows_by_id& by_id) {
   };
   for (const auto& r : st.ranges) {
     if (r.end <= r.start) continue;
-    const launch_sum a = before(r.start), b = before(r.end);
     program_range* row = by_id[{r.domain, r.name}];
+    if (windows) {
+      if (!inside_a_window(*windows, r.start, r.end)) continue;
+      ++measured[row];
+    }
+    const launch_sum a = before(r.start), b = before(r.end);
     row->launched_gpu_ns += b.ns - a.ns;
     row->launched_kernels += b.kernels - a.kernels;
   }
 }
 
+// A sampled process's range row: its launched figures, measured on `measured` of its ranges
+// (those of positive length inside a window), scaled to all of them; unknown (0, measured 0)
+// when none was measured.
+void scale_launched(program_range& row, std::size_t measured, std::size_t timed) {
+  row.launched_measured = measured;
+  if (measured == 0) {
+    row.launched_gpu_ns = 0;
+    row.launched_kernels = 0;
+    return;
+  }
+  const double factor = static_cast<double>(timed) / static_cast<double>(measured);
+  row.launched_gpu_ns *= factor;
+  row.launched_kernels = static_cast<std::size_t>(std::llround(static_cast<double>(row.launched_kernels) * factor));
+}
+
 // The NVTX ranges by domain and name: their time, the GPU busy inside them, the kernels
-// that started inside, and what they launched.
+// that started inside, and what they launched (`windows`: launch calls sampled in them).
 std::vector<program_range> range_rows(accumulator_state& st, const std::vector<interval>& busy,
-                                      const std::vector<std::uint64_t>& kernel_starts) {
+                                      const std::vector<std::uint64_t>& kernel_starts, const launch_windows* windows) {
   std::map<std::pair<std::string, std::string>, program_range> by_name;
   range_rows_by_id by_id;
+  std::map<program_range*, std::size_t> timed, measured; // ranges of positive length; those inside a window
   for (const auto& r : st.ranges) {
     program_range*& row = by_id[{r.domain, r.name}];
     if (!row) row = &by_name[{*st.names[r.domain], *st.names[r.name]}];
     ++row->count;
     row->total_ns += span(r.start, r.end);
     if (r.end <= r.start) continue;
+    ++timed[row];
     row->gpu_ns += intervals::measure(busy, r.start, r.end);
     row->kernels += static_cast<std::size_t>(std::lower_bound(kernel_starts.begin(), kernel_starts.end(), r.end) -
                                              std::lower_bound(kernel_starts.begin(), kernel_starts.end(), r.start));
   }
-  if (!st.ranges.empty()) add_launched(st, by_id);
+  if (!st.ranges.empty()) add_launched(st, by_id, windows, measured);
   release(st.launched);
   std::vector<program_range> out;
   for (auto& [key, row] : by_name) {
     row.domain = key.first;
     row.name = key.second;
+    if (windows) scale_launched(row, measured[&row], timed[&row]);
     out.push_back(std::move(row));
   }
   return out;
@@ -818,6 +853,9 @@ startup_summary startup_figures(const accumulator_state& st, const std::vector<i
   return u;
 }
 
+// The fewest launch calls of a sampled process whose median is taken as its launch cost.
+constexpr std::size_t min_sampled_launches = 20;
+
 // Allocations, synchronous pageable copies and the launch cost, from the host's calls
 // (released after).
 void host_call_figures(accumulator_state& st, process_summary& s) {
@@ -847,7 +885,46 @@ void host_call_figures(accumulator_state& st, process_summary& s) {
     }
   }
   release(st.calls);
+  // Launch calls sampled: a median of a few calls is no launch cost (in a short loop the
+  // windows may catch only the first launches, which load modules and take milliseconds):
+  // below min_sampled_launches it is left unknown, and the rules take the device's latency.
+  if (s.sampling && launch_ns.size() < min_sampled_launches) return;
   if (!launch_ns.empty()) s.launch_call_median_ns = stats::quantile(std::move(launch_ns), 0.5);
+}
+
+// A process whose launch calls were sampled: its windows (sorted), what they cover of
+// [lo, hi), and how many kernels have their launch call in the trace (read before range_rows
+// consumes st.launched).
+launch_sampling sampling_of(const accumulator_state& st, launch_windows& windows, std::uint64_t lo, std::uint64_t hi) {
+  launch_sampling x;
+  std::sort(windows.begin(), windows.end());
+  x.windows = windows.size();
+  for (const auto& [a, b] : windows)
+    if (std::min(b, hi) > std::max(a, lo)) x.covered_ns += span(std::max(a, lo), std::min(b, hi));
+  std::vector<std::uint32_t> launches;
+  for (const auto& a : st.calls)
+    if (a.kind == trace::api_kind::launch && a.correlation != 0) launches.push_back(a.correlation);
+  std::sort(launches.begin(), launches.end());
+  x.launch_calls = launches.size();
+  for (const auto& g : st.launched) {
+    if (!g.kernel) continue;
+    ++x.kernels;
+    x.kernels_with_call += std::binary_search(launches.begin(), launches.end(), g.correlation) ? 1 : 0;
+  }
+  return x;
+}
+
+// The launch-call count and time of a sampled process are of the recorded calls: scaled by
+// all kernels over those with a recorded call, so they still read as "all launches".
+void scale_sampled_launches(process_summary& s) {
+  launch_sampling& x = *s.sampling;
+  const double f = x.scale();
+  s.trace.launch_calls = static_cast<std::size_t>(std::llround(static_cast<double>(s.trace.launch_calls) * f));
+  s.trace.launch_call_ns *= f;
+  for (const auto& r : s.ranges) {
+    x.range_instances += r.count;
+    x.range_instances_measured += r.launched_measured.value_or(0);
+  }
 }
 
 } // namespace
@@ -894,7 +971,10 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   std::vector<std::uint64_t> kernel_starts;
   std::vector<interval> busy = gpu_busy(st, kernel_starts);
   s.startup = startup_figures(st, busy, thread, s.window_start, steady);
-  s.ranges = range_rows(st, busy, kernel_starts);
+  launch_windows windows = p.launch_windows;
+  if (profile::launch_calls_sampled(p)) s.sampling = sampling_of(st, windows, s.window_start, s.window_end);
+  s.ranges = range_rows(st, busy, kernel_starts, s.sampling ? &windows : nullptr);
+  if (s.sampling) scale_sampled_launches(s);
   release(kernel_starts);
   for (auto& [key, row] : st.streams) {
     row.pid = p.process.pid;

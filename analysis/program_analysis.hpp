@@ -64,6 +64,25 @@ struct program_range {
   // started while a range was open, on any thread, by correlation id; their summed duration.
   std::size_t launched_kernels = 0;
   double launched_gpu_ns = 0;
+  // Launch calls recorded in sampled windows only (profile::launch_calls_sampled): how many of
+  // the `count` ranges lay wholly inside a window (every launch call in them was recorded);
+  // the launched figures are theirs scaled by count / launched_measured, estimates, and
+  // unknown when it is 0. Absent when every launch call was recorded.
+  std::optional<std::size_t> launched_measured;
+};
+
+// A process whose launch calls were recorded in sampled windows only (the stream's
+// launch_windows, SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): the windows, and the kernels whose
+// launch call is in the trace against all, the fraction by which launch-call counts and
+// times are scaled up to all launches.
+struct launch_sampling {
+  std::size_t windows = 0;
+  double covered_ns = 0; // the windows' time inside the process's window
+  std::size_t kernels = 0, kernels_with_call = 0;
+  std::size_t launch_calls = 0;                                  // recorded (inside the windows)
+  std::size_t range_instances = 0, range_instances_measured = 0; // NVTX ranges, those wholly inside a window
+  // The factor launch-call counts and times were multiplied by: kernels / kernels_with_call.
+  double scale() const { return kernels_with_call > 0 ? double(kernels) / double(kernels_with_call) : 1.0; }
 };
 
 struct program_stream {
@@ -88,6 +107,8 @@ struct process_summary : activity_summary {
   std::optional<counters::counter_pass> counters;
   // Source lines of its kernels (`speedlab profile --source`): its contexts' passes in one.
   std::optional<source::source_pass> source;
+  // Launch calls recorded in sampled windows only; absent when every launch call was recorded.
+  std::optional<launch_sampling> sampling;
 };
 
 process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});

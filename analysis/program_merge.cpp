@@ -5,6 +5,7 @@
 #include "analysis/program_analysis.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -62,24 +63,69 @@ std::vector<program_kernel> merge_kernels(const std::vector<process_summary>& pr
   return out;
 }
 
+// Rows of one name from several processes. A sampled process's launched figures are already
+// scaled to its own ranges, and unknown where none was measured: the merged row's are those
+// of the processes that know them, scaled to every range of the name.
 std::vector<program_range> merge_ranges(const std::vector<process_summary>& processes) {
-  std::map<std::pair<std::string, std::string>, program_range> by_name;
+  struct merged_row {
+    program_range row;
+    bool sampled = false;
+    std::size_t known = 0, measured = 0; // ranges of processes that know their launched figures; ranges measured
+  };
+  std::map<std::pair<std::string, std::string>, merged_row> by_name;
   for (const auto& p : processes)
     for (const auto& r : p.ranges) {
-      auto& row = by_name[{r.domain, r.name}];
+      auto& m = by_name[{r.domain, r.name}];
+      auto& row = m.row;
       row.domain = r.domain;
       row.name = r.name;
       row.count += r.count;
       row.kernels += r.kernels;
-      row.launched_kernels += r.launched_kernels;
-      row.launched_gpu_ns += r.launched_gpu_ns;
       row.total_ns += r.total_ns;
       row.gpu_ns += r.gpu_ns;
+      m.sampled |= r.launched_measured.has_value();
+      m.measured += r.launched_measured.value_or(r.count);
+      if (r.launched_measured == std::size_t{0}) continue; // unknown in that process
+      m.known += r.count;
+      row.launched_kernels += r.launched_kernels;
+      row.launched_gpu_ns += r.launched_gpu_ns;
     }
   std::vector<program_range> out;
-  for (auto& [key, row] : by_name) out.push_back(std::move(row));
+  for (auto& [key, m] : by_name) {
+    if (m.sampled) {
+      m.row.launched_measured = m.measured;
+      const double f = m.known > 0 ? static_cast<double>(m.row.count) / static_cast<double>(m.known) : 0.0;
+      m.row.launched_gpu_ns *= f;
+      m.row.launched_kernels = static_cast<std::size_t>(std::llround(static_cast<double>(m.row.launched_kernels) * f));
+    }
+    out.push_back(std::move(m.row));
+  }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   return out;
+}
+
+// What a sampled process's figures are made of (program_analysis.hpp, launch_sampling).
+std::string sampling_note(const process_summary& p) {
+  const launch_sampling& x = *p.sampling;
+  const double wall = span(p.window_start, p.window_end);
+  std::string s =
+      fmt::format("{}: launch calls recorded in sampled windows ({} windows, {:.1f}% of the process's time)", p.label,
+                  x.windows, wall > 0 ? 100 * x.covered_ns / wall : 0.0);
+  if (x.range_instances > 0)
+    s += fmt::format(": range 'launched' figures from {} of {} instances, scaled to all ('-' where none was inside a "
+                     "window)",
+                     x.range_instances_measured, x.range_instances);
+  if (x.kernels_with_call > 0)
+    s += fmt::format("; launch-call counts and API time scaled by the kernels with a recorded call ({} of {})",
+                     x.kernels_with_call, x.kernels);
+  else if (x.kernels > 0)
+    s += fmt::format("; no kernel's launch call was recorded (of {}): launch-call counts and time unknown", x.kernels);
+  if (p.launch_call_median_ns > 0)
+    s += fmt::format("; launch cost: the median of the {} recorded launch calls", x.launch_calls);
+  else if (x.launch_calls > 0)
+    s += fmt::format("; {} recorded launch calls are too few for a launch cost: the device's launch latency stands in",
+                     x.launch_calls);
+  return s + "; the unrecorded launch calls' own time counts as host time";
 }
 
 // The rules on one process, as on a run's point: its trace summary and its activity
@@ -158,6 +204,7 @@ program_analysis analyze_program(std::vector<process_summary> processes, program
       a.result.notes.push_back(fmt::format("{}: the profile is truncated; it holds what was flushed up to {:.3f} s "
                                            "after the process started",
                                            p.label, span(p.info.start_ns, p.info.last_flush_ns) / 1e9));
+    if (p.sampling) a.result.notes.push_back(sampling_note(p));
     if (!p.split) continue;
     ++with_cuda;
     add_split(a.split, *p.split);

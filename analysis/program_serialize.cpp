@@ -66,6 +66,16 @@ nlohmann::json ranks_json(const rank_analysis& r) {
   return j;
 }
 
+nlohmann::json sampling_json(const launch_sampling& x) {
+  return {{"windows", x.windows},
+          {"covered_ns", x.covered_ns},
+          {"kernels", x.kernels},
+          {"kernels_with_call", x.kernels_with_call},
+          {"launch_calls", x.launch_calls},
+          {"range_instances", x.range_instances},
+          {"range_instances_measured", x.range_instances_measured}};
+}
+
 } // namespace
 
 void to_json(nlohmann::json& j, const program_analysis& a) {
@@ -112,6 +122,7 @@ void to_json(nlohmann::json& j, const program_analysis& a) {
         u["calls"].push_back({{"name", c.name}, {"calls", c.calls}, {"total_ns", c.total_ns}});
     }
     if (p.steady_split) o["steady_split"] = *p.steady_split;
+    if (p.sampling) o["launch_sampling"] = sampling_json(*p.sampling);
     procs.push_back(std::move(o));
   }
   auto& kernels = j["kernels"] = nlohmann::json::array();
@@ -120,10 +131,17 @@ void to_json(nlohmann::json& j, const program_analysis& a) {
                        {"mean_ns", k.mean_ns}, {"min_ns", k.min_ns}, {"max_ns", k.max_ns}, {"grid", k.grid},
                        {"block", k.block}, {"share", k.share}});
   auto& ranges = j["nvtx_ranges"] = nlohmann::json::array();
-  for (const auto& r : a.ranges)
+  for (const auto& r : a.ranges) {
     ranges.push_back({{"domain", r.domain}, {"name", r.name}, {"count", r.count}, {"total_ns", r.total_ns},
                       {"gpu_ns", r.gpu_ns}, {"kernels", r.kernels}, {"launched_gpu_ns", r.launched_gpu_ns},
                       {"launched_kernels", r.launched_kernels}});
+    // Launch calls sampled: how many ranges the launched figures come from; null figures
+    // where none was measured (unknown, not zero).
+    if (!r.launched_measured) continue;
+    auto& o = ranges.back();
+    o["launched_measured"] = *r.launched_measured;
+    if (*r.launched_measured == 0) o["launched_gpu_ns"] = o["launched_kernels"] = nullptr;
+  }
   auto& streams = j["streams"] = nlohmann::json::array();
   for (const auto& s : a.streams)
     streams.push_back({{"pid", s.pid}, {"device", s.device}, {"stream", s.stream}, {"kernels", s.kernels},

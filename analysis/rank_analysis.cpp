@@ -365,6 +365,33 @@ private:
   std::vector<std::uint64_t> m_table; // by correlation - m_first; UINT64_MAX: no call
 };
 
+// Where the launch call of a record missing from a sampled trace started. Placing such a
+// record by its own start broke the NCCL fixture (tests/fixtures/ranks/nccl, 20 ms windows
+// every 200 ms: the straggler was lost or the wrong rank named, since each rank's host runs
+// steps ahead of its GPU), and the steps lying wholly inside a window are too few (a step
+// of that job lasts as long as a window). But every other call is still recorded, and CUPTI
+// hands out correlation ids in call order (in the fixtures, sorted by id, the calls' starts
+// never go back more than 2.2 us): the missing call started between the recorded calls with
+// the nearest ids below and above its own; its start is put between theirs by its id.
+class neighbour_calls {
+public:
+  explicit neighbour_calls(const std::vector<std::pair<std::uint32_t, std::uint64_t>>& calls) : m_calls(calls) {
+    std::sort(m_calls.begin(), m_calls.end());
+  }
+  std::optional<std::uint64_t> start(std::uint32_t correlation) const {
+    if (correlation == 0 || m_calls.empty()) return std::nullopt;
+    const auto next = std::lower_bound(m_calls.begin(), m_calls.end(), std::make_pair(correlation, std::uint64_t{0}));
+    if (next == m_calls.begin()) return next->second;
+    const auto& before = *std::prev(next);
+    if (next == m_calls.end() || next->second <= before.second) return before.second;
+    const double f = static_cast<double>(correlation - before.first) / static_cast<double>(next->first - before.first);
+    return before.second + static_cast<std::uint64_t>(f * static_cast<double>(next->second - before.second));
+  }
+
+private:
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> m_calls; // correlation, start; sorted
+};
+
 // An interval of a step (projected steps): ordered by step, then start.
 using step_interval = std::pair<std::size_t, interval>;
 
@@ -397,11 +424,21 @@ void sum_by_step(const std::vector<step_interval>& v, std::vector<step_figures>&
 // and communication are the GPU time of what it launched. A record whose call is not in the
 // trace (driver API records off, and a library launching through the driver) goes by its own
 // start.
+// With launch calls sampled, a record without its call goes where the calls recorded around
+// it say its call started (neighbour_calls), never after the record itself started.
 // Returns how many collective kernels went by their own start.
-std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
+std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps, rank_summary& r) {
   if (steps.empty()) return 0;
   const call_index calls(st.calls);
-  auto call_start = [&calls](std::uint32_t correlation) { return calls.start(correlation); };
+  std::optional<neighbour_calls> around;
+  if (r.launch_calls_sampled) around.emplace(st.calls);
+  auto call_start = [&](std::uint32_t correlation, std::uint64_t own_start) -> std::optional<std::uint64_t> {
+    if (auto known = calls.start(correlation)) return known;
+    if (!around) return std::nullopt;
+    const auto guess = around->start(correlation);
+    if (guess) ++r.placed_by_neighbours;
+    return guess ? std::optional<std::uint64_t>(std::min(*guess, own_start)) : std::nullopt;
+  };
   std::size_t comm_by_start = 0;
   // The last step whose start is at or before `when`; records come nearly in time order, so
   // the previous answer (or the one after it) is tried before a search.
@@ -430,7 +467,7 @@ std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
   compute.reserve(st.kernels.size());
   for (const auto& k : st.kernels) {
     const bool communication = st.comm(k);
-    const auto call = call_start(k.correlation);
+    const auto call = call_start(k.correlation, k.start);
     if (communication && !call) ++comm_by_start;
     const std::size_t i = step_of(call.value_or(k.start));
     if (i == SIZE_MAX) continue;
@@ -439,7 +476,7 @@ std::size_t project_steps(rank_state& st, std::vector<step_figures>& steps) {
     ++steps[i].kernels;
   }
   for (const auto& m : st.ops)
-    if (const std::size_t i = step_of(call_start(m.correlation).value_or(m.start)); i != SIZE_MAX)
+    if (const std::size_t i = step_of(call_start(m.correlation, m.start).value_or(m.start)); i != SIZE_MAX)
       ops.push_back({i, {m.start, m.end}});
   merge_sorted_runs(compute, std::move(ops));
   sum_by_step(compute, steps, &step_figures::compute_ns);
@@ -618,7 +655,9 @@ rank_summary rank_accumulator::finish(const profile::process_profile& process, c
     s.end = i + 1 < starts.size() ? starts[i + 1] : last;
     if (s.end > s.start) r.steps.push_back(s);
   }
-  if (r.step_method.rfind("nvtx:", 0) == 0) r.comm_placed_by_start = project_steps(st, r.steps);
+  r.launch_calls_sampled = profile::launch_calls_sampled(process);
+  if (r.step_method.rfind("nvtx:", 0) == 0)
+    r.comm_placed_by_start = project_steps(st, r.steps, r);
   else measure_steps(st, compute, comm, r.steps);
   set_steady_state(r, busy, lo);
   m = std::make_unique<state>(); // what was accumulated is consumed
@@ -655,6 +694,12 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std:
           "the host runs ahead of the GPU, a step's communication and the wait are then not its own",
           rank_label(r), r.comm_placed_by_start));
   }
+  for (const auto& r : ranks)
+    if (r.launch_calls_sampled)
+      out.notes.push_back(fmt::format(
+          "{}: launch calls recorded in sampled windows; {} GPU record(s) without a recorded call were put in steps by "
+          "the calls recorded around them (by correlation id), so its per-step figures are estimates",
+          rank_label(r), r.placed_by_neighbours));
   out.clocks = align_clocks(ranks, out.notes);
   out.ranks = std::move(ranks);
 

@@ -58,6 +58,11 @@ struct rank_summary {
   std::string step_method;          // "nvtx:<range name>", "kernel:<kernel name>" or "" (no steps)
   std::vector<step_figures> steps;
   std::size_t comm_placed_by_start = 0; // collective kernels whose launch call is not in the trace (see summarize_rank)
+  // Launch calls recorded in sampled windows (profile::launch_calls_sampled): the GPU records
+  // whose launch call is not in the trace, put in steps by the calls recorded around them
+  // (rank_analysis.cpp, project_steps).
+  bool launch_calls_sampled = false;
+  std::size_t placed_by_neighbours = 0;
   std::vector<std::uint64_t> comm_ends; // end of each communication kernel, in order (clock alignment)
   std::optional<std::int64_t> realtime_minus_steady; // wall clock minus the rank's clock, from its stream header
   bool truncated = false;

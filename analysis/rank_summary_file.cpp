@@ -31,6 +31,8 @@ SPEEDLAB_JSON_FIELDS(gap_summary, count, total_ns, largest_ns, largest_at_ns, la
 SPEEDLAB_JSON_FIELDS(alloc_summary, allocs, frees, repeated, ns, repeated_ns, steady_span_ns)
 SPEEDLAB_JSON_FIELDS(pageable_sync_copies, count, bytes, ns, call_ns)
 SPEEDLAB_JSON_FIELDS(call_time, name, calls, total_ns)
+SPEEDLAB_JSON_FIELDS(launch_sampling, windows, covered_ns, kernels, kernels_with_call, launch_calls, range_instances,
+                     range_instances_measured)
 SPEEDLAB_JSON_FIELDS(startup_summary, known, to_first_kernel_ns, steady_start_ns, steady_method, idle_ns, calls)
 
 namespace {
@@ -66,6 +68,10 @@ json process_json(const process_summary& p) {
          {"steady_split", p.steady_split}, {"startup", p.startup}};
   if (p.counters) j["counters"] = *p.counters;
   if (p.source) j["source"] = *p.source;
+  // Launch calls sampled (absent otherwise, as in summaries written before sampling).
+  for (std::size_t i = 0; i < p.ranges.size(); ++i)
+    if (p.ranges[i].launched_measured) j["ranges"][i]["launched_measured"] = *p.ranges[i].launched_measured;
+  if (p.sampling) j["launch_sampling"] = *p.sampling;
   return j;
 }
 
@@ -115,6 +121,14 @@ json rank_json(const rank_summary& r) {
           {"comm_ends", r.comm_ends},
           {"realtime_minus_steady", r.realtime_minus_steady},
           {"truncated", r.truncated}};
+}
+
+// A rank summary's JSON, with how its steps were placed when its launch calls were sampled
+// (absent otherwise, as in summaries written before sampling).
+json rank_entry_json(const rank_summary& r) {
+  json j = rank_json(r);
+  if (r.launch_calls_sampled) j["placed_by_neighbours"] = r.placed_by_neighbours;
+  return j;
 }
 
 // ---- reading: every field checked, the first problem named -------------------------------
@@ -224,6 +238,10 @@ process_summary read_process(const json& j) {
   if (const json& s = field(j, "split"); !s.is_null()) p.split = checked_split(s, "split");
   p.trace = read_trace(field(j, "trace"));
   p.ranges = array_of(j, "ranges").get<std::vector<program_range>>();
+  for (std::size_t i = 0; i < p.ranges.size(); ++i)
+    if (auto it = j["ranges"][i].find("launched_measured"); it != j["ranges"][i].end())
+      p.ranges[i].launched_measured = json_checked::whole<std::size_t>(*it, "ranges[].launched_measured");
+  if (auto it = j.find("launch_sampling"); it != j.end()) p.sampling = it->get<launch_sampling>();
   p.streams = array_of(j, "streams").get<std::vector<program_stream>>();
   p.gaps = field(j, "gaps").get<gap_summary>();
   p.allocs = field(j, "allocs").get<alloc_summary>();
@@ -299,6 +317,10 @@ rank_summary read_rank(const json& j) {
   if (!std::is_sorted(r.comm_ends.begin(), r.comm_ends.end())) throw std::invalid_argument("'comm_ends' is not in order");
   r.realtime_minus_steady = maybe_whole<std::int64_t>(j, "realtime_minus_steady");
   r.truncated = flag(j, "truncated");
+  if (auto it = j.find("placed_by_neighbours"); it != j.end()) {
+    r.launch_calls_sampled = true;
+    r.placed_by_neighbours = json_checked::whole<std::size_t>(*it, "placed_by_neighbours");
+  }
   if (!r.id.rank) throw std::invalid_argument("a rank summary without 'rank'");
   return r;
 }
@@ -346,7 +368,7 @@ json summary_file_json(const stream_summaries& s) {
     streams.push_back({{"file", s.files[i].filename().string()},
                        {"bytes", ec ? 0 : bytes},
                        {"process", process_json(s.processes[i])},
-                       {"rank", it == rank_of.end() ? json(nullptr) : rank_json(*it->second)}});
+                       {"rank", it == rank_of.end() ? json(nullptr) : rank_entry_json(*it->second)}});
   }
   return {{"format", summary_file_format}, {"schema_version", summary_file_schema_version},
           {"streams", std::move(streams)}, {"messages", s.messages}};

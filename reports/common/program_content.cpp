@@ -49,12 +49,20 @@ data_table kernels_table(const analysis::program_analysis& a) {
 }
 
 data_table ranges_table(const analysis::program_analysis& a) {
+  bool sampled = false;
+  for (const auto& r : a.ranges) sampled |= r.launched_measured.has_value();
   data_table tb{"program_ranges",
                 {"domain", "range", "count", "total_ns", "gpu_ns", "kernels", "launched_gpu_ns", "launched_kernels"},
                 {}};
-  for (const auto& r : a.ranges)
-    tb.rows.push_back({r.domain, r.name, u(r.count), x(r.total_ns), x(r.gpu_ns), u(r.kernels), x(r.launched_gpu_ns),
-                       u(r.launched_kernels)});
+  // Launch calls sampled: the ranges the launched figures come from; empty figures where
+  // none was measured (unknown, not zero).
+  if (sampled) tb.header.push_back("launched_measured");
+  for (const auto& r : a.ranges) {
+    const bool unknown = r.launched_measured == std::size_t{0};
+    tb.rows.push_back({r.domain, r.name, u(r.count), x(r.total_ns), x(r.gpu_ns), u(r.kernels),
+                       unknown ? "" : x(r.launched_gpu_ns), unknown ? "" : u(r.launched_kernels)});
+    if (sampled) tb.rows.back().push_back(u(r.launched_measured.value_or(r.count)));
+  }
   return tb;
 }
 

@@ -100,6 +100,8 @@ report_table kernel_table(const analysis::program_analysis& a) {
 }
 
 report_table range_table(const analysis::program_analysis& a) {
+  bool sampled = false;
+  for (const auto& r : a.ranges) sampled |= r.launched_measured.has_value();
   report_table tb{"program-ranges", "NVTX ranges",
                    "The program's own ranges by name: how often, how long in all, the GPU busy time inside them, "
                    "and the GPU time of the work they launched, wherever it ran (the GPU runs behind the host: "
@@ -107,10 +109,21 @@ report_table range_table(const analysis::program_analysis& a) {
                    {"domain", "range", "count", "total", "GPU busy inside", "GPU share", "kernels started",
                     "GPU time launched", "kernels launched"},
                    {false, false, true, true, true, true, true, true, true}, {}, "The program marked no NVTX ranges.", 0};
-  for (const auto& r : a.ranges)
+  if (sampled) {
+    // Launch calls recorded in sampled windows: the launched figures are estimates.
+    tb.intro += " Launch calls were recorded in sampled windows: the launched figures are those of the ranges "
+                "that lay wholly inside a window, scaled to all of them (\"launched from\"); - where none did.";
+    tb.header.push_back("launched from");
+    tb.numeric.push_back(false);
+  }
+  for (const auto& r : a.ranges) {
+    const bool unknown = r.launched_measured == std::size_t{0};
     tb.rows.push_back({c(r.domain.empty() ? "(default)" : r.domain), c(r.name), count(r.count), dur(r.total_ns),
-                       dur(r.gpu_ns), share(r.gpu_ns, r.total_ns), count(r.kernels), dur(r.launched_gpu_ns),
-                       count(r.launched_kernels)});
+                       dur(r.gpu_ns), share(r.gpu_ns, r.total_ns), count(r.kernels),
+                       unknown ? t("-") : dur(r.launched_gpu_ns), unknown ? t("-") : count(r.launched_kernels)});
+    if (sampled)
+      tb.rows.back().push_back(t(r.launched_measured ? fmt::format("{} of {}", *r.launched_measured, r.count) : "all"));
+  }
   return tb;
 }
 
