@@ -25,6 +25,7 @@
 #include "model/device_model.hpp"
 #include "model/profile_stream.hpp"
 #include "profilers/cupti/cupti_records.hpp"
+#include "finding_text.hpp"
 #include "test_support.hpp"
 
 using speedlab::inject::api_recorder;
@@ -91,17 +92,7 @@ trace::device_trace through_callbacks(const trace::device_trace& recorded) {
   return out;
 }
 
-// What a finding says (rule, severity, title, evidence), sorted.
-std::vector<std::string> said(const std::vector<analysis::finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) {
-    std::string s = f.rule + " | " + f.severity + " | " + f.title;
-    for (const auto& e : f.evidence) s += " | " + e.name + ": " + e.value;
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> said(const std::vector<analysis::finding>& f) { return testing::finding_lines(f); }
 
 } // namespace
 
