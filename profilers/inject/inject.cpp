@@ -425,7 +425,8 @@ private:
 
   std::uint64_t until_launch_switch_ms() {
     std::lock_guard flushing(m_flush_mutex);
-    return m_sampler ? (m_sampler->until_next(steady_now_ns()) + 999999) / 1000000 : UINT64_MAX;
+    const std::uint64_t ns = m_sampler ? m_sampler->until_next(steady_now_ns()) : UINT64_MAX;
+    return ns == UINT64_MAX ? UINT64_MAX : (ns + 999999) / 1000000;
   }
 
   // Before the last flush (under m_flush_mutex): the open window ends now.

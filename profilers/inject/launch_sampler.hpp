@@ -56,9 +56,10 @@ public:
   // True when the ids should be switched now (the window ended, or the next one began).
   bool due(std::uint64_t now) const { return now >= next_switch(); }
 
-  // Nanoseconds until the next switch (0: due now).
+  // Nanoseconds until the next switch (0: due now; UINT64_MAX: none after close()).
   std::uint64_t until_next(std::uint64_t now) const {
     const std::uint64_t at = next_switch();
+    if (at == UINT64_MAX) return UINT64_MAX;
     return now >= at ? 0 : at - now;
   }
 

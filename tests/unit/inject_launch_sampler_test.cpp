@@ -73,6 +73,7 @@ TEST_CASE("launch sampler: the end closes an open window, and nothing is due aft
   s.close(5 * ms);
   CHECK_FALSE(s.on());
   CHECK_FALSE(s.due(UINT64_MAX - 1));
+  CHECK(s.until_next(10 * ms) == UINT64_MAX); // the flush thread's wait is not cut short
   const auto w = s.take_closed();
   REQUIRE(w.size() == 1);
   CHECK(w[0] == launch_sampler::window{100, 5 * ms});
