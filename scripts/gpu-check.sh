@@ -485,13 +485,18 @@ PY
 p = [q for q in json.load(open(sys.argv[1]))["processes"] if q["used_cuda"]]
 print(sum(q["kernels"] for q in p), "kernels of 40,", sum(q["dropped_records"] for q in p), "records dropped")' \
     "$pw/inflight/profile.json" 2>&1 | tail -1)"
-  # NVTX from Python's nvtx package (default domain, a named domain, start/end) and torch.
+  # NVTX from Python's nvtx package (default domain, a named domain, start/end) and torch;
+  # the package is not on every GPU machine (PyPI only): then said and skipped.
+  if ! python3 -c 'import nvtx' 2>/dev/null; then
+    note "profile nvtx_py: skipped: the Python nvtx package is not installed on this machine"
+  else
   rc=$(prof nvtx_py python3 -c 'import nvtx, cupy
 with nvtx.annotate("plain"): cupy.ones(8).sum()
 with nvtx.annotate("in_domain", domain="mine"): cupy.ones(8).sum()
 r = nvtx.start_range("started"); cupy.cuda.Device().synchronize(); nvtx.end_range(r)
 print("nvtx", getattr(nvtx, "__version__", "?"), nvtx.__file__)')
   note "profile nvtx_py: exit $rc; $(grep -E '^nvtx|pid|Error' "$work/logs/profile-nvtx_py.txt" | head -3 | tr '\n' ' ')"
+  fi
   # Children: a shell that starts the real program (the shell never uses CUDA).
   rc=$(prof shell sh -c 'python3 examples/cupy_vector.py --n 1048576 --calls 5 && exit 4'); note "profile shell: exit $rc (4 expected)"
   grep -E "pid|note" "$work/logs/profile-shell.txt" | head -4 | tee -a "$summary" "$out/summary.txt"
