@@ -210,7 +210,11 @@ public:
     info.start_ns = steady_now_ns();
     info.tags = launcher_tags();
     info.tags["libcupti"] = cupti_in_use();
-    if (const std::string problem = read_launch_mode(); !problem.empty()) note_later += (note_later.empty() ? "" : "; ") + problem;
+    std::string launch_problem; // launch_sampler.hpp: the launch calls recorded
+    const launch_settings launches = parse_launch_settings(env("SPEEDLAB_PROFILE_LAUNCH_CALLS"),
+                                                           env("SPEEDLAB_PROFILE_LAUNCH_SAMPLE"), launch_problem);
+    m_launch_mode = launches.mode;
+    m_sampling = launches.sampling;
     if (m_launch_mode == launch_mode::sampled) info.tags["launch_calls"] = "sampled";
     if (m_launch_mode == launch_mode::none) info.tags["launch_calls"] = "none";
     const std::uint64_t realtime = realtime_now_ns();
@@ -224,6 +228,7 @@ public:
     m_start_ns = info.start_ns;
     if (!force_after_problem.empty()) note(force_after_problem);
     if (!note_later.empty()) note(note_later);
+    if (!launch_problem.empty()) note(launch_problem);
 
     if (const auto files = mapped_cupti_files(); files.size() > 1)
       note(fmt::format("{} libcupti copies are loaded in this process ({}); records come from {}", files.size(),
@@ -359,29 +364,6 @@ private:
       note("counters: not read with --source (replays and PC sampling were not checked together); profile again "
            "with --metrics alone");
     else start_counters();
-  }
-
-  // SPEEDLAB_PROFILE_LAUNCH_CALLS: "all" (the default: every launch call is recorded),
-  // "sampled" (in windows of SPEEDLAB_PROFILE_LAUNCH_SAMPLE="W/P" ms, default 20/200:
-  // launch_sampler.hpp) or "none". Returns a problem to note, or "".
-  std::string read_launch_mode() {
-    const std::string v = env("SPEEDLAB_PROFILE_LAUNCH_CALLS");
-    if (v.empty() || v == "all") return {};
-    if (v == "0" || v == "none") {
-      m_launch_mode = launch_mode::none;
-      return {};
-    }
-    if (v != "sampled")
-      return "SPEEDLAB_PROFILE_LAUNCH_CALLS='" + v + "' is not all, sampled or none: every launch call is recorded";
-    m_launch_mode = launch_mode::sampled;
-    const std::string w = env("SPEEDLAB_PROFILE_LAUNCH_SAMPLE");
-    std::string problem;
-    if (w.empty()) return {};
-    if (const auto s = parse_launch_sampling(w, problem)) {
-      m_sampling = *s;
-      return {};
-    }
-    return "SPEEDLAB_PROFILE_LAUNCH_SAMPLE=" + problem + ": 20/200 is used";
   }
 
   // Launch calls in windows. Where the ids cannot be switched one by one (the callback path,
@@ -930,7 +912,6 @@ private:
   std::uint32_t m_flush_ms = default_flush_ms;
   // Launch calls (SPEEDLAB_PROFILE_LAUNCH_CALLS); with sampling, the sampler and the ids it
   // switches, under m_flush_mutex once the flush thread runs.
-  enum class launch_mode { all, sampled, none };
   launch_mode m_launch_mode = launch_mode::all;
   launch_sampling m_sampling;
   std::unique_ptr<launch_sampler> m_sampler;

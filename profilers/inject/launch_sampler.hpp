@@ -43,6 +43,33 @@ inline std::optional<launch_sampling> parse_launch_sampling(const std::string& t
   return launch_sampling{w * 1'000'000, p * 1'000'000};
 }
 
+// SPEEDLAB_PROFILE_LAUNCH_CALLS ("" or "all": every launch call; "sampled"; "none" or "0")
+// and SPEEDLAB_PROFILE_LAUNCH_SAMPLE ("W/P", with "sampled"). A value that is neither is
+// said in `problem` and the default taken (every call; 20/200).
+enum class launch_mode { all, sampled, none };
+struct launch_settings {
+  launch_mode mode = launch_mode::all;
+  launch_sampling sampling;
+};
+inline launch_settings parse_launch_settings(const std::string& calls, const std::string& sample, std::string& problem) {
+  launch_settings s;
+  if (calls.empty() || calls == "all") return s;
+  if (calls == "none" || calls == "0") {
+    s.mode = launch_mode::none;
+    return s;
+  }
+  if (calls != "sampled") {
+    problem = "SPEEDLAB_PROFILE_LAUNCH_CALLS='" + calls + "' is not all, sampled or none: every launch call is recorded";
+    return s;
+  }
+  s.mode = launch_mode::sampled;
+  if (sample.empty()) return s;
+  std::string why;
+  if (const auto w = parse_launch_sampling(sample, why)) s.sampling = *w;
+  else problem = "SPEEDLAB_PROFILE_LAUNCH_SAMPLE=" + why + ": 20/200 is used";
+  return s;
+}
+
 class launch_sampler {
 public:
   using window = std::pair<std::uint64_t, std::uint64_t>; // [start, end), steady ns

@@ -31,6 +31,31 @@ TEST_CASE("launch sampler: WINDOW/PERIOD in milliseconds", "[inject][launch_samp
   }
 }
 
+TEST_CASE("launch sampler: the two settings, and what a wrong one says", "[inject][launch_sampling]") {
+  using speedlab::inject::launch_mode;
+  using speedlab::inject::parse_launch_settings;
+  std::string problem;
+  CHECK(parse_launch_settings("", "", problem).mode == launch_mode::all);
+  CHECK(parse_launch_settings("all", "5/50", problem).mode == launch_mode::all);
+  CHECK(parse_launch_settings("none", "", problem).mode == launch_mode::none);
+  CHECK(parse_launch_settings("0", "", problem).mode == launch_mode::none);
+  const auto s = parse_launch_settings("sampled", "5/50", problem);
+  CHECK(s.mode == launch_mode::sampled);
+  CHECK(s.sampling.window_ns == 5 * ms);
+  CHECK(s.sampling.period_ns == 50 * ms);
+  CHECK(problem.empty());
+  const auto d = parse_launch_settings("sampled", "", problem);
+  CHECK(d.sampling.window_ns == 20 * ms);
+  CHECK(problem.empty());
+  const auto bad_window = parse_launch_settings("sampled", "50/5", problem);
+  CHECK(bad_window.mode == launch_mode::sampled);
+  CHECK(bad_window.sampling.period_ns == 200 * ms); // the default
+  CHECK(problem.find("SPEEDLAB_PROFILE_LAUNCH_SAMPLE='50/5'") != std::string::npos);
+  problem.clear();
+  CHECK(parse_launch_settings("sometimes", "", problem).mode == launch_mode::all);
+  CHECK(problem.find("SPEEDLAB_PROFILE_LAUNCH_CALLS='sometimes'") != std::string::npos);
+}
+
 TEST_CASE("launch sampler: on for the window, off for the rest of each period", "[inject][launch_sampling]") {
   const std::uint64_t t0 = 5 * ms;
   launch_sampler s(launch_sampling{20 * ms, 200 * ms}, t0);
