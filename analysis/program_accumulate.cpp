@@ -419,7 +419,7 @@ void add_host_sets(const accumulator_state& st, std::uint32_t thread, split_sets
     if (a.thread != thread) continue;
     if (match_syncs) phase_corr.push_back(a.correlation);
     split_category c = c_api;
-    if (trace::blocks_host(a.kind) || trace::synchronizes(a.kind)) {
+    if (trace::split_as_waiting(a.kind)) {
       c = c_sync;
       if (a.kind == trace::api_kind::copy_sync) {
         auto it = std::lower_bound(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(), a.correlation,

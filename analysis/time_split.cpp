@@ -171,7 +171,7 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t,
     if (match_syncs) phase_correlations.insert(a.correlation);
     category c = cat_api;
     const trace::api_kind kind = trace::classify_api(a.name);
-    if (trace::blocks_host(kind) || trace::synchronizes(kind)) {
+    if (trace::split_as_waiting(kind)) {
       c = cat_sync;
       if (kind == trace::api_kind::copy_sync)
         if (auto it = copy_kind_of_call.find(a.correlation); it != copy_kind_of_call.end())

@@ -37,6 +37,10 @@ constexpr bool blocks_host(api_kind k) { return k == api_kind::synchronize || k 
 // synchronization; the injection library records the call instead of that record).
 constexpr bool synchronizes(api_kind k) { return k == api_kind::synchronize || k == api_kind::poll; }
 
+// The calls whose time the time split gives to waiting (sync, or the copy of a synchronous
+// copy) rather than to "other CUDA API": the host-blocking calls and the polls.
+constexpr bool split_as_waiting(api_kind k) { return blocks_host(k) || synchronizes(k); }
+
 std::string_view to_string(api_kind k);
 
 // True for a collective-communication kernel (NCCL's ncclKernel_*, ncclDevKernel_*, ...: "nccl"

@@ -43,6 +43,9 @@ TEST_CASE("cuda api: polls synchronize without blocking the host", "[cuda_api]")
   CHECK(synchronizes(classify_api("cudaStreamSynchronize_v3020")));
   CHECK_FALSE(synchronizes(classify_api("cudaStreamWaitEvent_v3020")));
   CHECK_FALSE(synchronizes(classify_api("cudaMemcpy_v3020")));
+  CHECK(split_as_waiting(classify_api("cudaEventQuery_v3020")));
+  CHECK(split_as_waiting(classify_api("cudaMemcpy_v3020")));
+  CHECK_FALSE(split_as_waiting(classify_api("cudaLaunchKernel_v7000")));
 }
 
 TEST_CASE("cuda api: launches, memsets, allocations and frees", "[cuda_api]") {

@@ -120,13 +120,19 @@ TEST_CASE("launch sampler: the windows go through the stream to the reader", "[i
   bytes += profile::encode_chunk(profile::chunk_type::launch_windows, profile::launch_windows_json(300, {{410, 420}}).dump());
   bytes += profile::encode_chunk(profile::chunk_type::launch_windows,
                                  nlohmann::json{{"t_ns", 1}, {"windows", {{500, 400}}}}.dump()); // ends before it starts
+  bytes += profile::encode_chunk(profile::chunk_type::launch_windows,
+                                 nlohmann::json{{"t_ns", 2}, {"windows", {{1, 2, 3}}}}.dump()); // not a pair
   bytes += profile::encode_chunk(profile::chunk_type::close, profile::close_json(500, "exit", 0).dump());
   const auto r = profile::read_stream_bytes(bytes, "test.slstream");
   REQUIRE(r.valid);
   CHECK(profile::launch_calls_sampled(r.profile));
   using w = std::pair<std::uint64_t, std::uint64_t>;
   CHECK(r.profile.launch_windows == std::vector<w>{{10, 30}, {210, 230}, {410, 420}});
-  bool said = false;
-  for (const auto& m : r.messages) said |= m.find("unreadable") != std::string::npos && m.find("ends before") != std::string::npos;
-  CHECK(said);
+  bool said_order = false, said_shape = false;
+  for (const auto& m : r.messages) {
+    said_order |= m.find("unreadable") != std::string::npos && m.find("ends before") != std::string::npos;
+    said_shape |= m.find("unreadable") != std::string::npos && m.find("not [start, end]") != std::string::npos;
+  }
+  CHECK(said_order);
+  CHECK(said_shape);
 }
