@@ -16,9 +16,13 @@ set(SPEEDLAB_UNITY_BATCH_SIZE 16 CACHE STRING "Sources per unity batch (SPEEDLAB
 # The analysis sources that call speedlab::stats as `stats::`: after a source that includes
 # crossover.hpp (namespace analysis::stats) that name means the other namespace. html_reporter.cpp:
 # a cell helper of another report source makes its row initialisers ambiguous.
+# cupti_loader.cpp: an interface source (profilers/cupti/CMakeLists.txt), compiled into the
+# profilers' library and into each program that links it; batched with the library's other
+# sources, a program that needs any of them pulls the library's copy of the forwarders beside
+# its own (multiple definitions: the quick start's link of speedlab_launch_storm failed).
 set(_speedlab_unity_excluded analysis/program_accumulate.cpp analysis/program_merge.cpp analysis/program_serialize.cpp
   analysis/program_stream.cpp analysis/rank_analysis.cpp analysis/time_split.cpp
-  reports/html/html_reporter.cpp)
+  reports/html/html_reporter.cpp profilers/cupti/cupti_loader.cpp)
 
 # Every target defined in a folder and below it.
 function(_speedlab_targets_below dir out)
