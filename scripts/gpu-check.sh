@@ -891,9 +891,12 @@ if has cost-probe-storm || has cost-probe-torch || has cost-probe-parts || has c
   # with 3 repeats of 200 steps a process (the fastest is its figure; ~380 s). One call, ~9 min.
   if has cost-ab; then
     # AB_TOOLS: the candidate against the default and nsys (sl-offset: no timestamp callback).
-    PROBE_BUDGET_S=${AB_STORM_S:-140} probe cost-ab-storm storm "${AB_TOOLS:-plain speedlab sl-callback nsys}" 20
-    STEPS=${STEPS:-200} REPEATS=${REPEATS:-3} PROBE_BUDGET_S=${AB_TORCH_S:-380} probe cost-ab-torch torch \
-      "${AB_TOOLS:-plain speedlab sl-callback nsys}" 14
+    # AB_STORM_ROUNDS / AB_TORCH_ROUNDS: the most rounds (the budgets usually end them first);
+    # AB_TORCH_S=0: the storm alone.
+    PROBE_BUDGET_S=${AB_STORM_S:-140} probe cost-ab-storm storm "${AB_TOOLS:-plain speedlab sl-callback nsys}" \
+      "${AB_STORM_ROUNDS:-20}"
+    [[ ${AB_TORCH_S:-380} != 0 ]] && STEPS=${STEPS:-200} REPEATS=${REPEATS:-3} PROBE_BUDGET_S=${AB_TORCH_S:-380} \
+      probe cost-ab-torch torch "${AB_TOOLS:-plain speedlab sl-callback nsys}" "${AB_TORCH_ROUNDS:-14}"
   fi
 fi
 
@@ -903,14 +906,18 @@ if has launch-sampling; then
   # holds, the report lines that differ apart from numbers, a two-rank job's straggler line
   # from each; the streams come back (launch-sampling.tar.gz) as fixtures for the CPU tests.
   ls_dir="$work/launch-sampling"; rm -rf "$ls_dir"; mkdir -p "$ls_dir/fixtures"
+  # LS_MODES: all, sampled, and cb-all / cb-sampled on the callback path (API_SOURCE=callback).
+  ls_modes=${LS_MODES:-all sampled}
+  ls_env() { local m=$1; [[ $m == cb-* ]] && echo "SPEEDLAB_PROFILE_API_SOURCE=callback"; echo "SPEEDLAB_PROFILE_LAUNCH_CALLS=${m#cb-}"; }
   while read -r name args; do
-    for mode in all sampled; do
-      SPEEDLAB_PROFILE_LAUNCH_CALLS=$mode timeout 120 "$speedlab" profile --force --out "$ls_dir/$name-$mode" -- $args \
+    for mode in $ls_modes; do
+      env $(ls_env "$mode") timeout 120 "$speedlab" profile --force --out "$ls_dir/$name-$mode" -- $args \
         >"$ls_dir/$name-$mode.log" 2>&1
-      note "launch-sampling $name ($mode): exit $?; $(grep -ho 'launch calls recorded [^;]*' "$ls_dir/$name-$mode"/report.md 2>/dev/null | head -1)"
+      note "launch-sampling $name ($mode): exit $?; $(grep -ho 'launch calls recorded [^;]*' "$ls_dir/$name-$mode"/report.md 2>/dev/null | head -1) $(grep -ho '[0-9]* launch call(s) in flight' "$ls_dir/$name-$mode"/report-full.md 2>/dev/null | head -1)"
       cp "$ls_dir/$name-$mode"/*.slstream "$ls_dir/fixtures/$name-$mode.slstream" 2>/dev/null
     done
-    diff <(sed 's/[0-9][0-9.,]*/N/g' "$ls_dir/$name-all/report.md") <(sed 's/[0-9][0-9.,]*/N/g' "$ls_dir/$name-sampled/report.md") \
+    first=${ls_modes%% *} last=${ls_modes##* }
+    diff <(sed 's/[0-9][0-9.,]*/N/g' "$ls_dir/$name-$first/report.md") <(sed 's/[0-9][0-9.,]*/N/g' "$ls_dir/$name-$last/report.md") \
       >"$ls_dir/$name.report-diff.txt" 2>&1
     note "launch-sampling $name: report.md lines differing apart from numbers: $(grep -c '^[<>]' "$ls_dir/$name.report-diff.txt")"
   done <<CASES
@@ -919,11 +926,11 @@ storm $bin/speedlab_launch_storm --no-cupti --launches 20000 --rounds 1
 cupy_vector python3 examples/cupy_vector.py --n 1048576 --calls 20
 CASES
   # Two gloo ranks on one GPU, rank 1 slowed by 10 ms a step: the straggler with each mode.
-  for mode in all sampled; do
-    SPEEDLAB_PROFILE_LAUNCH_CALLS=$mode timeout 150 "$speedlab" profile --force --out "$ls_dir/ddp-$mode" -- \
+  for mode in $ls_modes; do
+    env $(ls_env "$mode") timeout 150 "$speedlab" profile --force --out "$ls_dir/ddp-$mode" -- \
       torchrun --standalone --nproc_per_node 2 examples/ddp_train.py --backend gloo --steps 60 --warmup 5 \
       --width 512 --batch 64 --slow-rank 1 --slow-ms 10 >"$ls_dir/ddp-$mode.log" 2>&1
-    note "launch-sampling ddp ($mode): exit $?; $(grep -hm1 -o 'rank 1 is the straggler[^|]*' "$ls_dir/ddp-$mode"/report.md 2>/dev/null)"
+    note "launch-sampling ddp ($mode): exit $?; $(grep -hm1 -o 'Straggler: [^.]*\.[^.]*' "$ls_dir/ddp-$mode"/report.md 2>/dev/null)"
     mkdir -p "$ls_dir/fixtures/ddp-$mode" && cp "$ls_dir/ddp-$mode"/*.slstream "$ls_dir/fixtures/ddp-$mode/" 2>/dev/null
   done
   tar -C "$ls_dir" -czf "$out/launch-sampling.tar.gz" fixtures $(cd "$ls_dir" && ls *.txt *.log) \

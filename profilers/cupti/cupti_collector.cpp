@@ -329,27 +329,37 @@ void disable_activities(enabled_activities& e) {
   e.driver_ids.clear();
 }
 
-launch_switch::launch_switch(const enabled_activities& e) {
-  const auto launches = [](CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& ids) {
-    std::vector<CUpti_CallbackId> out;
-    for (CUpti_CallbackId id : ids) {
-      const char* name = nullptr;
-      if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name &&
-          trace::classify_api(name) == trace::api_kind::launch)
-        out.push_back(id);
-    }
-    return out;
-  };
-  if ((m_runtime = e.runtime_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_RUNTIME_API)))
-    m_runtime_ids = launches(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids);
-  if ((m_driver = e.driver_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_DRIVER_API)))
-    m_driver_ids = launches(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids);
+std::vector<CUpti_CallbackId> launch_ids(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& ids) {
+  std::vector<CUpti_CallbackId> out;
+  for (CUpti_CallbackId id : ids) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, id, &name) == CUPTI_SUCCESS && name &&
+        trace::classify_api(name) == trace::api_kind::launch)
+      out.push_back(id);
+  }
+  return out;
 }
+
+launch_switch::launch_switch(const enabled_activities& e) {
+  if ((m_runtime = e.runtime_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_RUNTIME_API)))
+    m_runtime_ids = launch_ids(CUPTI_CB_DOMAIN_RUNTIME_API, e.runtime_ids);
+  if ((m_driver = e.driver_ids.empty() ? nullptr : enable_api_function(CUPTI_CB_DOMAIN_DRIVER_API)))
+    m_driver_ids = launch_ids(CUPTI_CB_DOMAIN_DRIVER_API, e.driver_ids);
+}
+
+launch_switch::launch_switch(CUpti_SubscriberHandle subscriber, const std::vector<CUpti_CallbackId>& runtime_ids,
+                             const std::vector<CUpti_CallbackId>& driver_ids)
+    : m_subscriber(subscriber), m_runtime_ids(launch_ids(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_ids)),
+      m_driver_ids(launch_ids(CUPTI_CB_DOMAIN_DRIVER_API, driver_ids)) {}
 
 bool launch_switch::set(bool on) const {
   bool ok = true;
-  for (CUpti_CallbackId id : m_runtime_ids) ok = m_runtime(id, on ? 1 : 0) == CUPTI_SUCCESS && ok;
-  for (CUpti_CallbackId id : m_driver_ids) ok = m_driver(id, on ? 1 : 0) == CUPTI_SUCCESS && ok;
+  const auto one = [&](CUpti_CallbackDomain domain, enable_fn activity, CUpti_CallbackId id) {
+    const CUptiResult r = m_subscriber ? cuptiEnableCallback(on ? 1 : 0, m_subscriber, domain, id) : activity(id, on ? 1 : 0);
+    ok = r == CUPTI_SUCCESS && ok;
+  };
+  for (CUpti_CallbackId id : m_runtime_ids) one(CUPTI_CB_DOMAIN_RUNTIME_API, m_runtime, id);
+  for (CUpti_CallbackId id : m_driver_ids) one(CUPTI_CB_DOMAIN_DRIVER_API, m_driver, id);
   return ok;
 }
 

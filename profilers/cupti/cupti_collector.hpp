@@ -132,20 +132,31 @@ std::vector<CUpti_CallbackId> analysis_callback_ids(CUpti_CallbackDomain domain,
 enabled_activities enable_activities(const activity_selection& what, std::vector<std::string>& notes);
 void disable_activities(enabled_activities& e);
 
-// The launch calls among the ids `enable_activities` enabled one by one, switched on and off
-// together (launch calls recorded in windows: profilers/inject/launch_sampler.hpp). Not
-// usable when the ids were not enabled one by one (the whole kinds are on) or libcupti
+// The launch calls among `ids` of a domain (model/cuda_api.hpp's api_kind::launch).
+std::vector<CUpti_CallbackId> launch_ids(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& ids);
+
+// The launch calls, switched on and off together (launch calls recorded in windows:
+// profilers/inject/launch_sampler.hpp). Either CUPTI's activity records of the ids
+// `enable_activities` enabled one by one, or a subscriber's callbacks (the callback path).
+// Not usable when the ids were not enabled one by one (the whole kinds are on) or libcupti
 // lacks the per-id calls: then every launch call is recorded.
 class launch_switch {
 public:
   explicit launch_switch(const enabled_activities& e);
+  // The callback path: the subscriber's callbacks for these ids (its launch ids are kept).
+  launch_switch(CUpti_SubscriberHandle subscriber, const std::vector<CUpti_CallbackId>& runtime_ids,
+                const std::vector<CUpti_CallbackId>& driver_ids);
   bool usable() const { return !m_runtime_ids.empty() || !m_driver_ids.empty(); }
-  // False if CUPTI refused an id (the others are switched all the same).
+  const std::vector<CUpti_CallbackId>& runtime_ids() const { return m_runtime_ids; }
+  const std::vector<CUpti_CallbackId>& driver_ids() const { return m_driver_ids; }
+  // False if CUPTI refused an id (the others are switched all the same). One caller at a
+  // time (CUPTI asks callers of cuptiEnableCallback to serialize).
   bool set(bool on) const;
 
 private:
   using enable_fn = CUptiResult (*)(CUpti_CallbackId, uint8_t);
   enable_fn m_runtime = nullptr, m_driver = nullptr;
+  CUpti_SubscriberHandle m_subscriber = nullptr; // set: the callback path
   std::vector<CUpti_CallbackId> m_runtime_ids, m_driver_ids;
 };
 

@@ -6,7 +6,7 @@
 //
 //   api_recorder rec(pid);
 //   // in the callback, on the calling thread:
-//   if (rec.enter(driver)) *cb->correlationData = now();          // entry
+//   if (rec.enter(driver, cb->correlationId)) *cb->correlationData = now();  // entry
 //   rec.exit(driver, cbid, cb->correlationId, *cb->correlationData, now(), status);
 //   // on the flush thread (one drainer at a time):
 //   std::vector<trace::api_record> calls = rec.drain();
@@ -14,6 +14,14 @@
 // Nesting: a runtime call (cudaLaunchKernel) calls the driver (cuLaunchKernel); only the
 // outer call is recorded, one record per runtime launch instead of two. A driver call with
 // no runtime call around it (CuPy, Numba, NCCL launch through the driver) is recorded.
+// Each thread keeps its open calls by correlation id, so an exit is recorded only after its
+// own entry was seen.
+//
+// Launch calls in windows (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): the flush thread switches
+// the launch ids' callbacks on and off, then calls switched(). A call in flight at a switch
+// loses its entry or its exit: an exit without its entry is not recorded, and an open
+// switched call from before a switch is dropped at the thread's next call (its exit will not
+// come), so the calls after it are not taken for nested ones. Neither counts as lost.
 // No CUPTI here: the unit tests drive it with a fake sequence of callbacks.
 #pragma once
 
@@ -40,27 +48,32 @@ public:
 
   // A call's entry on the calling thread: true when its exit will be recorded (the caller
   // takes the start time only then: a driver call inside a runtime call costs no clock read).
-  bool enter(bool driver) noexcept {
+  // `switched`: the call's id is switched on and off (launch calls in windows).
+  bool enter(bool driver, std::uint32_t correlation, bool switched = false) noexcept {
     thread_buffer* t = mine();
     if (!t) return false;
-    if (driver) {
-      if (t->runtime_depth == 0) return true;
+    t->drop_stale(m_epoch.load(std::memory_order_relaxed));
+    if (driver && t->open_runtime > 0) {
       bump(t->nested); // one writer: no locked add on the hot path
       return false;
     }
-    ++t->runtime_depth;
-    return true;
+    return t->open(correlation, driver, switched);
   }
 
-  // A call's exit: one record unless it is a driver call inside a runtime call. start == 0
-  // (the entry was not seen: recording began during the call) keeps no record.
+  // A call's exit: one record unless it is a driver call inside a runtime call. An exit whose
+  // entry was not seen (recording began during the call, or its id was switched on during
+  // it), or start == 0, keeps no record.
   void exit(bool driver, std::uint32_t cbid, std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
-            std::int32_t status) noexcept {
+            std::int32_t status, bool switched = false) noexcept {
     thread_buffer* t = mine();
     if (!t) return;
-    if (!driver) {
-      if (t->runtime_depth > 0) --t->runtime_depth;
-    } else if (t->runtime_depth > 0) {
+    if (!t->close(correlation, driver)) {
+      if (driver && t->open_runtime > 0) return; // nested in a recorded runtime call
+      if (t->overflow > 0) {
+        --t->overflow; // a call deeper than the thread's stack: its entry was not kept
+        return;
+      }
+      bump(switched ? t->switched_unseen : t->unseen);
       return;
     }
     if (start == 0) {
@@ -69,6 +82,10 @@ public:
     }
     t->push({start, end, t->tid, correlation, cbid, status, driver});
   }
+
+  // After the launch ids' callbacks were switched on or off (from the switching thread):
+  // a switched call still open from before is one whose exit will not come.
+  void switched() noexcept { m_epoch.fetch_add(1, std::memory_order_relaxed); }
 
   // Every record appended since the last drain, thread by thread (finalize sorts them). One
   // drainer at a time (the injector's flush mutex); writers keep writing meanwhile.
@@ -82,6 +99,7 @@ public:
       if (t.ended.load(std::memory_order_acquire) && t.empty()) {
         m_not_kept_of_ended += t.unseen.load() + t.lost.load();
         m_nested_of_ended += t.nested.load();
+        m_cut_of_ended += t.switched_unseen.load();
         it = m_threads.erase(it);
       } else {
         ++it;
@@ -100,11 +118,19 @@ public:
   }
 
   // Calls not kept so far: an exit without its entry (recording began during the call) or
-  // no memory for a new block. None in a normal run.
+  // no memory for a new block. None in a normal run. Calls cut by a switch are not counted.
   std::uint64_t not_kept() {
     std::lock_guard lock(m_mutex);
     std::uint64_t n = m_not_kept_of_ended;
     for (const auto& t : m_threads) n += t->unseen.load() + t->lost.load();
+    return n;
+  }
+
+  // Launch calls cut by a switch of their callbacks (entry or exit not seen): a few per window.
+  std::uint64_t cut_by_switch() {
+    std::lock_guard lock(m_mutex);
+    std::uint64_t n = m_cut_of_ended;
+    for (const auto& t : m_threads) n += t->switched_unseen.load();
     return n;
   }
 
@@ -180,10 +206,51 @@ private:
     block* head;        // the reader's
     std::size_t read = 0;
     block* tail;        // the writer's
+    // The open calls, innermost last (the writer's): a runtime call may nest in another.
+    bool open(std::uint32_t correlation, bool driver, bool switched) noexcept {
+      if (open_n == calls.size()) {
+        ++overflow;
+        return false;
+      }
+      calls[open_n++] = {correlation, epoch, driver, switched};
+      if (!driver) ++open_runtime;
+      return true;
+    }
+    // The innermost open call closed if it is this one.
+    bool close(std::uint32_t correlation, bool driver) noexcept {
+      if (open_n == 0 || calls[open_n - 1].correlation != correlation || calls[open_n - 1].driver != driver) return false;
+      --open_n;
+      if (!driver) --open_runtime;
+      return true;
+    }
+    // At the first call after a switch: the switched calls opened before it are closed unseen.
+    void drop_stale(std::uint32_t now) noexcept {
+      if (epoch == now) return;
+      epoch = now;
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < open_n; ++i) {
+        if (calls[i].switched && calls[i].epoch != now) {
+          if (!calls[i].driver) --open_runtime;
+          bump(switched_unseen);
+        } else {
+          calls[kept++] = calls[i];
+        }
+      }
+      open_n = kept;
+    }
+
     std::uint32_t tid;
-    int runtime_depth = 0;
+    struct open_call {
+      std::uint32_t correlation, epoch;
+      bool driver, switched;
+    };
+    std::array<open_call, 16> calls{};
+    std::size_t open_n = 0;
+    int open_runtime = 0;      // runtime calls among them
+    std::uint32_t epoch = 0;   // the switch count this thread last saw
+    std::uint64_t overflow = 0; // entries past the stack, their exits still to come
     // Written by the thread alone, read by the drainer's counts.
-    std::atomic<std::uint64_t> unseen{0}, lost{0}, nested{0};
+    std::atomic<std::uint64_t> unseen{0}, lost{0}, nested{0}, switched_unseen{0};
     std::atomic<bool> ended{false};
   };
 
@@ -229,7 +296,8 @@ private:
   const std::uint64_t m_serial = next_serial(); // a new recorder at a freed one's address
   std::mutex m_mutex;                           // guards m_threads
   std::vector<std::shared_ptr<thread_buffer>> m_threads;
-  std::uint64_t m_not_kept_of_ended = 0, m_nested_of_ended = 0;
+  std::uint64_t m_not_kept_of_ended = 0, m_nested_of_ended = 0, m_cut_of_ended = 0;
+  std::atomic<std::uint32_t> m_epoch{0}; // switches of the launch ids' callbacks so far
 };
 
 } // namespace speedlab::inject

@@ -366,23 +366,46 @@ private:
     else start_counters();
   }
 
-  // Launch calls in windows. Where the ids cannot be switched one by one (the callback path,
-  // a libcupti without per-id calls) every launch call is recorded, and at the close one
-  // window spans the process (the analysis then misses nothing).
+  // Launch calls in windows: CUPTI's activity records of the launch ids, or on the callback
+  // path their callbacks, switched on and off. Where they cannot be (a libcupti without
+  // per-id calls; on the callback path, --metrics or --source, whose launch callbacks must
+  // stay on) every launch call is recorded, and at the close one window spans the process
+  // (the analysis then misses nothing).
   void start_launch_sampling(const cupti::activity_selection& what) {
+    std::unique_ptr<cupti::launch_switch> sw;
     if (!what.api_by_callback) {
-      auto sw = std::make_unique<cupti::launch_switch>(m_enabled);
-      if (sw->usable()) {
-        m_launch_switch = std::move(sw);
-        m_sampler = std::make_unique<launch_sampler>(m_sampling, steady_now_ns());
-        note(fmt::format("launch calls recorded {} ms of every {} ms (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): a kernel "
-                         "launched between these windows has no launch call",
-                         m_sampling.window_ns / 1000000, m_sampling.period_ns / 1000000));
-        return;
-      }
+      sw = std::make_unique<cupti::launch_switch>(m_enabled);
+    } else if (sampling_by_callback()) {
+      sw = std::make_unique<cupti::launch_switch>(m_subscriber, marked(m_api_runtime_ids), marked(m_api_driver_ids));
     }
-    note("launch calls: sampling needs CUPTI's activity records enabled call by call, not available here; every "
-         "launch call is recorded");
+    if (sw && sw->usable()) {
+      m_launch_switch = std::move(sw);
+      m_sampler = std::make_unique<launch_sampler>(m_sampling, steady_now_ns());
+      note(fmt::format("launch calls recorded {} ms of every {} ms (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): a kernel "
+                       "launched between these windows has no launch call",
+                       m_sampling.window_ns / 1000000, m_sampling.period_ns / 1000000));
+      return;
+    }
+    note(what.api_by_callback
+             ? "launch calls: not sampled with --metrics or --source (their launch callbacks stay on); every launch "
+               "call is recorded"
+             : "launch calls: sampling needs CUPTI's activity records enabled call by call, not available here; "
+               "every launch call is recorded");
+  }
+
+  // The callback path samples launch calls unless --metrics or --source needs every launch
+  // callback on.
+  bool sampling_by_callback() const {
+    return m_launch_mode == launch_mode::sampled && env("SPEEDLAB_PROFILE_METRICS").empty() &&
+           env("SPEEDLAB_PROFILE_SOURCE_LAUNCHES").empty();
+  }
+
+  // The ids the callback path switches (marked switched_mark by start_api_callbacks).
+  static std::vector<CUpti_CallbackId> marked(const std::vector<std::uint8_t>& marks) {
+    std::vector<CUpti_CallbackId> ids;
+    for (CUpti_CallbackId id = 0; id < marks.size(); ++id)
+      if (marks[id] == switched_mark) ids.push_back(id);
+    return ids;
   }
 
   // On the flush thread: the launch ids switched when the sampler says so. A window opens
@@ -399,6 +422,7 @@ private:
       ok = m_launch_switch->set(true);
       m_sampler->switched(steady_now_ns());
     }
+    if (m_api) m_api->switched(); // a call cut by the switch is not taken for an open one
     if (!ok && !m_switch_refused_said) {
       m_switch_refused_said = true;
       note("launch calls: CUPTI refused to switch a launch call id; the windows may hold fewer calls than launched");
@@ -446,10 +470,17 @@ private:
       } else {
         ids = cupti::analysis_callback_ids(domain, what.launch_calls);
       }
+      // The launch ids marked before any is enabled: the callbacks read the marks.
+      if (sampling_by_callback())
+        for (CUpti_CallbackId id : cupti::launch_ids(domain, ids)) marks[id] = switched_mark;
       std::size_t refused = 0;
       for (CUpti_CallbackId id : ids) {
-        if (cuptiEnableCallback(1, m_subscriber, domain, id) == CUPTI_SUCCESS) marks[id] = 1;
-        else ++refused;
+        if (cuptiEnableCallback(1, m_subscriber, domain, id) == CUPTI_SUCCESS) {
+          if (!marks[id]) marks[id] = 1;
+        } else {
+          marks[id] = 0;
+          ++refused;
+        }
       }
       // "all" asks for ids CUPTI may not have (gaps in the list); only a refused analysis call matters.
       if (refused && !all)
@@ -465,21 +496,27 @@ private:
   // or memset record. The start time rides in CUPTI's per-call slot from entry to exit.
   void record_api(CUpti_CallbackDomain domain, CUpti_CallbackId id, const CUpti_CallbackData* cb) noexcept {
     const bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    const auto& marks = driver ? m_api_driver_ids : m_api_runtime_ids;
+    const bool switched = marks[id] == switched_mark; // api_recorded: id < marks.size()
     if (cb->callbackSite == CUPTI_API_ENTER) {
-      const bool keep = m_api->enter(driver);
+      const bool keep = m_api->enter(driver, cb->correlationId, switched);
       if (cb->correlationData) *cb->correlationData = keep ? steady_now_ns() : 0;
       return;
     }
     const std::uint64_t end = steady_now_ns();
     const std::int32_t status = cb->functionReturnValue ? *static_cast<const std::int32_t*>(cb->functionReturnValue) : 0;
-    m_api->exit(driver, id, cb->correlationId, cb->correlationData ? *cb->correlationData : 0, end, status);
+    m_api->exit(driver, id, cb->correlationId, cb->correlationData ? *cb->correlationData : 0, end, status, switched);
   }
 
   // At exit: what the callback path left out, so a stream says how its API calls were taken.
   void note_api_callbacks() {
     note(fmt::format("cupti: API calls recorded through callbacks (SPEEDLAB_PROFILE_API_SOURCE=callback); {} driver "
-                     "call(s) made inside a recorded runtime call were not recorded (one record per runtime call)",
-                     m_api->nested_driver_calls()));
+                     "call(s) made inside a recorded runtime call were not recorded (one record per runtime call){}",
+                     m_api->nested_driver_calls(),
+                     m_launch_switch ? fmt::format("; {} launch call(s) in flight when a window opened or closed were "
+                                                   "not recorded",
+                                                   m_api->cut_by_switch())
+                                     : std::string()));
   }
 
   bool api_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId id) const noexcept {
@@ -943,7 +980,8 @@ private:
   // SPEEDLAB_PROFILE_API_SOURCE=callback: the recorder and the callback ids it records,
   // written before the callbacks are enabled and only read after.
   std::unique_ptr<api_recorder> m_api;
-  std::vector<std::uint8_t> m_api_runtime_ids, m_api_driver_ids;
+  std::vector<std::uint8_t> m_api_runtime_ids, m_api_driver_ids; // 1: recorded; switched_mark: a sampled launch
+  static constexpr std::uint8_t switched_mark = 2;
   std::uint64_t m_api_not_kept = 0;
   std::optional<cupti::clock_pair> m_clock_start;
   std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;

@@ -2,6 +2,7 @@
 """The tables of scripts/bench/profile_overhead.sh from its results.jsonl (one line a process).
 
     MODE=compare|breakdown python3 scripts/bench/overhead_summary.py results.jsonl
+    MODE=pooled python3 scripts/bench/overhead_summary.py run1/results.jsonl run2/results.jsonl ...
 
 A tool's figure for a round is the median of its processes in that round. Per tool: the
 median over rounds with a bootstrap 95% interval of the median; its cost against plain and
@@ -9,7 +10,12 @@ median over rounds with a bootstrap 95% interval of the median; its cost against
 difference is taken within a round, where the machine's drift is shared, then summarized
 over rounds. The interval's half width against nsys's own added cost says what the run can
 resolve (the issue asks for 10%).
+
+MODE=pooled: speedlab - nsys per run and over the rounds of every run together (a round
+stays paired within its run), with the rounds where speedlab was cheaper and a one-sided
+sign test: whether "below nsys" holds across runs, not only inside one.
 """
+import math
 import json
 import os
 import random
@@ -112,9 +118,62 @@ def table(rows, w, key, what, mode, rng):
                     print(f"- {tool} - nsys: {fmt(d, rng, digits)} ({verdict(d, rng, 'nsys')}, {len(d)} rounds)")
 
 
+def sign_test(below, n):
+    """P(at least `below` of n rounds below) if either tool were as likely to be cheaper."""
+    return sum(math.comb(n, i) for i in range(below, n + 1)) / 2 ** n if n else float("nan")
+
+
+def run_name(path):
+    """A run's label: the file's name, or its folder's for a results.jsonl."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.basename(os.path.dirname(os.path.abspath(path))) if stem == "results" else stem
+
+
+def pooled(paths, rng):
+    runs = [[json.loads(line) for line in open(p) if line.strip()] for p in paths]
+    print("\n### Every run's rounds together (a round paired with plain within its run)\n")
+    print("| workload | figure | tool | rounds | per unit | added vs plain | added % |")
+    print("|---|---|---|---|---|---|---|")
+    for w, key, what in METRICS:
+        unit, digits = what.split(",")[0], 2 if w == "storm" else 1
+        for tool in ("plain", "speedlab", "nsys"):
+            vals, added, pct = [], [], []
+            for rows in runs:
+                by = per_round(rows, w, key)
+                if tool not in by or "plain" not in by:
+                    continue
+                vals += list(by[tool].values())
+                added += paired(by[tool], by["plain"])
+                pct += [100 * (by[tool][r] / by["plain"][r] - 1) for r in by[tool] if r in by["plain"]]
+            if vals:
+                print(f"| {w} | {unit} | {tool} | {len(vals)} | {fmt_abs(vals, rng, digits)} | "
+                      f"{fmt(added, rng, digits) if tool != 'plain' else '-'} | {fmt(pct, rng, 1) if tool != 'plain' else '-'} |")
+    print("\n### speedlab - nsys, paired by round, per run and pooled (negative: cheaper than nsys)\n")
+    print("| workload | figure | run | rounds | speedlab - nsys | rounds below nsys | sign test p | verdict |")
+    print("|---|---|---|---|---|---|---|---|")
+    for w, key, what in METRICS:
+        unit, digits, every = what.split(",")[0], 2 if w == "storm" else 1, []
+        for path, rows in zip(paths, runs):
+            by = per_round(rows, w, key)
+            d = paired(by["speedlab"], by["nsys"]) if "speedlab" in by and "nsys" in by else []
+            if not d:
+                continue
+            every += d
+            below = sum(x < 0 for x in d)
+            print(f"| {w} | {unit} | {run_name(path)} | {len(d)} | "
+                  f"{fmt(d, rng, digits)} | {below} | {sign_test(below, len(d)):.3f} | {verdict(d, rng, 'nsys')} |")
+        if every:
+            below = sum(x < 0 for x in every)
+            print(f"| {w} | {unit} | **pooled** | {len(every)} | {fmt(every, rng, digits)} | {below} | "
+                  f"{sign_test(below, len(every)):.4f} | {verdict(every, rng, 'nsys')} |")
+
+
 def main():
-    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     mode = os.environ.get("MODE", "compare")
+    if mode == "pooled":
+        pooled(sys.argv[1:], random.Random(1))
+        return
+    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     rng = random.Random(1)
     for w, key, what in METRICS:
         if any(r["workload"] == w for r in rows):

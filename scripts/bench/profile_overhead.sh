@@ -37,6 +37,7 @@
 #     sl-cb-nolaunch  callback path without launch calls (the other analysis calls kept)
 #     sl-cb-nolaunch-sync  and SYNCHRONIZATION records (SPEEDLAB_PROFILE_SYNC_RECORDS=1)
 #     sl-sampled    SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled (launch calls in 20 ms of every 200 ms)
+#     sl-cb-sampled the same on the callback path (the launch ids' callbacks switched)
 #     sl-sync       SPEEDLAB_PROFILE_SYNC_RECORDS=1 (SYNCHRONIZATION records: the default until
 #                   2026-11-26, when that day's runs called the tool without them sl-nosync)
 #     sl-nonvtx     SPEEDLAB_PROFILE_NVTX=0 (NVTX ranges not captured; the loop has one a step)
@@ -135,6 +136,7 @@ run_one() { # workload tool log
     sl-cb-nolaunch) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-cb-nolaunch-sync) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-sampled) SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-sampled) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-sync) SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;

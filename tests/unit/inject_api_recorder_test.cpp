@@ -54,7 +54,7 @@ struct call {
   std::uint32_t cbid, correlation;
   std::uint64_t start = 0;
   call(api_recorder& r, bool d, std::uint32_t id, std::uint32_t c, std::uint64_t t) : rec(r), driver(d), cbid(id), correlation(c) {
-    start = rec.enter(driver) ? t : 0;
+    start = rec.enter(driver, correlation) ? t : 0;
   }
   void exit(std::uint64_t t, std::int32_t status = 0) { rec.exit(driver, cbid, correlation, start, t, status); }
 };
@@ -151,6 +151,73 @@ TEST_CASE("api recorder: an exit without its entry is counted, not recorded", "[
   REQUIRE(calls.size() == 1);
   CHECK(calls[0].correlation == 8);
   CHECK(rec.not_kept() == 1);
+}
+
+TEST_CASE("api recorder: an exit is kept only after its own entry, whatever its slot holds", "[inject][api_recorder]") {
+  api_recorder rec(1);
+  // CUPTI does not promise what correlationData holds when the entry callback did not run.
+  rec.exit(false, launch_kernel, 9, 123456, 130000, 0);
+  call seen(rec, false, memcpy_async, 10, 200000);
+  seen.exit(200100);
+  const auto calls = rec.drain();
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].correlation == 10);
+  CHECK(rec.not_kept() == 1);
+}
+
+// Launch calls in windows on the callback path: the launch ids' callbacks are switched off
+// and on while calls are in flight.
+TEST_CASE("api recorder: a launch whose exit was switched off does not hide the calls after it", "[inject][api_recorder]") {
+  api_recorder rec(1);
+  // The window closes during a runtime launch: its exit never comes.
+  CHECK(rec.enter(false, 20, true));
+  rec.switched();
+  // A driver call with nothing around it (CuPy's cuStreamSynchronize) is recorded, not taken
+  // for one nested in the lost launch.
+  call sync(rec, true, 77, 21, 5000);
+  sync.exit(5100);
+  const auto calls = rec.drain();
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].correlation == 21);
+  CHECK(rec.cut_by_switch() == 1);
+  CHECK(rec.not_kept() == 0); // expected at a switch: not an incomplete record
+  CHECK(rec.nested_driver_calls() == 0);
+}
+
+TEST_CASE("api recorder: a launch whose entry came before the window opened is not recorded", "[inject][api_recorder]") {
+  api_recorder rec(1);
+  // The runtime launch entered while off; the window opens; its driver launch is seen alone
+  // (recorded: one call per window open at most) and the runtime exit has no entry.
+  rec.switched();
+  call driver(rec, true, cu_launch, 31, 700);
+  driver.exit(710);
+  rec.exit(false, launch_kernel, 30, 0, 720, 0, true);
+  call next(rec, false, launch_kernel, 32, 800);
+  call nested(rec, true, cu_launch, 33, 801);
+  nested.exit(802);
+  next.exit(810);
+  std::set<std::uint32_t> kept;
+  for (const auto& c : rec.drain()) kept.insert(c.correlation);
+  CHECK(kept == std::set<std::uint32_t>{31, 32});
+  CHECK(rec.cut_by_switch() == 1);
+  CHECK(rec.not_kept() == 0);
+}
+
+TEST_CASE("api recorder: a call not switched keeps its nesting across a switch", "[inject][api_recorder]") {
+  api_recorder rec(1);
+  // A long cudaMemcpy spans a window's end; the driver copy inside it stays nested.
+  call copy(rec, false, memcpy_async, 40, 1000);
+  rec.switched();
+  call inner(rec, true, 55, 41, 1001);
+  CHECK(inner.start == 0);
+  inner.exit(1500);
+  copy.exit(1600);
+  const auto calls = rec.drain();
+  REQUIRE(calls.size() == 1);
+  CHECK(calls[0].correlation == 40);
+  CHECK(calls[0].end == 1600);
+  CHECK(rec.cut_by_switch() == 0);
+  CHECK(rec.nested_driver_calls() == 1);
 }
 
 TEST_CASE("api recorder: many blocks drain in order, while the writer goes on", "[inject][api_recorder]") {

@@ -2,7 +2,8 @@
 // SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled), tested without a GPU: streams recorded on the GPU
 // machine with every launch call (tests/fixtures/profile, tests/fixtures/ranks) are sampled
 // after the fact (unit/launch_sampling.hpp: the launch calls outside 20 ms windows every
-// 200 ms removed, at several phases), and their analysis is held against the full one's.
+// 200 ms removed, at several phases), and their analysis is held against the full one's;
+// and a job recorded with launch calls in windows (tests/fixtures/ranks/sampled).
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -470,4 +471,41 @@ TEST_CASE("launch sampling: figures, fully recorded against sampled", "[.][launc
       line(fmt::format("sampled, phase {} ms", phase / ms),
            analyze_one(test_sampling::sample_launch_calls(p, period, window, phase)));
   }
+}
+
+// The two-rank job recorded with launch calls in windows on the callback path
+// (SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled, 2026-11-26,
+// 60 steps, tests/fixtures/ranks/README.md): most kernels have no recorded launch call and
+// are put in steps by the calls recorded around them. The straggler and the wait come out
+// as the program measured them.
+TEST_CASE("launch sampling, recorded in windows: rank 1 is the straggler and rank 0 waits what was injected",
+          "[launch_sampling][ranks][fixtures]") {
+  std::ifstream in(testing::fixture_dir() / "ranks" / "expected.json");
+  const nlohmann::json e = nlohmann::json::parse(in)["sampled"];
+  double injected = 0;
+  for (const auto& line : e["printed"])
+    if (line["rank"] == 1) injected = line["extra_ms_per_step"].get<double>() * 1e6;
+  REQUIRE(injected > 1e6);
+  std::vector<profile::process_profile> ranks;
+  for (auto& p : profile::read_stream_folder(testing::fixture_dir() / "ranks" / "sampled").processes) {
+    if (!p.process.tags.count("RANK")) continue; // torchrun's agent
+    CHECK(profile::launch_calls_sampled(p));
+    CHECK(p.launch_windows.size() > 3);
+    std::size_t launches = 0;
+    for (const auto& a : p.trace.api_calls) launches += trace::classify_api(a.name) == trace::api_kind::launch;
+    INFO(launches << " launch calls, " << p.trace.kernels.size() << " kernels");
+    CHECK(launches < p.trace.kernels.size() / 2); // most launches have no call
+    ranks.push_back(std::move(p));
+  }
+  REQUIRE(ranks.size() == 2);
+  const analysis::rank_analysis r = full_ranks(ranks);
+  CHECK(r.steps == e["steps_in_program"].get<std::size_t>());
+  REQUIRE(r.straggler);
+  CHECK(*r.ranks[*r.straggler].id.rank == 1);
+  INFO("rank waits " << r.wait_per_step_ns[0] << " / " << r.wait_per_step_ns[1] << " ns per step; excess "
+                     << r.straggler_excess_ns << "; injected " << injected);
+  const std::size_t other = *r.straggler == 0 ? 1 : 0;
+  CHECK(r.wait_per_step_ns[other] == Approx(injected).epsilon(0.03));
+  CHECK(r.straggler_excess_ns == Approx(injected).epsilon(0.03));
+  CHECK(r.wait_per_step_ns[*r.straggler] < 0.1 * injected);
 }

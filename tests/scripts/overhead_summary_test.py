@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""MODE=pooled of scripts/bench/overhead_summary.py on runs made up here (CTest:
+overhead_summary_selftest): rounds stay paired within their run, the sign count and the
+verdict follow the data.
+
+  tests/scripts/overhead_summary_test.py [REPO_ROOT]
+"""
+import json
+import os
+import pathlib
+import random
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2])
+SCRIPT = ROOT / "scripts" / "bench" / "overhead_summary.py"
+
+
+def run_file(d: pathlib.Path, name: str, rounds: int, drift: float, speedlab_minus_nsys: float, seed: int,
+             machine: float = 3.0) -> str:
+    """A run's results.jsonl: each round's machine drifts (shared by its tools); speedlab is
+    nsys + speedlab_minus_nsys, give or take a little."""
+    rng = random.Random(seed)
+    lines = []
+    for r in range(1, rounds + 1):
+        base = machine + drift * rng.random()
+        nsys = base + 1.0
+        for tool, v in (("plain", base), ("nsys", nsys), ("speedlab", nsys + speedlab_minus_nsys + 0.01 * rng.random())):
+            lines.append({"workload": "storm", "tool": tool, "round": r, "proc": 0, "value": v, "call_us": None,
+                          "unit": "plain_us_per_launch", "exit": 0})
+    path = d / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return str(path)
+
+
+def pooled(*paths: str) -> list:
+    out = subprocess.run([sys.executable, str(SCRIPT), *paths], env={**os.environ, "MODE": "pooled"},
+                         capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if line.startswith("| storm |")]
+
+
+class pooled_mode(unittest.TestCase):
+    def setUp(self):
+        self.dir = pathlib.Path(self.enterContext(tempfile.TemporaryDirectory()))
+
+    def test_below_in_every_round(self):
+        # Rounds drift by 2 us, far more than the 0.2 us between the tools: paired within
+        # the round, the difference still shows in every round and pooled.
+        a = run_file(self.dir, "a", 10, 2.0, -0.2, 1)
+        b = run_file(self.dir, "b", 12, 2.0, -0.2, 2)
+        rows = pooled(a, b)
+        diff = [r for r in rows if "below nsys" in r or "not told apart" in r or "above nsys" in r]
+        self.assertEqual(len(diff), 3, rows)  # a, b, pooled
+        pooled_row = [r for r in diff if "**pooled**" in r][0]
+        cells = [c.strip() for c in pooled_row.split("|")]
+        self.assertEqual(cells[4], "22")  # rounds of both runs
+        self.assertEqual(cells[6], "22")  # every round below
+        self.assertTrue(cells[5].startswith("-0.2"), cells[5])
+        self.assertIn("below nsys", pooled_row)
+        self.assertLess(float(cells[7]), 0.001)  # sign test: 22 of 22
+
+    def test_rounds_are_not_paired_across_runs(self):
+        # The same round numbers in two runs on machines 10 us apart: pairing across runs
+        # would make speedlab look 10 us dearer or cheaper; within each run it is +0.3.
+        a = run_file(self.dir, "a", 8, 0.0, +0.3, 3)
+        far = run_file(self.dir, "far", 8, 0.0, +0.3, 4, machine=13.0)
+        pooled_row = [r for r in pooled(a, far) if "**pooled**" in r and "per launch |" in r][0]
+        cells = [c.strip() for c in pooled_row.split("|")]
+        self.assertEqual(cells[4], "16")  # each run's 8 rounds, not 8 rounds of both
+        self.assertTrue(cells[5].startswith("+0.3"), cells[5])
+        self.assertEqual(cells[6], "0")
+        self.assertIn("above nsys", pooled_row)
+
+    def test_no_difference_is_not_a_verdict(self):
+        rng = random.Random(5)
+        a = run_file(self.dir, "a", 16, 1.0, 0.0, 6)
+        lines = [json.loads(l) for l in pathlib.Path(a).read_text().splitlines()]
+        for x in lines:  # speedlab +-0.5 around nsys, either way
+            if x["tool"] == "speedlab":
+                x["value"] += rng.uniform(-0.5, 0.5)
+        pathlib.Path(a).write_text("".join(json.dumps(x) + "\n" for x in lines))
+        row = [r for r in pooled(a) if "| a |" in r][0]
+        self.assertIn("not told apart from nsys", row)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
