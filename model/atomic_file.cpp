@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace speedlab {
 namespace {
 
@@ -33,8 +35,7 @@ atomic_file::atomic_file(std::filesystem::path target) : m_target(std::move(targ
   static std::atomic<unsigned> counter{0};
   const auto folder = m_target.has_parent_path() ? m_target.parent_path() : std::filesystem::path(".");
   for (;;) {
-    m_temp = folder / ("." + m_target.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-                       std::to_string(counter++));
+    m_temp = folder / fmt::format(".{}.tmp.{}.{}", m_target.filename().string(), ::getpid(), counter++);
     const int fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);

@@ -74,9 +74,10 @@ std::string speed(double speedup) {
 
 std::string speed_interval(double low, double high) {
   if (!std::isfinite(low) || !std::isfinite(high) || !(low > 0) || !(high >= low)) return "";
-  if (low >= 1) return "[" + factor_digits(low) + "–" + factor_digits(high) + "x faster]";
-  if (high <= 1) return "[" + factor_digits(1 / high) + "–" + factor_digits(1 / low) + "x slower]";
-  return "[" + speed(low) + " – " + speed(high) + "]";
+  // fmt, not "[" + string: GCC 12 warns falsely on that (-Wrestrict, its bug 105329).
+  if (low >= 1) return fmt::format("[{}–{}x faster]", factor_digits(low), factor_digits(high));
+  if (high <= 1) return fmt::format("[{}–{}x slower]", factor_digits(1 / high), factor_digits(1 / low));
+  return fmt::format("[{} – {}]", speed(low), speed(high));
 }
 
 std::string speed_verdict(double speedup, const std::string& verdict) {
