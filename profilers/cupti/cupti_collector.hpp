@@ -147,8 +147,6 @@ public:
   launch_switch(CUpti_SubscriberHandle subscriber, const std::vector<CUpti_CallbackId>& runtime_ids,
                 const std::vector<CUpti_CallbackId>& driver_ids);
   bool usable() const { return !m_runtime_ids.empty() || !m_driver_ids.empty(); }
-  const std::vector<CUpti_CallbackId>& runtime_ids() const { return m_runtime_ids; }
-  const std::vector<CUpti_CallbackId>& driver_ids() const { return m_driver_ids; }
   // False if CUPTI refused an id (the others are switched all the same). One caller at a
   // time (CUPTI asks callers of cuptiEnableCallback to serialize).
   bool set(bool on) const;
