@@ -931,7 +931,9 @@ CASES
       torchrun --standalone --nproc_per_node 2 examples/ddp_train.py --backend gloo --steps 60 --warmup 5 \
       --width 512 --batch 64 --slow-rank 1 --slow-ms 10 >"$ls_dir/ddp-$mode.log" 2>&1
     note "launch-sampling ddp ($mode): exit $?; $(grep -hm1 -o 'Straggler: [^.]*\.[^.]*' "$ls_dir/ddp-$mode"/report.md 2>/dev/null)"
-    mkdir -p "$ls_dir/fixtures/ddp-$mode" && cp "$ls_dir/ddp-$mode"/*.slstream "$ls_dir/fixtures/ddp-$mode/" 2>/dev/null
+    # profile.json too: a folder the reports and `speedlab report` read as they are.
+    mkdir -p "$ls_dir/fixtures/ddp-$mode" &&
+      cp "$ls_dir/ddp-$mode"/*.slstream "$ls_dir/ddp-$mode"/profile.json "$ls_dir/fixtures/ddp-$mode/" 2>/dev/null
   done
   tar -C "$ls_dir" -czf "$out/launch-sampling.tar.gz" fixtures $(cd "$ls_dir" && ls *.txt *.log) \
     $(cd "$ls_dir" && ls -d */report.md 2>/dev/null)
