@@ -35,7 +35,7 @@ struct moment_problem {
   using partial = moment_sums;
   using device_result = double;
   static partial not_computed() { return {NAN, NAN}; }
-  static constexpr std::size_t result_count = moment_result_size;
+  [[maybe_unused]] static constexpr std::size_t result_count = moment_result_size; // the CUDA variants' only
 
   static std::size_t loop_size(const params& p) { return p.points; }
   static partial range(const params& p, std::size_t lo, std::size_t hi) { return moment_range(p.dims, lo, hi); }
@@ -71,7 +71,7 @@ struct pi_problem {
   using partial = std::uint64_t;
   using device_result = unsigned long long;
   static partial not_computed() { return 0; }
-  static constexpr std::size_t result_count = 1;
+  [[maybe_unused]] static constexpr std::size_t result_count = 1;
 
   static std::size_t loop_size(const params& p) { return pi_pairs(p.samples); }
   static partial range(const params& p, std::size_t lo, std::size_t hi) { return pi_range(p.samples, lo, hi); }

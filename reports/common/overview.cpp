@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "analysis/finding_groups.hpp"
 #include "reports/common/text.hpp"
 
@@ -183,7 +185,7 @@ std::vector<std::string> skipped_reasons(const std::vector<overview_row>& rows) 
 
 std::string reason_mark(const std::vector<std::string>& reasons, const std::string& reason) {
   const auto it = std::find(reasons.begin(), reasons.end(), reason);
-  return "[" + std::to_string(it - reasons.begin() + 1) + "]";
+  return fmt::format("[{}]", it - reasons.begin() + 1);
 }
 
 std::vector<skipped_reason> skipped_by_reason(const std::vector<point_result>& points) {

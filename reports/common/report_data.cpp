@@ -81,8 +81,7 @@ std::vector<workload_view> group_workloads(const std::vector<point_result>& poin
   return out;
 }
 
-analysis_index::analysis_index(const analysis::analysis_result& a, const std::vector<point_result>& points)
-    : m_analysis(a) {
+analysis_index::analysis_index(const analysis::analysis_result& a, const std::vector<point_result>& points) {
   for (const auto& p : points) m_points.emplace(p.id, &p);
   for (const auto& r : a.roofline) {
     auto it = m_roofline.find(r.point_id);

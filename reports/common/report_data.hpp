@@ -64,7 +64,6 @@ public:
   std::string baseline(const std::string& workload) const;
 
 private:
-  const analysis::analysis_result& m_analysis;
   std::map<std::string, const point_result*> m_points;
   std::map<std::string, const analysis::roofline_point*> m_roofline;
   std::map<std::string, const analysis::speedup*> m_speedup_by_point;

@@ -234,7 +234,7 @@ private:
       }
       m_w << "</td><td>"_html << code(p.variant) << "</td><td class=\"at\">"_html;
       const std::string at = p.params_key().empty() ? "—" : p.params_key();
-      m_w.open("a", {{"href", "#" + sweep_anchor(r.workload_index, r.sweep_index)},
+      m_w.open("a", {{"href", fmt::format("#{}", sweep_anchor(r.workload_index, r.sweep_index))},
                      {"title", r.sizes > 1 ? fmt::format("largest of {} sizes: see the sweep", r.sizes) : "details"}});
       // Break long parameter lists after a comma, not inside a value.
       for (std::size_t pos = 0, comma; pos <= at.size(); pos = comma + 1) {

@@ -566,7 +566,7 @@ void time_ticks(writer& w, double left, double plot, double y0, double y1, doubl
   for (double v = 0; v <= span + 1e-9; v += step) {
     const double x = left + plot * v / span;
     line(w, x, y0, x, y1, "grid");
-    text(w, x, y1 + 16, "+" + fmt_duration(v), "middle", "tick");
+    text(w, x, y1 + 16, fmt::format("+{}", fmt_duration(v)), "middle", "tick");
   }
 }
 

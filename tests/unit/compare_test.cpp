@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.hpp"
@@ -180,7 +181,7 @@ std::vector<point_result> family(int points, int rounds, double between, double 
                                  const std::string& slow_variant = "", double slow_scale = 1.0) {
   std::vector<point_result> out;
   for (int k = 0; k < points; ++k) {
-    const std::string v = "v" + std::to_string(k);
+    const std::string v = fmt::format("v{}", k);
     out.push_back(rounds_point(v, 1e6 * (k + 1), rounds, between, within, draw, v == slow_variant ? slow_scale : 1.0));
   }
   return out;

@@ -3,6 +3,7 @@
 #include "app/run/isolation.hpp"
 #include "app/plugins/plugin_loader.hpp"
 #include "speedlab/config.hpp"
+#include "run_request_support.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
@@ -24,7 +25,7 @@ point_result run_variant(const std::string& variant, double timeout_s = 10) {
   pp.measure.max_samples = 5;
   pp.measure.min_time_s = 0;
   pp.measure.max_time_s = 5; // min_samples decides the count, not the load of the machine
-  run_request req{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}, {}};
+  run_request req = testing::request(w, w->find_variant(variant), pp, 1, "host");
   return run_isolated(req, timeout_s).value();
 }
 } // namespace
@@ -84,7 +85,7 @@ TEST_CASE("isolation: a variant that cannot run here is skipped with the reason"
 TEST_CASE("runner: in-process measurement reports exceptions as failed results", "[runner]") {
   const auto* w = registry().find("faulty");
   planned_point pp{"faulty", "throw", {{"n", "10"}, {"mode", "a"}, {"scale", "1"}}, {}, {}};
-  run_request req{w, w->find_variant("throw"), pp, 1, {"none"}, false, {}, {}, {}};
+  run_request req = testing::request(w, w->find_variant("throw"), pp, 1, "none");
   const auto r = measure_point(req);
   CHECK(r.status == point_status::failed);
 }
@@ -96,7 +97,7 @@ TEST_CASE("runner: a variant's own timings are kept per measured repetition, onl
   pp.measure.max_samples = 6;
   pp.measure.min_time_s = 0;
   pp.measure.warmup_runs = 2;
-  run_request req{w, w->find_variant("ok"), pp, 1, {"none"}, false, {}, {}, {}};
+  run_request req = testing::request(w, w->find_variant("ok"), pp, 1, "none");
   CHECK(measure_point(req).self_timed_ns.empty());
 
   req.self_timing = true;
@@ -167,7 +168,7 @@ run_request pair_request(const std::string& variant) {
   pp.measure.max_samples = 6;
   pp.measure.min_time_s = 0;
   pp.measure.max_time_s = 5;
-  return run_request{w, w->find_variant(variant), pp, 1, {"host"}, false, {}, {}, {}};
+  return testing::request(w, w->find_variant(variant), pp, 1, "host");
 }
 } // namespace
 

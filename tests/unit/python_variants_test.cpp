@@ -10,6 +10,7 @@
 #include "app/plugins/plugin_loader.hpp"
 #include "app/python/python_variants.hpp"
 #include "app/suite/suite_config.hpp"
+#include "run_request_support.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
@@ -44,14 +45,14 @@ point_result run(const std::string& workload, const std::string& variant, std::m
   const variant_spec* v = w->find_variant(variant);
   INFO("variant " << variant << "; notes: " << shared().notes.size());
   REQUIRE(v);
-  planned_point pp{workload, variant, std::move(params), {}};
+  planned_point pp{workload, variant, std::move(params), {}, {}};
   pp.measure.min_samples = 3;
   pp.measure.max_samples = 20;
   pp.measure.min_time_s = 0;
   // A time cap loose enough that min_samples, not a loaded CI machine, decides the count
   // (0.2 s left 1 sample under a load of 10).
   pp.measure.max_time_s = 10;
-  run_request req{w, v, pp, 2, {"host"}, false, {}, {}, {}};
+  run_request req = testing::request(w, v, pp, 2, "host");
   return run_isolated(req, timeout_s).value();
 }
 
@@ -185,11 +186,11 @@ TEST_CASE("python variants: without a chosen interpreter, the first that imports
   CHECK_THAT(joined(added), !Contains("choose it with --python"));
   // And it measures: the point runs in the fallback interpreter and validates.
   const auto* w = registry.find("vector");
-  planned_point pp{"vector", "py-numpy", {{"n", "1024"}, {"op", "mul"}}, {}};
+  planned_point pp{"vector", "py-numpy", {{"n", "1024"}, {"op", "mul"}}, {}, {}};
   pp.measure.min_samples = 2;
   pp.measure.max_samples = 5;
   pp.measure.min_time_s = 0;
-  run_request req{w, numpy, pp, 2, {"host"}, false, {}, {}, {}};
+  run_request req = testing::request(w, numpy, pp, 2, "host");
   const auto r = run_isolated(req, 30).value();
   CHECK(r.status == point_status::ok);
 }

@@ -15,7 +15,7 @@ TEST_CASE("results: integer fields must be whole numbers in range", "[results][j
   CHECK(j.get<point_result>().threads == 4);
   j["threads"] = 8.0; // a whole float reads as the integer
   CHECK(j.get<point_result>().threads == 8);
-  for (const json bad : {json(2444444444.2), json(2444444444.0), json(1e300), json(-3e9), json(2.5), json("4")}) {
+  for (const json& bad : {json(2444444444.2), json(2444444444.0), json(1e300), json(-3e9), json(2.5), json("4")}) {
     j["threads"] = bad;
     CHECK_THROWS(j.get<point_result>());
   }

@@ -294,8 +294,8 @@ TEST_CASE("source view: recorded H100 records fold to what the run stored", "[so
     for (std::string line; std::getline(in, line);) points.push_back(read_point_record(nlohmann::json::parse(line)));
     for (const auto& d : std::filesystem::directory_iterator(c.path() / "dump")) {
       const recorded_pass rec = read_dump(d.path());
-      const auto correlate = [&rec](std::uint64_t crc, const std::string& fn, std::uint64_t pc) -> std::optional<source::line_location> {
-        auto it = rec.lines.find({crc, fn, pc});
+      const auto correlate = [&rec](std::uint64_t module, const std::string& fn, std::uint64_t pc) -> std::optional<source::line_location> {
+        auto it = rec.lines.find({module, fn, pc});
         return it == rec.lines.end() ? source::line_location{} : it->second;
       };
       const auto folded = source::fold(rec.records, rec.names, correlate, rec.sass, &no_text);

@@ -2,6 +2,8 @@
 // profile` and the Python bridge both do it through append_records).
 #include "speedlab_catch.hpp"
 
+#include <fmt/format.h>
+
 #include "model/trace_fold.hpp"
 
 using namespace speedlab;
@@ -14,7 +16,7 @@ trace::device_trace three_kernels(std::uint64_t first_start) {
     trace::kernel_record k;
     k.start = first_start + 100 * i;
     k.end = k.start + 50;
-    k.name = "k" + std::to_string(i);
+    k.name = fmt::format("k{}", i);
     t.kernels.push_back(k);
   }
   trace::api_record a;
