@@ -6,7 +6,7 @@
 #                                                      counters-sass counters-degrade terminate source profile-source sol
 #                                                      overhead-bench overhead-breakdown interleave
 #                                                      cost-probe-storm cost-probe-torch cost-probe-parts cost-record cost-ab
-#                                                      launch-sampling
+#                                                      launch-sampling signals
 #                                                      (default: all but overhead-bench and overhead-breakdown,
 #                                                      each with its own call: about 8.5 and 5 minutes)
 # Writes logs and reports under $OUT (or ./gpu-out) and prints a short table last.
@@ -850,6 +850,15 @@ PY
 )"
   done
   tar -C "$work" -czf "$out/terminate.tar.gz" --exclude='*.html' --exclude='*.sqlite' --exclude='trace*.json' terminate
+fi
+
+if has signals; then
+  # A terminated program ends under `speedlab profile` as it does plain (SIGTERM, SIGINT, SIGHUP to
+  # the program, to speedlab, to the group; CuPy and PyTorch): scripts/gpu-signals.sh, table in
+  # $OUT/signals.md. SIGNALS_ENV passes on, e.g. "SPEEDLAB_PROFILE_SIGNALS=0".
+  SPEEDLAB="$speedlab" WORK="$work/signals" OUT="$out" EXTRA_ENV="${SIGNALS_ENV:-}" \
+    timeout 420 bash scripts/gpu-signals.sh >"$work/logs/signals.txt" 2>&1
+  note "signals: exit $?"; grep '^| ' "$out/signals.md" 2>/dev/null | tee -a "$summary" >/dev/null
 fi
 
 if has overhead-bench; then

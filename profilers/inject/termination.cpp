@@ -33,6 +33,7 @@ std::atomic<bool> g_handler_next{false}; // the program's own handler runs after
 // Deferred termination: the signals the handler left for the termination thread, one bit
 // each, and the pipe that wakes that thread.
 std::atomic<unsigned> g_pending{0};
+std::atomic<unsigned> g_passing{0}; // a signal being passed on to the program's disposition
 std::atomic<std::int64_t> g_signal_unix_ns{0};
 std::atomic<bool> g_term_thread{false};
 int g_term[2] = {-1, -1};
@@ -40,6 +41,26 @@ int g_term[2] = {-1, -1};
 // The program's disposition of each handled signal: what our handler passes the signal on
 // to. Written only while our handler is not installed for that signal.
 struct sigaction g_chained[NSIG];
+
+void on_signal(int sig, siginfo_t* info, void* context);
+
+// Ours whatever flags it was installed with: a library that saves a disposition and puts
+// it back later may restore our handler as a plain one-argument handler (seen with CuPy on
+// the GPU machine: SIGTERM and SIGINT ended in SIGSEGV, a stack overflowed by our handler
+// passing the signal on to itself).
+bool is_ours(const struct sigaction& sa) {
+  return (sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction == &on_signal
+                                    : reinterpret_cast<void*>(sa.sa_handler) == reinterpret_cast<void*>(&on_signal);
+}
+
+// The default disposition of `sig`: what a chained disposition that is ours stands for.
+struct sigaction default_action() {
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  return dfl;
+}
+const struct sigaction g_default_action = default_action();
 
 void drain(int fd) {
   char buf[64];
@@ -73,18 +94,14 @@ void ask_and_wait(request::kind_t kind, int value, bool final) {
   g_busy.store(false);
 }
 
-bool is_ours(const struct sigaction& sa);
-
 // The program's handler with the mask it asked for, or the default action: the disposition
 // reset and the signal raised again, so the process ends by it (the launcher sees 128+N).
-void pass_on(int sig, siginfo_t* info, void* context, const struct sigaction& chained) {
+void pass_on(int sig, siginfo_t* info, void* context, const struct sigaction& chained_in) {
+  const struct sigaction& chained = is_ours(chained_in) ? g_default_action : chained_in;
   const bool with_info = chained.sa_flags & SA_SIGINFO;
   if (!with_info && chained.sa_handler == SIG_IGN) return;
   if (!with_info && chained.sa_handler == SIG_DFL) {
-    struct sigaction dfl{};
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    ::sigaction(sig, &dfl, nullptr);
+    ::sigaction(sig, &g_default_action, nullptr);
     sigset_t only{};
     sigemptyset(&only);
     sigaddset(&only, sig);
@@ -113,9 +130,8 @@ void pass_on(int sig, siginfo_t* info, void* context, const struct sigaction& ch
 // once, as before the library.
 void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  const struct sigaction chained = g_chained[sig];
-  const bool with_info = chained.sa_flags & SA_SIGINFO;
-  if (!with_info && chained.sa_handler == SIG_IGN) return;
+  const struct sigaction& chained = g_chained[sig];
+  if (!(chained.sa_flags & SA_SIGINFO) && chained.sa_handler == SIG_IGN) return;
   if (g_term_thread.load() && !g_closed.load() && ::getpid() == g_pid) {
     timespec now{};
     clock_gettime(CLOCK_REALTIME, &now);
@@ -127,26 +143,33 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     errno = saved_errno;
     return;
   }
+  // A program handler that calls the disposition it replaced (ours) would bring the signal
+  // back here: passed on once, not round and round until the stack overflows.
+  const unsigned bit = 1u << sig;
+  if (g_passing.fetch_or(bit) & bit) {
+    errno = saved_errno;
+    return;
+  }
   errno = saved_errno;
   pass_on(sig, info, context, chained);
+  g_passing.fetch_and(~bit);
 }
 
-bool is_ours(const struct sigaction& sa) { return (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == &on_signal; }
-
 // Ours in front of `previous`; SA_RESTART as the program had it (Python installs its
-// handlers without it, so a blocking call returns EINTR and its handler runs at once).
+// handlers without it, so a blocking call returns EINTR and its handler runs at once), and
+// SA_ONSTACK too: a program's alternate stack may be too small for more than its own handler.
 void install_over(int sig, const struct sigaction& previous) {
-  g_chained[sig] = previous;
+  if (!is_ours(previous)) g_chained[sig] = previous; // ours put back: the program's disposition stays what it was
   struct sigaction ours{};
   ours.sa_sigaction = &on_signal;
-  ours.sa_flags = SA_SIGINFO | SA_ONSTACK | (previous.sa_flags & SA_RESTART);
+  ours.sa_flags = SA_SIGINFO | (previous.sa_flags & (SA_RESTART | SA_ONSTACK));
   sigemptyset(&ours.sa_mask);
   ::sigaction(sig, &ours, nullptr);
 }
 
 // Left alone: a signal the program ignores (nohup), or a disposition already ours.
 bool takes_over(const struct sigaction& now) {
-  if (is_ours(now)) return false;
+  if (is_ours(now)) return !(now.sa_flags & SA_SIGINFO); // ours put back as a plain handler: again with SA_SIGINFO
   return (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_IGN;
 }
 
@@ -161,7 +184,7 @@ void on_self_kill(int sig) {
   bool ours_handles = false;
   for (int s : handled) ours_handles |= s == sig;
   if (!ours_handles || !g_signals.load()) return;
-  struct sigaction now{};
+  struct sigaction now {};
   if (::sigaction(sig, nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL) return;
   sigset_t mask{};
   if (pthread_sigmask(SIG_SETMASK, nullptr, &mask) != 0 || sigismember(&mask, sig)) return; // blocked: not now
@@ -175,7 +198,7 @@ bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0; }
 // handler runs, or the default action ends the process by that signal (exit status 128+N as
 // without the library). The stream is closed by then, so ours is not needed in front again.
 void deliver_again(int sig) {
-  ::sigaction(sig, &g_chained[sig], nullptr);
+  ::sigaction(sig, is_ours(g_chained[sig]) ? &g_default_action : &g_chained[sig], nullptr);
   ::syscall(SYS_kill, g_pid, sig); // process-directed: this thread blocks it, another takes it
 }
 
@@ -261,7 +284,7 @@ bool install(std::uint32_t wait_ms, bool signals, std::string& error) {
   g_signals.store(signals);
   for (int sig : handled) {
     if (!signals) break;
-    struct sigaction now{};
+    struct sigaction now {};
     if (::sigaction(sig, nullptr, &now) == 0 && takes_over(now)) install_over(sig, now);
   }
   // The shim is loaded only under `speedlab profile` (LD_PRELOAD); global scope, so dlsym
@@ -305,7 +328,7 @@ std::string recheck() {
   std::string taken;
   if (!g_signals.load() || g_closed.load()) return taken;
   for (int sig : handled) {
-    struct sigaction now{};
+    struct sigaction now {};
     if (::sigaction(sig, nullptr, &now) != 0 || !takes_over(now)) continue;
     install_over(sig, now);
     taken += (taken.empty() ? "" : ", ") + signal_name(sig);
@@ -315,10 +338,14 @@ std::string recheck() {
 
 std::string signal_name(int sig) {
   switch (sig) {
-  case SIGTERM: return "SIGTERM";
-  case SIGINT: return "SIGINT";
-  case SIGHUP: return "SIGHUP";
-  default: return "signal " + std::to_string(sig);
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGINT:
+    return "SIGINT";
+  case SIGHUP:
+    return "SIGHUP";
+  default:
+    return "signal " + std::to_string(sig);
   }
 }
 

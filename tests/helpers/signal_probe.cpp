@@ -13,6 +13,10 @@
 //                   termination flush needs (speedlab_inject_test_hold): a thread busy
 //                   inside CUDA calls when the signal comes
 //   stuck           takes that lock and never lets it go, spinning
+//   restore-plain   saves the SIGTERM and SIGINT dispositions (the library's), puts in its
+//                   own and then restores the saved ones as plain one-argument handlers, as a
+//                   library did under CuPy on the GPU machine; waits until the library has
+//                   put its handler back in front, then waits
 // The handler writes "handled SIGTERM" to HANDLER_FILE and leaves through _exit(42).
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -54,6 +58,27 @@ bool ours_in_front() {
   return (now.sa_flags & SA_SIGINFO) || now.sa_handler != &on_term;
 }
 
+// What a library that saves only sa_handler does: ours comes back without SA_SIGINFO.
+void restore_as_plain_handlers() {
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction saved{}, temporary{};
+    ::sigaction(sig, nullptr, &saved);
+    temporary.sa_handler = &on_term;
+    sigemptyset(&temporary.sa_mask);
+    ::sigaction(sig, &temporary, nullptr);
+    struct sigaction plain{};
+    plain.sa_handler = reinterpret_cast<void (*)(int)>(saved.sa_sigaction);
+    sigemptyset(&plain.sa_mask);
+    ::sigaction(sig, &plain, nullptr);
+  }
+}
+
+bool siginfo_in_front(int sig) {
+  struct sigaction now{};
+  ::sigaction(sig, nullptr, &now);
+  return now.sa_flags & SA_SIGINFO;
+}
+
 void (*g_hold)(int) = nullptr;
 
 void spin_ms(long ms) {
@@ -80,7 +105,7 @@ int start_library() {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: speedlab_signal_probe RANGES READY_FILE wait|exit|handler-before|handler-after|busy|stuck [HANDLER_FILE]\n");
+    std::fprintf(stderr, "usage: speedlab_signal_probe RANGES READY_FILE wait|exit|handler-before|handler-after|busy|stuck|restore-plain [HANDLER_FILE]\n");
     return 2;
   }
   const long ranges = std::strtol(argv[1], nullptr, 10);
@@ -91,6 +116,10 @@ int main(int argc, char** argv) {
   if (mode == "handler-after") {
     install_handler();
     for (int i = 0; i < 600 && !ours_in_front(); ++i) ::usleep(50000); // the library rechecks every 250 ms
+  }
+  if (mode == "restore-plain") {
+    restore_as_plain_handlers();
+    for (int i = 0; i < 600 && !(siginfo_in_front(SIGTERM) && siginfo_in_front(SIGINT)); ++i) ::usleep(50000);
   }
   for (long i = 0; i < ranges; ++i) {
     nvtxRangePushA("step");

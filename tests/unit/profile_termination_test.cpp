@@ -87,6 +87,24 @@ TEST_CASE("termination: SIGINT and SIGHUP without a handler end the program by t
   }
 }
 
+// Seen on the GPU machine with CuPy: a library put the injection library's handler back as a
+// plain handler; taken for the program's own, it was chained to itself and SIGTERM or SIGINT
+// ended the program with SIGSEGV (exit 139) after 15,000 nested calls.
+TEST_CASE("termination: the library's handler put back as a plain handler still ends the program by the signal",
+          "[termination]") {
+  if (!have_probe()) return;
+  for (const auto& [name, number] : {std::pair{"TERM", 15}, std::pair{"INT", 2}}) {
+    testing::temp_dir dir;
+    const auto r = profile_probe(dir.path(), "restore-plain", 200, name);
+    INFO(name << ": " << r.output);
+    CHECK_THAT(r.output, Contains("status=" + std::to_string(128 + number)));
+    const auto p = the_process(dir.path());
+    CHECK(p["signal"] == number);
+    CHECK(p["nvtx_ranges"] == 200);
+    CHECK(p["tags"]["closed_by"] == std::string("SIG") + name);
+  }
+}
+
 TEST_CASE("termination: the program's own SIGTERM handler still runs, installed before or after the library",
           "[termination]") {
   if (!have_probe()) return;
