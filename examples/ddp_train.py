@@ -10,6 +10,18 @@ Each step is an NVTX range "train_step". --slow-rank R --slow-ms T gives rank R 
 of extra GPU work in every step's forward pass (a spin kernel), so R becomes the straggler
 and the other ranks wait for it in the gradient all-reduce; the rank prints what the extra
 kernel measured (CUDA events) so a report's figure can be checked against it.
+Injected culprits (issue 42: the critical path must name them), each measured by the rank
+that has it and printed in its JSON line:
+--stall-rank R --stall-ms T: rank R sleeps T ms on the host before each step, in an NVTX
+  range "load_batch" (a slow data loader); printed: stall_ms_per_step (perf_counter).
+--pageable-rank R --pageable-mb M: rank R copies M MiB of pageable host memory to the GPU at
+  the start of each step (torch.from_numpy(...).to(device)); printed: pageable_ms_per_step
+  (CUDA events around the copy, median over the measured steps).
+--sync-per-step: every rank reads the loss back (`loss.item()`) at the end of each step;
+  printed: sync_ms_per_step (host time blocked in it, perf_counter, median). Without
+  torchrun (no RANK in the environment) the script runs as one process, no process group.
+Every rank prints step_ms (the median wall time of a measured step, perf_counter between
+step starts) for checking a critical path's length.
 --progress FILE has each rank append a line "STEPS UNIX_TIME_S" (steps finished, warm-up
 included, and when) to FILE.rank<N> after each step, to check a stopped job's profile against
 (the steps finished before the signal must be in it).
@@ -41,6 +53,11 @@ def parse():
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--slow-rank", type=int, default=-1)
     p.add_argument("--slow-ms", type=float, default=0.0)
+    p.add_argument("--stall-rank", type=int, default=-1)
+    p.add_argument("--stall-ms", type=float, default=0.0)
+    p.add_argument("--pageable-rank", type=int, default=-1)
+    p.add_argument("--pageable-mb", type=float, default=0.0)
+    p.add_argument("--sync-per-step", action="store_true")
     p.add_argument("--torch-profile", default="")
     p.add_argument("--progress", default="", help="after each measured step (synchronized), append its number and Unix "
                    "time to FILE.rank<N>: what a rank had finished when it was stopped")
@@ -93,31 +110,56 @@ def main():
         raise SystemExit("--backend nccl needs one GPU per rank (NCCL refuses two ranks on one GPU); "
                          "use --backend gloo to share a GPU")
     torch.cuda.set_device(device)
-    dist.init_process_group(args.backend)
-    rank, world = dist.get_rank(), dist.get_world_size()
-    if args.slow_rank >= world:
-        raise SystemExit(f"--slow-rank {args.slow_rank}: the job has ranks 0..{world - 1}")
+    distributed = "RANK" in os.environ
+    if distributed:
+        dist.init_process_group(args.backend)
+    rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
+    for name in ("slow_rank", "stall_rank", "pageable_rank"):
+        if getattr(args, name) >= world:
+            raise SystemExit(f"--{name.replace('_', '-')} {getattr(args, name)}: the job has ranks 0..{world - 1}")
     torch.manual_seed(rank)
 
     model = torch.nn.Sequential(
         torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
         torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
         torch.nn.Linear(args.width, 10)).to(device)
-    ddp = DistributedDataParallel(model, device_ids=[device.index])
+    ddp = DistributedDataParallel(model, device_ids=[device.index]) if distributed else model
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
     x = torch.randn(args.batch, args.width, device=device)
     y = torch.randint(0, 10, (args.batch,), device=device)
     slow = rank == args.slow_rank and args.slow_ms > 0
     cycles = spin_cycles_for(args.slow_ms, device) if slow else 0
+    stall_s = args.stall_ms / 1000 if rank == args.stall_rank else 0.0
+    pageable = None
+    if rank == args.pageable_rank and args.pageable_mb > 0:
+        import numpy as np
+        pageable = np.ones(int(args.pageable_mb * (1 << 20)) // 4, dtype=np.float32)
+    measured = {"stall": [], "pageable": [], "sync": []}
+    copy_events = []
 
     def step():
+        if stall_s:
+            with torch.cuda.nvtx.range("load_batch"):
+                t = time.perf_counter()
+                time.sleep(stall_s)
+                measured["stall"].append(time.perf_counter() - t)
         with torch.cuda.nvtx.range("train_step"):
+            if pageable is not None:
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                torch.from_numpy(pageable).to(device)
+                b.record()
+                copy_events.append((a, b))
             opt.zero_grad(set_to_none=True)
             if slow:
                 torch.cuda._sleep(cycles)
             loss = torch.nn.functional.cross_entropy(ddp(x), y)
             loss.backward()
             opt.step()
+            if args.sync_per_step:
+                t = time.perf_counter()
+                loss.item()
+                measured["sync"].append(time.perf_counter() - t)
         return loss
 
     for _ in range(args.warmup):
@@ -132,7 +174,11 @@ def main():
         b.record()
         torch.cuda.synchronize(device)
         extra_ms = a.elapsed_time(b)
-    dist.barrier()  # every rank starts the measured steps together
+    if distributed:
+        dist.barrier()  # every rank starts the measured steps together
+    for key in measured:
+        measured[key].clear()
+    copy_events.clear()
 
     profiler = None
     if args.torch_profile:
@@ -140,7 +186,9 @@ def main():
         profiler = profile(activities=[ProfilerActivity.CUDA])
         profiler.__enter__()
     t0 = time.perf_counter()
+    starts = []
     for i in range(args.steps):
+        starts.append(time.perf_counter())
         loss = step()
         if args.progress:
             torch.cuda.synchronize(device)
@@ -148,6 +196,11 @@ def main():
                 f.write(f"{args.warmup + i + 1} {time.time():.6f}\n")
     torch.cuda.synchronize(device)
     wall = time.perf_counter() - t0
+    starts.append(time.perf_counter())
+    measured["pageable"] = [a.elapsed_time(b) / 1000 for a, b in copy_events]
+    median_ms = lambda v: round(sorted(v)[len(v) // 2] * 1000, 4) if v else 0.0
+    injected = {f"{key}_ms_per_step": median_ms(v) for key, v in measured.items() if v}
+    step_ms = median_ms([b - a for a, b in zip(starts, starts[1:])])
     if profiler is not None:
         profiler.__exit__(None, None, None)
         # Each GPU kernel of the measured steps, by its own start/end (copies and memsets apart).
@@ -168,8 +221,10 @@ def main():
             json.dump({"rank": rank, "steps": args.steps, "kernels": count, "kernel_us": kernels_us,
                        "nccl_us": nccl_us, "copies_us": copies_us}, f)
     print(json.dumps({"rank": rank, "world": world, "backend": args.backend, "steps": args.steps, "wall_s": round(wall, 4),
-                      "loss": round(float(loss), 4), "extra_ms_per_step": round(extra_ms, 4)}), flush=True)
-    dist.destroy_process_group()
+                      "loss": round(float(loss), 4), "extra_ms_per_step": round(extra_ms, 4), "step_ms": step_ms,
+                      **injected}), flush=True)
+    if distributed:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
