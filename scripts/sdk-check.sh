@@ -47,7 +47,7 @@ grep -q '^vector ' "$tmp/list-builtin.txt" || fail "the installed speedlab does 
 man_pages() { # ROOT: the pages' names, one a line, without .1 or .1.gz
   find "$1" -path '*/man1/speedlab*.1*' -printf '%f\n' | sed -E 's/\.1(\.gz)?$//' | sort
 }
-expected_pages=$( (echo speedlab; "$speedlab" --help | sed -n '/^Subcommands:/,$p' | awk 'NR > 1 && NF {print "speedlab-" $1}') | sort)
+expected_pages=$( (echo speedlab; "$speedlab" --help | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF {print "speedlab-" $1}') | sort)
 [[ $(man_pages "$tmp/prefix") == "$expected_pages" ]] ||
   fail "cmake --install: manual pages $(man_pages "$tmp/prefix" | tr '\n' ' '), expected $(echo $expected_pages)"
 

@@ -137,6 +137,11 @@ struct run_command_line {
 void take_run_settings(const CLI::App& cmd, run_command_line& line) {
   cli_overrides& o = line.run.overrides;
   const number_texts& n = line.numbers;
+  if (!line.variants_by_v.empty()) {
+    std::cerr << "speedlab: warning: -v is deprecated as the short name of --variant and goes in the next release "
+                 "(elsewhere -v means verbose or version); write --variant\n";
+    o.variants.insert(o.variants.end(), line.variants_by_v.begin(), line.variants_by_v.end());
+  }
   take_number(cmd, n, "--timeout", limits::timeout_s, o.timeout_s);
   take_number(cmd, n, "--max-time", limits::max_time_s, o.max_time_s);
   take_number(cmd, n, "--min-time", limits::min_time_s, o.min_time_s);
@@ -146,11 +151,6 @@ void take_run_settings(const CLI::App& cmd, run_command_line& line) {
   take_number(cmd, n, "--warmup", limits::warmup_runs, o.warmup_runs);
   take_number(cmd, n, "--threads", limits::threads, o.threads);
   take_number(cmd, n, "--rounds", limits::rounds, o.rounds);
-  if (!line.variants_by_v.empty()) {
-    std::cerr << "speedlab: warning: -v is deprecated as the short name of --variant and goes in the next release "
-                 "(elsewhere -v means verbose or version); write --variant\n";
-    o.variants.insert(o.variants.end(), line.variants_by_v.begin(), line.variants_by_v.end());
-  }
   if (line.no_isolate) o.isolate = false;
   if (line.self_timing) o.self_timing = true;
   if (!line.profilers.empty()) o.profilers = line.profilers;
@@ -238,7 +238,7 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
   run_options& run = line->run;
   run.command_line = input.text;
   auto* cmd = app.add_subcommand("run", "Run a suite (the built-in default without SUITE.yaml)");
-  cmd->add_option("suite", run.suite_file, "Suite file (YAML)")->type_name("FILE");
+  cmd->add_option("SUITE", run.suite_file, "Suite file (YAML)")->type_name("");
   add_selection_options(cmd, *line);
   cmd->add_option("--out,-o", run.overrides.output, "Output folder")->type_name("DIR");
   auto* force_flag =
@@ -259,7 +259,7 @@ command_action add_run_command(CLI::App& app, const command_line_input& input) {
 command_action add_report_command(CLI::App& app) {
   auto options = std::make_shared<report_options>();
   auto* cmd = app.add_subcommand("report", "Regenerate reports from a saved output folder (nothing is re-run)");
-  cmd->add_option("dir", options->dir, "Output folder of a run")->required()->type_name("DIR");
+  cmd->add_option("DIR", options->dir, "Output folder of a run")->required()->type_name("");
   cmd->add_option("--format,-f", options->formats,
                   "Formats to write: markdown (md), html, json, csv, perfetto, nsys-sqlite (nsys); default: all")
       ->delimiter(',')
@@ -322,9 +322,9 @@ command_action add_compare_command(CLI::App& app, const command_line_input& inpu
       "compare", "Compare two saved runs point by point (exit 1 on a clear regression beyond the threshold); with "
                  "--base-plugins and --new-plugins, measure both sides now, interleaved, and compare them round by "
                  "round");
-  cmd->add_option("base", options.base_dir, "Output folder of the reference run (measuring: the suite file, optional)")
-      ->type_name("DIR");
-  cmd->add_option("new", options.new_dir, "Output folder of the run to judge")->type_name("DIR");
+  cmd->add_option("BASE", options.base_dir, "Output folder of the reference run (measuring: the suite file, optional)")
+      ->type_name("");
+  cmd->add_option("NEW", options.new_dir, "Output folder of the run to judge")->type_name("");
   cmd->add_option("--base-plugins", line->base_plugins,
                   "Measure now: plugin folder (or file) of the reference side, e.g. main's build/plugins; repeatable")
       ->allow_extra_args(false) // one folder per use: a suite file after it stays the suite
@@ -358,7 +358,7 @@ command_action add_compare_command(CLI::App& app, const command_line_input& inpu
 command_action add_analyze_command(CLI::App& app) {
   auto options = std::make_shared<analyze_options>();
   auto* cmd = app.add_subcommand("analyze", "Print the bottleneck analysis of a saved output folder");
-  cmd->add_option("dir", options->dir, "Output folder of a run")->required()->type_name("DIR");
+  cmd->add_option("DIR", options->dir, "Output folder of a run")->required()->type_name("");
   cmd->add_flag("--json", options->json, "Machine-readable output");
   return [options] { return command_analyze(*options); };
 }
@@ -376,9 +376,9 @@ command_action add_new_command(CLI::App& app) {
   auto options = std::make_shared<new_options>();
   auto* cmd = app.add_subcommand("new", "Write a ready out-of-tree plugin project (CMake, serial reference, "
                                         "validation, work model, suite, README)");
-  cmd->add_option("name", options->name, "Plugin and workload name (lower-case letters, digits, '_', '-')")
+  cmd->add_option("NAME", options->name, "Plugin and workload name (lower-case letters, digits, '_', '-')")
       ->required()
-      ->type_name("NAME");
+      ->type_name("");
   cmd->add_flag("--cuda", options->cuda, "Add a CUDA variant (a .cu file using <speedlab/cuda.hpp>)");
   cmd->add_option("--dir", options->dir, "Folder to write (default ./NAME); must be new or empty")->type_name("DIR");
   return [options] {
@@ -386,6 +386,72 @@ command_action add_new_command(CLI::App& app) {
     return command_new(*options);
   };
 }
+
+namespace {
+
+std::string version_text() { return std::string("speedlab ") + SPEEDLAB_VERSION; }
+
+// -V/--version and -q/--quiet, on the program and on each command (`speedlab run -V` works as
+// `speedlab -V run`, as in git, cargo and nsys).
+void add_program_flags(CLI::App& cmd) {
+  cmd.set_version_flag("-V,--version", version_text(), "Print the version and exit");
+  cmd.add_flag_callback(
+      "-q,--quiet", [] { set_quiet(true); }, "No progress and no notes on stderr (warnings and errors still print)");
+}
+
+std::vector<const CLI::App*> visible_commands(const CLI::App& app) {
+  std::vector<const CLI::App*> out;
+  for (const auto* sub : app.get_subcommands({}))
+    if (!sub->get_group().empty()) out.push_back(sub);
+  return out;
+}
+
+// Every name an option of `cmd` answers to, hidden ones left out (for "did you mean").
+std::vector<std::string> option_names(const CLI::App& cmd) {
+  std::vector<std::string> names;
+  for (const auto* opt : cmd.get_options()) {
+    if (opt->get_group().empty()) continue;
+    for (const auto& n : opt->get_lnames()) names.push_back("--" + n);
+    for (const auto& n : opt->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+// "unknown option '--outt' (did you mean '--out'?)" for `word` (--name=value: the name).
+std::string unknown_option(const CLI::App& cmd, const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  const std::string hint = did_you_mean(name, option_names(cmd));
+  return fmt::format("unknown option '{}'{}", echo(name),
+                     hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
+}
+
+// What CLI11 calls "The following argument was not expected": an unknown option (with the
+// closest name) or an argument too many. `at` becomes the command that did not expect it.
+std::string extras_problem(const CLI::App& app, const CLI::App*& at) {
+  std::vector<std::string> extras = at->remaining();
+  if (extras.empty()) {
+    at = &app; // an unknown option before the command
+    extras = app.remaining();
+  }
+  if (extras.empty()) return "an argument was not expected";
+  const std::string& word = extras.front();
+  if (word.size() > 1 && word[0] == '-') {
+    const std::string name = word.substr(0, word.find('='));
+    const std::string hint = did_you_mean(name, option_names(*at));
+    return fmt::format("unknown option '{}'{}", echo(name),
+                       hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
+  }
+  return fmt::format("unexpected argument '{}'{}", echo(word),
+                     extras.size() > 1 ? fmt::format(" (and {} more)", extras.size() - 1) : "");
+}
+
+std::string command_names(const CLI::App& app) {
+  std::string out;
+  for (const auto* sub : visible_commands(app)) out += (out.empty() ? "" : ", ") + sub->get_name();
+  return out;
+}
+
+} // namespace
 
 namespace {
 
@@ -436,6 +502,10 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
   return [cmd, options, numbers, after_dashes = input.program_after_dashes] {
     take_profile_numbers(*cmd, *numbers, *options);
     options->program = cmd->remaining();
+    // prefix_command() hands an unknown option to PROGRAM; no program's name starts with '-'.
+    if (!options->program.empty() && options->program.front().size() > 1 && options->program.front()[0] == '-')
+      throw config_error(fmt::format("{}\n{}\nRun 'speedlab profile --help' for more.",
+                                     unknown_option(*cmd, options->program.front()), usage_line(*cmd)));
     if (after_dashes) {
       if (!options->program.empty())
         throw config_error(
@@ -446,66 +516,10 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
   };
 }
 
-namespace {
-
-std::string version_text() { return std::string("speedlab ") + SPEEDLAB_VERSION; }
-
-// -V/--version and -q/--quiet, on the program and on each command (`speedlab run -V` works as
-// `speedlab -V run`, as in git, cargo and nsys).
-void add_program_flags(CLI::App& cmd) {
-  cmd.set_version_flag("-V,--version", version_text(), "Print the version and exit");
-  cmd.add_flag_callback(
-      "-q,--quiet", [] { set_quiet(true); }, "No progress and no notes on stderr (warnings and errors still print)");
-}
-
-std::vector<const CLI::App*> visible_commands(const CLI::App& app) {
-  std::vector<const CLI::App*> out;
-  for (const auto* sub : app.get_subcommands({}))
-    if (!sub->get_group().empty()) out.push_back(sub);
-  return out;
-}
-
-// Every name an option of `cmd` answers to, hidden ones left out (for "did you mean").
-std::vector<std::string> option_names(const CLI::App& cmd) {
-  std::vector<std::string> names;
-  for (const auto* opt : cmd.get_options()) {
-    if (opt->get_group().empty()) continue;
-    for (const auto& n : opt->get_lnames()) names.push_back("--" + n);
-    for (const auto& n : opt->get_snames()) names.push_back("-" + n);
-  }
-  return names;
-}
-
-// What CLI11 calls "The following argument was not expected": an unknown option (with the
-// closest name) or an argument too many. `at` becomes the command that did not expect it.
-std::string extras_problem(const CLI::App& app, const CLI::App*& at) {
-  std::vector<std::string> extras = at->remaining();
-  if (extras.empty()) {
-    at = &app; // an unknown option before the command
-    extras = app.remaining();
-  }
-  if (extras.empty()) return "an argument was not expected";
-  const std::string& word = extras.front();
-  if (word.size() > 1 && word[0] == '-') {
-    const std::string name = word.substr(0, word.find('='));
-    const std::string hint = did_you_mean(name, option_names(*at));
-    return fmt::format("unknown option '{}'{}", echo(name),
-                       hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint));
-  }
-  return fmt::format("unexpected argument '{}'{}", echo(word),
-                     extras.size() > 1 ? fmt::format(" (and {} more)", extras.size() - 1) : "");
-}
-
-std::string command_names(const CLI::App& app) {
-  std::string out;
-  for (const auto* sub : visible_commands(app)) out += (out.empty() ? "" : ", ") + sub->get_name();
-  return out;
-}
-
-} // namespace
-
 void describe_program(CLI::App& app) {
   app.name("speedlab");
+  // The commands share this formatter: git's and cargo's word, not CLI11's "SUBCOMMAND".
+  app.get_formatter()->label("SUBCOMMAND", "COMMAND");
   app.description("speedlab: runs workload variants (serial, threads, CUDA) over problem sizes, validates them,\n"
                   "profiles them (host timers, CUPTI, NVTX) and reports where the time goes and why.");
   app.require_subcommand(1);
@@ -514,7 +528,9 @@ void describe_program(CLI::App& app) {
 
 std::string usage_line(const CLI::App& cmd) {
   const std::string name = cmd.get_parent() ? "speedlab " + cmd.get_name() : std::string("speedlab");
-  std::string usage = CLI::Formatter{}.make_usage(&cmd, name);
+  CLI::Formatter formatter;
+  formatter.label("SUBCOMMAND", "COMMAND");
+  std::string usage = formatter.make_usage(&cmd, name);
   while (!usage.empty() && usage.back() == '\n') usage.pop_back();
   return usage;
 }
@@ -557,7 +573,7 @@ command_action add_man_command(CLI::App& app) {
   auto line = std::make_shared<man_command_line>();
   auto* cmd = app.add_subcommand("help-man", "Print the manual page of speedlab or of COMMAND (roff), for the build");
   cmd->group(""); // hidden: the build runs it (cmake/SpeedlabPackage.cmake)
-  cmd->add_option("command", line->command, "A command; none: the program's page");
+  cmd->add_option("COMMAND", line->command, "A command; none: the program's page");
   cmd->add_option("--date", line->date, "The date the pages show");
   cmd->add_option("--out", line->out, "Write every page into this folder instead");
   return [&app, line] {
@@ -582,7 +598,10 @@ command_registry add_every_command(CLI::App& app, const command_line_input& inpu
   commands["new"] = add_new_command(app);
   commands["profile"] = add_profile_command(app, input);
   commands["help-man"] = add_man_command(app);
-  for (auto* sub : app.get_subcommands({})) add_program_flags(*sub);
+  for (auto* sub : app.get_subcommands({})) {
+    add_program_flags(*sub);
+    if (!sub->get_group().empty()) sub->group("Commands"); // --help's heading (CLI11: "Subcommands")
+  }
   return commands;
 }
 

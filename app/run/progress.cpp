@@ -21,9 +21,7 @@ bool quiet() { return quiet_flag; }
 
 std::ostream& notes() {
   static std::ostream dropped(nullptr); // no buffer: every write is discarded
-  if (!quiet_flag) return std::cerr;
-  dropped.clear(); // a write to it sets badbit; the next caller sees a clean stream
-  return dropped;
+  return quiet_flag ? dropped : std::cerr;
 }
 
 std::string format_duration_ns(double ns) {

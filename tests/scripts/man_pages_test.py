@@ -21,9 +21,9 @@ OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 
 
 def commands(speedlab):
-    """The commands `speedlab --help` lists (CLI11's "Subcommands:" section)."""
+    """The commands `speedlab --help` lists (the "Commands:" section)."""
     text = subprocess.run([speedlab, "--help"], capture_output=True, text=True, check=True).stdout
-    section = text.split("Subcommands:", 1)[1]
+    section = text.split("Commands:", 1)[1]
     return [m.group(1) for m in re.finditer(r"^  (\S+)", section, re.M)]
 
 

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "model/file_problem.hpp"
 #include "model/saved_records.hpp"
 #include "speedlab_catch.hpp"
@@ -36,8 +38,8 @@ TEST_CASE("file_problem: a file where a folder should be is named", "[file_probl
 
   const auto e = error_of([&] { fs::create_directories(file / "sub"); });
   const std::string words = speedlab::file_problem(e);
-  CHECK_THAT(words, Contains("cannot create the folder '" + (file / "sub").string() + "'") &&
-                        Contains("'" + file.string() + "' is a file, not a folder"));
+  CHECK_THAT(words, Contains(fmt::format("cannot create the folder '{}'", (file / "sub").string())) &&
+                        Contains(fmt::format("'{}' is a file, not a folder", file.string())));
   CHECK_THAT(words, !Contains("filesystem error") && !Contains("Not a directory"));
   CHECK(speedlab::json_problem(e) == words); // main's catch-all says it the same way
 }
@@ -48,10 +50,11 @@ TEST_CASE("file_problem: other errors keep their path and say why in lower case"
     fs::directory_iterator it(dir.path() / "nope");
     (void)it;
   });
-  CHECK_THAT(speedlab::file_problem(missing),
-             Contains("cannot open the folder '" + (dir.path() / "nope").string() + "': no such file or folder"));
+  CHECK_THAT(
+      speedlab::file_problem(missing),
+      Contains(fmt::format("cannot open the folder '{}': no such file or folder", (dir.path() / "nope").string())));
   const auto size = error_of([&] { (void)fs::file_size(dir.path() / "nope"); });
   CHECK_THAT(speedlab::file_problem(size),
-             Contains("'" + (dir.path() / "nope").string() + "': no such file or folder") &&
+             Contains(fmt::format("'{}': no such file or folder", (dir.path() / "nope").string())) &&
                  !Contains("filesystem error"));
 }
