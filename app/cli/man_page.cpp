@@ -115,7 +115,7 @@ std::string program_page(const CLI::App& app, const std::string& date) {
          "work; CUDA variants are listed with the reason they cannot run.\n.SH COMMANDS\n";
   for (const auto* sub : app.get_subcommands({}))
     if (!sub->get_group().empty())
-      out += fmt::format(".TP\n{}\n{} See {}(1).\n", bold("speedlab " + sub->get_name()), roff(sub->get_description()),
+      out += fmt::format(".TP\n{}\n{}. See {}(1).\n", bold("speedlab " + sub->get_name()), roff(sub->get_description()),
                          bold("speedlab-" + sub->get_name()));
   out += options_section(app);
   out += ".SH ENVIRONMENT\n.TP\n\\fBSPEEDLAB_PLUGIN_PATH\\fR\ncolon\\-separated folders or files of extra workload "
