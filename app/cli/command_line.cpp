@@ -119,7 +119,7 @@ void check_folder_option(const char* option, const std::string& dir) {
   if (dir.empty()) return;
   if (const auto file = file_in_the_way(dir))
     throw config_error(fmt::format("{} {}: '{}' is a file, not a folder; give a folder to write into", option,
-                                   echo(dir), echo(file->string())));
+                                   echo(dir, 1024), echo(file->string(), 1024))); // paths are long; 10 MB is not
 }
 
 // `run`'s options that are not in run_options as CLI11 fills them: numbers are taken as
