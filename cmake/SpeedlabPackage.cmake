@@ -11,8 +11,10 @@
 #   dpkg-shlibdeps finds them (yaml-cpp and SQLite are linked statically, fmt, CLI11, json
 #   and Boost.DLL are compiled in: cmake/SpeedlabDependencies.cmake); scripts/sdk-check.sh
 #   checks them against dpkg-shlibdeps on every package it builds.
-# - /usr/share/doc/speedlab: copyright (DEP-5), README.md, changelog.gz; a man page made by
-#   help2man from `speedlab --help` where help2man is installed (install-deps.sh test).
+# - /usr/share/doc/speedlab: copyright (DEP-5), README.md, changelog.gz.
+# - /usr/share/man/man1: speedlab(1) and speedlab-COMMAND(1) for each command, printed by the
+#   built program from its command-line definitions (`speedlab help-man --out DIR`,
+#   app/cli/man_page.cpp), so they cannot drift from --help; `cmake --install` installs them too.
 set(CPACK_PACKAGE_NAME speedlab)
 set(CPACK_PACKAGE_VENDOR "speedlab")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "profiles CPU and GPU workload plugins and explains where the time goes")
@@ -58,29 +60,30 @@ execute_process(COMMAND git log -1 --format=%aD WORKING_DIRECTORY ${PROJECT_SOUR
 if(NOT _changelog_date)
   string(TIMESTAMP _changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
 endif()
+execute_process(COMMAND git log -1 --format=%as WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                OUTPUT_VARIABLE _man_date OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT _man_date)
+  string(TIMESTAMP _man_date "%Y-%m-%d" UTC)
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/package/changelog.in ${PROJECT_BINARY_DIR}/package/changelog @ONLY)
 find_program(SPEEDLAB_GZIP gzip)
-find_program(SPEEDLAB_HELP2MAN help2man)
+# The manual pages: one folder, written whole by the program (the commands are its own, so a
+# new command gets its page without a change here), compressed where gzip is (Debian policy 12.1).
+set(_man_dir ${PROJECT_BINARY_DIR}/package/man)
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/package/man.stamp
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${_man_dir}
+  COMMAND ${CMAKE_COMMAND} -DSPEEDLAB=$<TARGET_FILE:speedlab> -DOUT=${_man_dir} -DDATE=${_man_date}
+          -DGZIP=${SPEEDLAB_GZIP} -P ${PROJECT_SOURCE_DIR}/cmake/SpeedlabManPages.cmake
+  COMMAND ${CMAKE_COMMAND} -E touch ${PROJECT_BINARY_DIR}/package/man.stamp
+  DEPENDS speedlab ${PROJECT_SOURCE_DIR}/cmake/SpeedlabManPages.cmake VERBATIM)
+set(_package_files ${PROJECT_BINARY_DIR}/package/man.stamp)
+install(DIRECTORY ${_man_dir}/ DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 if(SPEEDLAB_GZIP)
   add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/package/changelog.gz
     COMMAND ${SPEEDLAB_GZIP} -9nf -k ${PROJECT_BINARY_DIR}/package/changelog
     DEPENDS ${PROJECT_BINARY_DIR}/package/changelog VERBATIM)
-  set(_package_files ${PROJECT_BINARY_DIR}/package/changelog.gz)
+  list(APPEND _package_files ${PROJECT_BINARY_DIR}/package/changelog.gz)
   install(FILES ${PROJECT_BINARY_DIR}/package/changelog.gz DESTINATION ${_doc_dir})
-  if(SPEEDLAB_HELP2MAN)
-    # speedlab.1 from the program's own --help and --version, so the page cannot drift.
-    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/package/speedlab.1.gz
-      COMMAND ${SPEEDLAB_HELP2MAN} --no-info --no-discard-stderr --section=1
-              --name=${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
-              --include=${PROJECT_SOURCE_DIR}/cmake/package/speedlab.h2m
-              --output=${PROJECT_BINARY_DIR}/package/speedlab.1 $<TARGET_FILE:speedlab>
-      COMMAND ${SPEEDLAB_GZIP} -9nf ${PROJECT_BINARY_DIR}/package/speedlab.1
-      DEPENDS speedlab ${PROJECT_SOURCE_DIR}/cmake/package/speedlab.h2m VERBATIM)
-    list(APPEND _package_files ${PROJECT_BINARY_DIR}/package/speedlab.1.gz)
-    install(FILES ${PROJECT_BINARY_DIR}/package/speedlab.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-  else()
-    message(STATUS "help2man not found: no man page (install-deps.sh test installs it)")
-  endif()
-  add_custom_target(speedlab_package_files ALL DEPENDS ${_package_files})
 endif()
+add_custom_target(speedlab_package_files ALL DEPENDS ${_package_files})
 include(CPack)

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/file_problem.hpp"
+
 namespace speedlab {
 namespace {
 
@@ -107,6 +109,7 @@ std::string parse_problem_words(const std::string& full) {
 } // namespace
 
 std::string json_problem(const std::exception& e) {
+  if (const auto* f = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) return file_problem(*f);
   const std::string what = e.what();
   if (const auto* p = dynamic_cast<const json::parse_error*>(&e)) {
     int line = 0, column = 0;

@@ -41,8 +41,8 @@ std::string trace_path_problem(const std::string& trace_file);
 
 // What is wrong with a JSON text or record, in words, for a user's message: nlohmann's parse
 // errors become "not valid JSON at column 151: truncated, it ends in the middle of a value",
-// its other errors lose their "[json.exception.type_error.302]" prefix; any other exception
-// keeps its message. Never echoes the text it failed on.
+// its other errors lose their "[json.exception.type_error.302]" prefix, a filesystem error
+// is said in words (model/file_problem.hpp); any other exception keeps its message. Never echoes the text it failed on.
 std::string json_problem(const std::exception& e);
 
 point_result read_point_record(const nlohmann::json& record);

@@ -77,7 +77,7 @@ if has interleave; then
   # rounds (all of vector and reduction's 48 points at 10 rounds took over 170 s on an H100).
   rm -rf "$work/interleave"
   /usr/bin/time -f "%e s" timeout 150 "$speedlab" compare suites/gpu-lessons.yaml -w vector -w reduction \
-    -v cuda -v cuda-lesson -p n=4194304 --rounds 4 \
+    --variant cuda --variant cuda-lesson -p n=4194304 --rounds 4 \
     --base-plugins "$bin/plugins" --new-plugins "$bin/plugins" --out "$work/interleave" --format json,md \
     >"$work/logs/interleave.txt" 2>&1
   note "interleave: exit $? ($(tail -1 "$work/logs/interleave.txt"); $(grep -m1 'speedlab compare:' "$work/logs/interleave.txt"))"
@@ -114,7 +114,7 @@ print("python:", numpy.__version__, numba.__version__, cupy.__version__)' \
   timeout 90 "$speedlab" run --force --out "$work/python-bridge" -w vector -p n=1024 -p op=mul --max-time 1 --min-time 0.5 \
     --max-samples 5000 --profilers host --reports markdown,json --calibrate off \
     --python-variants tests/fixtures/python/faulty_variants.py \
-    -v serial -v py-noop -v py-numpy -v py-abort -v py-raise -v py-hang -v py-wrong --timeout 5 \
+    --variant serial --variant py-noop --variant py-numpy --variant py-abort --variant py-raise --variant py-hang --variant py-wrong --timeout 5 \
     >"$work/logs/python-bridge.txt" 2>"$work/logs/python-bridge.err"
   note "python bridge and failures: exit $? (1 expected: four variants fail on purpose)"
   # The same CuPy code as a script under `speedlab profile`: its kernel times against those of
@@ -1027,13 +1027,13 @@ if has source; then
   rsargs=(--plugin-path "$rs" -w row-softmax -p rows=16384 -p cols=1024)
   tpargs=(-w transpose -p size=4096)
   if [[ -d $rs ]]; then
-    src_case softmax "${rsargs[@]}" -v cuda -v cuda-naive
-    ncu_case softmax-naive softmax_naive "${rsargs[@]}" -v cuda-naive
-    ncu_case softmax-block softmax_block "${rsargs[@]}" -v cuda
+    src_case softmax "${rsargs[@]}" --variant cuda --variant cuda-naive
+    ncu_case softmax-naive softmax_naive "${rsargs[@]}" --variant cuda-naive
+    ncu_case softmax-block softmax_block "${rsargs[@]}" --variant cuda
   fi
-  src_case transpose "${tpargs[@]}" -v cuda -v cuda-naive
-  ncu_case transpose-naive naive_kernel "${tpargs[@]}" -v cuda-naive
-  ncu_case transpose-tiled tiled_kernel "${tpargs[@]}" -v cuda
+  src_case transpose "${tpargs[@]}" --variant cuda --variant cuda-naive
+  ncu_case transpose-naive naive_kernel "${tpargs[@]}" --variant cuda-naive
+  ncu_case transpose-tiled tiled_kernel "${tpargs[@]}" --variant cuda
   python3 scripts/source_table.py "$sw" 2>&1 | tee -a "$summary" "$out/summary.txt"
   tar -C "$work" -czf "$out/source.tar.gz" --exclude='*.ncu-rep' --exclude='traces' --exclude='*.sqlite' \
     --exclude='trace.json' source

@@ -38,7 +38,7 @@ run numba-plain $S profile --out $w/numba-plain -- python3 $root/examples/numba_
 python3 -c "import json; r=json.load(open('$w/numba-plain/results.json')); print('  numba-plain kernels', sum(k['launches'] for k in r['program']['kernels']))"
 run cupy $S profile --metrics default --out $w/cupy -- python3 $root/examples/cupy_vector.py --n 16777216 --calls 5
 facts $w/cupy
-run vector $S profile --metrics default --out $w/vector -- $S run --plugin-path $here/plugins -w vector -v cuda -p n=16777216 -p op=mul --no-isolate --profilers host --calibrate off --max-samples 5 --min-samples 3 --reports json --out $w/inner2
+run vector $S profile --metrics default --out $w/vector -- $S run --plugin-path $here/plugins -w vector --variant cuda -p n=16777216 -p op=mul --no-isolate --profilers host --calibrate off --max-samples 5 --min-samples 3 --reports json --out $w/inner2
 facts $w/vector
 run torch $S profile --metrics default --out $w/torch -- python3 $root/examples/torch_mlp.py --steps 5
 facts $w/torch

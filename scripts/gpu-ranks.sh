@@ -73,7 +73,7 @@ fi
 # speedlab run --devices: "all" is every GPU (device=N in each point's identity); on a one-GPU
 # machine device 1 does not exist and is refused before anything runs.
 if [[ -d "$here/plugins" ]]; then
-  dev=("$S" run --plugin-path "$here/plugins" -w vector -v cuda -p n=1048576 --calibrate off --max-time 0.3
+  dev=("$S" run --plugin-path "$here/plugins" -w vector --variant cuda -p n=1048576 --calibrate off --max-time 0.3
        --reports json)
   run devices-all "${dev[@]}" --devices all --out "$work/devices-all"
   grep -o '"id":"[^"]*"' "$work/devices-all/results.jsonl" >>"$work/logs/devices-all.out" 2>&1

@@ -7,8 +7,8 @@
 #                                   (scripts/quickstart.sh installs python while it builds)
 #   scripts/install-deps.sh test    run + what the tests need (scripts/test.sh, CI): Catch2, clang
 #                                   and libFuzzer for scripts/sanitize.sh, the sqlite3 shell,
-#                                   dpkg-dev and help2man for the package check, Chromium for the
-#                                   HTML tests (Debian only)
+#                                   dpkg-dev for the package check, man-db for the manual pages'
+#                                   test, Chromium for the HTML tests (Debian only)
 #   scripts/install-deps.sh         the same as test
 #   SPEEDLAB_NO_BROWSER=1 scripts/...  skip Chromium
 set -euo pipefail
@@ -30,7 +30,8 @@ if [[ $set_name != build ]]; then
 fi
 if [[ $set_name == test ]]; then
   packages+=(make catch2 sqlite3
-             dpkg-dev help2man # cpack -G DEB (dpkg-shlibdeps) and the man page (scripts/sdk-check.sh)
+             dpkg-dev # cpack -G DEB (dpkg-shlibdeps, scripts/sdk-check.sh)
+             man-db # man -l renders each manual page (tests/scripts/man_pages_test.py)
              clang) # the ASan+UBSan and libFuzzer build (scripts/sanitize.sh)
   # libFuzzer's runtime comes with the compiler's runtime package (Debian 12: clang 14).
   if grep -q '^VERSION_CODENAME=bookworm' /etc/os-release 2>/dev/null; then

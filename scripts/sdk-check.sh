@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The SDK as a plugin author meets it (a CTest test, label sdk; also by hand):
 #   scripts/sdk-check.sh [BUILD_DIR]
-# 1. cmake --install the build into a temporary prefix;
+# 1. cmake --install the build into a temporary prefix, with a manual page per command;
 # 2. build the template (plugins/template, installed to share/speedlab/examples/template) out
 #    of tree against it with find_package(speedlab) (CUDA variant
 #    included where nvcc is found: compile only, sm_90) and load it beside the built-ins;
@@ -10,7 +10,7 @@
 # 4. cpack -G DEB, unpack the package into a throwaway root (dpkg-deb -x) and check the
 #    unpacked speedlab finds its plugins relative to itself, that neither it nor the plugins
 #    need a CUDA library at load time (plain Debian 12 has none), that Depends covers what
-#    dpkg-shlibdeps finds, and the files of /usr/share/doc/speedlab and the man page;
+#    dpkg-shlibdeps finds, and the files of /usr/share/doc/speedlab and the manual pages;
 # 5. as root (or with sudo -n) and where no speedlab package is installed: dpkg -i the
 #    package, run /usr/bin/speedlab --version, list and one CPU point, then dpkg --purge it, so
 #    the machine is left as it was.
@@ -43,6 +43,13 @@ c++ -std=c++17 -M -I"$tmp/prefix/include" "$tmp/header.cpp" >"$tmp/header.deps" 
 if grep -q boost "$tmp/header.deps"; then fail "plugin.hpp includes Boost headers"; fi
 "$speedlab" list >"$tmp/list-builtin.txt" || fail "installed speedlab list (built-in plugins): $(cat "$tmp/list-builtin.txt")"
 grep -q '^vector ' "$tmp/list-builtin.txt" || fail "the installed speedlab does not find its built-in plugins"
+# speedlab(1) and speedlab-COMMAND(1) for each command --help lists (app/cli/man_page.cpp).
+man_pages() { # ROOT: the pages' names, one a line, without .1 or .1.gz
+  find "$1" -path '*/man1/speedlab*.1*' -printf '%f\n' | sed -E 's/\.1(\.gz)?$//' | sort
+}
+expected_pages=$( (echo speedlab; "$speedlab" --help | sed -n '/^Commands:/,$p' | awk 'NR > 1 && NF {print "speedlab-" $1}') | sort)
+[[ $(man_pages "$tmp/prefix") == "$expected_pages" ]] ||
+  fail "cmake --install: manual pages $(man_pages "$tmp/prefix" | tr '\n' ' '), expected $(echo $expected_pages)"
 
 configure_and_build() { # source, build folder[, build type: Release unless given, "" as a new user leaves it]
   cmake -S "$1" -B "$2" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE="${3-Release}" \
@@ -141,8 +148,10 @@ if command -v dpkg-deb >/dev/null; then
   for f in copyright README.md changelog.gz; do
     [[ -s $tmp/root/usr/share/doc/speedlab/$f ]] || fail "the package has no /usr/share/doc/speedlab/$f"
   done
-  if command -v help2man >/dev/null; then
-    [[ -s $tmp/root/usr/share/man/man1/speedlab.1.gz ]] || fail "help2man is installed but the package has no man page"
+  [[ $(man_pages "$tmp/root/usr/share/man") == "$expected_pages" ]] ||
+    fail "the package's manual pages: $(man_pages "$tmp/root/usr/share/man" | tr '\n' ' '), expected $(echo $expected_pages)"
+  if command -v gzip >/dev/null; then
+    [[ -s $tmp/root/usr/share/man/man1/speedlab-run.1.gz ]] || fail "the package's pages are not compressed (Debian policy 12.1)"
   fi
   echo "package $(basename "$deb"): $(du -h "$deb" | cut -f1), unpacked speedlab lists $(grep -c '^[a-z]' "$tmp/list-deb.txt") workloads"
   sudo=""

@@ -5,9 +5,10 @@
 // into exit codes (app/run/commands.hpp).
 //
 //   const auto input = read_command_line(argc, argv);
-//   CLI::App app{"..."};
+//   CLI::App app;
+//   describe_program(app);
 //   const command_registry commands = add_every_command(app, input);
-//   app.parse(input.parsed_argc, argv);
+//   app.parse(input.parsed_argc, argv); // a CLI::ParseError: usage_error(app, e), exit 2
 //   return commands.at(app.get_subcommands().front()->get_name())();
 #pragma once
 
@@ -19,7 +20,8 @@
 
 namespace CLI {
 class App;
-}
+class ParseError;
+} // namespace CLI
 
 namespace speedlab::app {
 
@@ -32,6 +34,8 @@ struct command_line_input {
   std::optional<std::vector<std::string>> program_after_dashes;
 };
 command_line_input read_command_line(int argc, const char* const* argv);
+// Where the command is in argv: the first word that is not an option (argc when none).
+int command_position(int argc, const char* const* argv);
 
 // Runs a parsed command and returns its exit code; throws on a usage or configuration
 // error (main prints it and exits 2).
@@ -48,11 +52,25 @@ command_action add_calibrate_command(CLI::App& app);
 command_action add_new_command(CLI::App& app);
 command_action add_profile_command(CLI::App& app, const command_line_input& input);
 
-// Every command above, declared on `app` in that order (the order of --help).
+// Hidden: `speedlab help-man [COMMAND]` prints a manual page (app/cli/man_page.hpp).
+command_action add_man_command(CLI::App& app);
+
+// The program itself: name, description, -V/--version, -q/--quiet, a command required.
+void describe_program(CLI::App& app);
+
+// Every command above, declared on `app` in that order (the order of --help), each with
+// -V/--version and -q/--quiet as the program has them.
 command_registry add_every_command(CLI::App& app, const command_line_input& input);
 
-// "unknown command 'x' (did you mean 'y'?); valid commands: ..." when argv[1] is neither
-// an option nor one of app's commands (CLI11 would only say "A subcommand is required").
+// "unknown command 'x' (did you mean 'y'?); valid commands: ..." when the first word that is
+// not an option is none of app's commands (CLI11 would only say "A subcommand is required").
 std::optional<std::string> unknown_command(const CLI::App& app, int argc, const char* const* argv);
+
+// "Usage: speedlab run [OPTIONS] [suite]" (the program's line for `app` itself).
+std::string usage_line(const CLI::App& cmd);
+
+// What a parse error prints, as git and cargo do: "speedlab run: error: unknown option
+// '--outt' (did you mean '--out'?)", the command's usage line and where its help is.
+std::string usage_error(const CLI::App& app, const CLI::ParseError& e);
 
 } // namespace speedlab::app

@@ -9,32 +9,31 @@
 #include "app/cli/command_line.hpp"
 #include "app/run/commands.hpp"
 #include "model/saved_records.hpp"
-#include "speedlab/config.hpp"
 
 int main(int argc, char** argv) {
   using namespace speedlab::app;
-  CLI::App app{"speedlab: runs workload variants (serial, threads, CUDA) over problem sizes, validates them,\n"
-               "profiles them (host timers, CUPTI, NVTX) and reports where the time goes and why."};
-  app.set_version_flag("--version", std::string("speedlab ") + SPEEDLAB_VERSION);
-  app.require_subcommand(1);
+  CLI::App app;
+  describe_program(app);
   const command_line_input input = read_command_line(argc, argv);
   const command_registry commands = add_every_command(app, input);
 
   if (const auto unknown = unknown_command(app, argc, argv)) {
-    std::cerr << "speedlab: error: " << *unknown << "\nRun with --help for more information.\n";
+    std::cerr << "speedlab: error: " << *unknown << '\n' << usage_line(app) << "\nRun 'speedlab --help' for more.\n";
     return exit_usage;
   }
   try {
     app.parse(input.parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : exit_usage;
+    if (e.get_exit_code() == 0) return app.exit(e); // --help, --version
+    std::cerr << usage_error(app, e);
+    return exit_usage;
   }
   try {
     const auto parsed = app.get_subcommands(); // exactly one (require_subcommand)
     if (!parsed.empty()) return commands.at(parsed.front()->get_name())();
   } catch (const std::exception& e) {
-    std::cerr << "speedlab: error: " << speedlab::json_problem(e) << '\n'; // never a parser's internals
+    // Never a parser's or the filesystem's internals: json_problem says them in words.
+    std::cerr << "speedlab: error: " << speedlab::json_problem(e) << '\n';
     return exit_usage;
   }
   return exit_usage;

@@ -8,6 +8,7 @@
 #include "analysis/compare.hpp"
 #include "app/run/commands.hpp"
 #include "app/run/output_folder.hpp"
+#include "app/run/progress.hpp"
 #include "app/suite/suite_config.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/compare/compare_report.hpp"
@@ -64,11 +65,11 @@ int write_comparison(const analysis::comparison& c, const std::vector<std::strin
     }
   }
   for (const auto& w : c.warnings) std::cerr << "speedlab: warning: " << w << '\n';
-  std::cerr << "speedlab compare: " << c.points.size() << " points: " << c.count("slower") << " slower, "
-            << c.count("faster") << " faster, " << c.count("same") << " same, " << c.count("unclear") << " unclear"
-            << (c.count("broken") ? ", " + std::to_string(c.count("broken")) + " broken" : "") << "; "
-            << c.only_base.size() << " only in BASE, " << c.only_new.size() << " only in NEW"
-            << (c.has_regression() ? ": regression" : ": no clear regression") << '\n';
+  notes() << "speedlab compare: " << c.points.size() << " points: " << c.count("slower") << " slower, "
+          << c.count("faster") << " faster, " << c.count("same") << " same, " << c.count("unclear") << " unclear"
+          << (c.count("broken") ? ", " + std::to_string(c.count("broken")) + " broken" : "") << "; "
+          << c.only_base.size() << " only in BASE, " << c.only_new.size() << " only in NEW"
+          << (c.has_regression() ? ": regression" : ": no clear regression") << '\n';
   return c.has_regression() ? exit_failures : exit_ok;
 }
 

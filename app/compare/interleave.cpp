@@ -61,7 +61,7 @@ std::string new_interleave_id(const std::string& started_at) {
 void prepare_side(side& s, const interleave_options& options, const suite_config& suite) {
   s.suite = suite;
   s.suite.output = (std::filesystem::path(options.compare.out_dir) / s.name).string();
-  std::cerr << fmt::format("speedlab: {} side: plugins from {}\n", s.name, fmt::join(s.plugin_paths, ", "));
+  notes() << fmt::format("speedlab: {} side: plugins from {}\n", s.name, fmt::join(s.plugin_paths, ", "));
   load_plugins(s.registry, s.plugin_paths);
   s.python = add_python_variants(s.registry, python_settings_of(s.suite));
   s.points = plan_run(s.suite, options.run, s.registry);
@@ -282,9 +282,9 @@ int command_compare_interleaved(const interleave_options& options) {
   const int rounds = sides[0].suite.rounds;
   const int threads = sides[0].suite.threads > 0 ? sides[0].suite.threads : sides[0].info.cpu_cores;
   for (auto& s : sides) s.info.threads = threads;
-  std::cerr << fmt::format("speedlab: {} points, {} rounds each, BASE and NEW interleaved (output: {})\n",
-                           slots.size(), rounds, options.compare.out_dir);
-  if (!sides[0].python.interpreter.empty()) std::cerr << "speedlab: " << sides[0].python.interpreter << '\n';
+  notes() << fmt::format("speedlab: {} points, {} rounds each, BASE and NEW interleaved (output: {})\n", slots.size(),
+                         rounds, options.compare.out_dir);
+  if (!sides[0].python.interpreter.empty()) notes() << "speedlab: " << sides[0].python.interpreter << '\n';
 
   const auto started = std::chrono::steady_clock::now();
   const stop_on_signals stop_guard;
@@ -294,7 +294,7 @@ int command_compare_interleaved(const interleave_options& options) {
   finish_side(sides[0], sides[1].name, wall_s, stopped_by);
   finish_side(sides[1], sides[0].name, wall_s, stopped_by);
   for (const auto& s : sides)
-    for (const auto& n : s.info.notes) std::cerr << "speedlab: note: " << s.name << ": " << n << '\n';
+    for (const auto& n : s.info.notes) notes() << "speedlab: note: " << s.name << ": " << n << '\n';
 
   analysis::compare_options o;
   o.threshold = options.compare.threshold_percent / 100;

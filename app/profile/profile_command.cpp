@@ -13,14 +13,16 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "app/profile/profile_report.hpp"
+#include "app/profile/program_launcher.hpp"
 #include "app/run/commands.hpp"
 #include "app/run/device_step.hpp"
 #include "app/run/output_folder.hpp"
-#include "app/profile/profile_report.hpp"
-#include "app/profile/program_launcher.hpp"
+#include "app/run/progress.hpp"
 #include "device/host_info.hpp"
 #include "model/counters.hpp"
 #include "model/profile_stream.hpp"
+#include "model/saved_records.hpp"
 #include "model/source_view.hpp"
 #include "reports/reporter.hpp"
 #include "speedlab/config.hpp"
@@ -145,9 +147,9 @@ std::filesystem::path profile_dir(const profile_options& options) {
   const std::optional<int> rank = launcher_rank([](const char* k) { return std::getenv(k); });
   if (rank) {
     dir /= fmt::format("rank-{}", *rank);
-    std::cerr << fmt::format("speedlab: rank {} of a launched job: writing {} (after the job, `speedlab report {}` "
-                             "merges the ranks)\n",
-                             *rank, dir.string(), options.out);
+    notes() << fmt::format("speedlab: rank {} of a launched job: writing {} (after the job, `speedlab report {}` "
+                           "merges the ranks)\n",
+                           *rank, dir.string(), options.out);
   }
   return dir;
 }
@@ -245,9 +247,9 @@ nlohmann::json facts_json(const profile_options& options, const std::string& sta
 
 void print_processes(const profile_options& options, const launch_result& run,
                      const std::vector<profile::process_profile>& processes, std::size_t with_cuda) {
-  std::cerr << fmt::format("speedlab: {} exited with {}{}; {} process(es), {} used CUDA\n", options.program[0],
-                           run.exit_code, run.signal ? fmt::format(" (signal {})", *run.signal) : "", processes.size(),
-                           with_cuda);
+  notes() << fmt::format("speedlab: {} exited with {}{}; {} process(es), {} used CUDA\n", options.program[0],
+                         run.exit_code, run.signal ? fmt::format(" (signal {})", *run.signal) : "", processes.size(),
+                         with_cuda);
   for (const auto& p : processes) {
     const auto& i = p.process;
     double kernel_ms = 0;
@@ -259,7 +261,7 @@ void print_processes(const profile_options& options, const launch_result& run,
       state += fmt::format("; truncated: data up to the last flush, {:.3f} s after start",
                            static_cast<double>(i.last_flush_ns - std::min(i.last_flush_ns, i.start_ns)) / 1e9);
     if (const auto by = i.tags.find("closed_by"); by != i.tags.end()) state += "; stream closed at " + by->second;
-    std::cerr << fmt::format("  pid {:<8} {:<40} {}\n", i.pid, short_command(i.command_line), state);
+    notes() << fmt::format("  pid {:<8} {:<40} {}\n", i.pid, short_command(i.command_line), state);
   }
 }
 
@@ -269,9 +271,9 @@ void write_reports(const std::filesystem::path& dir, const std::vector<profile::
   try {
     const auto written = write_profile_reports(dir, processes, facts.get<analysis::program_facts>(),
                                                reports::reporter_names(), device.value_or(analysis::device_model{}));
-    for (const auto& f : written.files) std::cerr << "speedlab: wrote " << f.string() << '\n';
+    for (const auto& f : written.files) notes() << "speedlab: wrote " << f.string() << '\n';
   } catch (const std::exception& e) {
-    std::cerr << "speedlab: error: the profile's reports could not be written: " << e.what()
+    std::cerr << "speedlab: error: the profile's reports could not be written: " << json_problem(e)
               << " (the streams are kept; run `speedlab report " << dir.string() << "` again)\n";
   }
 }
@@ -281,10 +283,10 @@ void write_reports(const std::filesystem::path& dir, const std::vector<profile::
 std::optional<analysis::device_model> profile_device_model(const std::string& mode, const std::filesystem::path& dir,
                                                            bool gpu_work) {
   if (!gpu_work) return std::nullopt; // no kernel to place under a roof
-  std::cerr << fmt::format("speedlab: device model ({}): {}\n", mode,
-                           mode == "cached" ? "this GPU's cached calibration, else a quick one now"
-                           : mode == "off"  ? "the GPU's properties only, no ceilings"
-                                            : "calibrating now");
+  notes() << fmt::format("speedlab: device model ({}): {}\n", mode,
+                         mode == "cached" ? "this GPU's cached calibration, else a quick one now"
+                         : mode == "off"  ? "the GPU's properties only, no ceilings"
+                                          : "calibrating now");
   return obtain_device_model(mode, dir, 600);
 }
 
@@ -297,8 +299,8 @@ int command_profile(const profile_options& options) {
   std::vector<std::string> notes;
   const std::filesystem::path library = choose_library(options, notes);
   const std::string started_at = device::iso_utc_now();
-  std::cerr << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n", short_command(options.program),
-                           dir.string(), options.flush_interval_ms);
+  app::notes() << fmt::format("speedlab: profiling {} (output: {}, flush every {} ms)\n",
+                              short_command(options.program), dir.string(), options.flush_interval_ms);
   const launch_result run = launch_and_wait(options.program, program_environment(library, dir, options));
   if (!run.started) {
     std::cerr << "speedlab: " << run.error << '\n';
@@ -319,8 +321,9 @@ int command_profile(const profile_options& options) {
 
   for (const auto& m : read.messages) std::cerr << "speedlab: warning: " << m << '\n';
   print_processes(options, run, processes, with_cuda);
-  for (const auto& n : notes) std::cerr << "speedlab: note: " << n << '\n';
-  std::cerr << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file, with_cuda);
+  for (const auto& n : notes) app::notes() << "speedlab: note: " << n << '\n';
+  app::notes() << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file,
+                              with_cuda);
   // After the program, so calibration never shares the GPU with it; in a child (device_step).
   const auto device = profile_device_model(options.calibrate, dir, with_cuda > 0);
   write_reports(dir, processes, facts, device);

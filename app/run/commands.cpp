@@ -51,7 +51,7 @@ void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli
   if (paths.empty()) std::cerr << "speedlab: warning: no plugin folder found (use --plugin-path or SPEEDLAB_PLUGIN_PATH)\n";
   registry.load(paths);
   for (const auto& e : registry.errors()) std::cerr << "speedlab: plugin " << e.file.string() << ": " << e.message << '\n';
-  for (const auto& n : registry.notes()) std::cerr << "speedlab: note: " << n << '\n';
+  for (const auto& n : registry.notes()) notes() << "speedlab: note: " << n << '\n';
 }
 
 bool counts_as_failure(const point_result& p) {
@@ -134,8 +134,8 @@ int command_list(const list_options& options) {
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
   const python_variants_added python = add_python_variants(registry, options.python);
-  if (!python.interpreter.empty()) std::cerr << "speedlab: " << python.interpreter << '\n';
-  for (const auto& n : python.notes) std::cerr << "speedlab: note: " << n << '\n';
+  if (!python.interpreter.empty()) notes() << "speedlab: " << python.interpreter << '\n';
+  for (const auto& n : python.notes) notes() << "speedlab: note: " << n << '\n';
   nlohmann::json j = nlohmann::json::array();
   std::string text;
   for (const auto& [name, w] : registry.workloads()) {
@@ -209,7 +209,8 @@ suite_config prepare_suite(const run_options& options) {
   std::erase_if(suite.profilers, [](const std::string& name) {
     const std::string why = profiling::profiler_not_built_reason(name);
     if (!why.empty())
-      std::cerr << fmt::format("speedlab: note: profiler '{}' is not in this build ({}); running without it\n", name, why);
+      notes() << fmt::format("speedlab: note: profiler '{}' is not in this build ({}); running without it\n", name,
+                             why);
     return !why.empty();
   });
   check_names(suite.profilers, profiling::profiler_names(), "profiler");
@@ -243,7 +244,7 @@ std::vector<planned_point> plan_run(suite_config& suite, const run_options& opti
     // The built-in suite names every lesson; a plugin that is not built here is left out.
     std::erase_if(suite.workloads, [&](const workload_request& w) {
       if (registry.find(w.name)) return false;
-      std::cerr << fmt::format("speedlab: note: workload '{}' of the default suite is not loaded; skipping it\n", w.name);
+      notes() << fmt::format("speedlab: note: workload '{}' of the default suite is not loaded; skipping it\n", w.name);
       return true;
     });
   }
@@ -482,8 +483,8 @@ int command_run(const run_options& options) {
       throw config_error("--devices runs each point in its own process on its GPU; drop --no-isolate (or isolate: false)");
     devices = parse_device_list(*options.overrides.devices, count_gpus(std::max(suite.timeout_s, 60.0)));
     planned = on_devices(planned, devices, registry);
-    std::cerr << fmt::format("speedlab: --devices: each point runs on device{} {}\n", devices.size() > 1 ? "s" : "",
-                             fmt::join(devices, ", "));
+    notes() << fmt::format("speedlab: --devices: each point runs on device{} {}\n", devices.size() > 1 ? "s" : "",
+                           fmt::join(devices, ", "));
   }
 
   std::set<std::string> notes;
@@ -497,13 +498,13 @@ int command_run(const run_options& options) {
   const int threads = suite.threads > 0 ? suite.threads : info.cpu_cores;
   info.threads = threads;
   const std::filesystem::path& out = folder->dir();
-  std::cerr << fmt::format("speedlab: {} points from {} (output: {}, {})\n", planned.size(), suite.source, out.string(),
-                           suite.isolate ? "each point in its own process" : "in-process");
+  app::notes() << fmt::format("speedlab: {} points from {} (output: {}, {})\n", planned.size(), suite.source,
+                              out.string(), suite.isolate ? "each point in its own process" : "in-process");
   // Which interpreter the Python variants run with, and why, before any of them runs.
-  if (!python.interpreter.empty()) std::cerr << "speedlab: " << python.interpreter << '\n';
+  if (!python.interpreter.empty()) app::notes() << "speedlab: " << python.interpreter << '\n';
   if (options.resume)
-    std::cerr << fmt::format("speedlab: --resume: {} points already in {} are kept; measuring the {} others\n",
-                             planned.size() - points.size(), (out / layout::results).string(), points.size());
+    app::notes() << fmt::format("speedlab: --resume: {} points already in {} are kept; measuring the {} others\n",
+                                planned.size() - points.size(), (out / layout::results).string(), points.size());
 
   const auto started = std::chrono::steady_clock::now();
   const stop_on_signals stop_guard;
@@ -521,7 +522,7 @@ int command_run(const run_options& options) {
                              signal_name(stopped_by), results.size(), points.size()));
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   info.notes.assign(notes.begin(), notes.end());
-  for (const auto& n : info.notes) std::cerr << "speedlab: note: " << n << '\n';
+  for (const auto& n : info.notes) app::notes() << "speedlab: note: " << n << '\n';
 
   saved_run saved;
   saved.dir = out;

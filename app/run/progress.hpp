@@ -1,8 +1,10 @@
 // Progress of a suite: a redrawn bar on a terminal, one plain line per point otherwise
-// (logs, CI), never both.
+// (logs, CI), never both. Under -q/--quiet only the points that failed get a line, and
+// notes() drops what it is given: warnings and errors still go to std::cerr.
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 
 #include "model/results.hpp"
@@ -23,6 +25,12 @@ private:
 };
 
 bool stderr_is_terminal();
+
+// -q/--quiet (any command): progress and notes stay off stderr.
+void set_quiet(bool quiet);
+bool quiet();
+// Where progress lines and notes go: std::cerr, or a stream that drops them under --quiet.
+std::ostream& notes();
 std::string format_duration_ns(double ns);
 
 } // namespace speedlab::app

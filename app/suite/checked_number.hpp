@@ -33,6 +33,11 @@ inline constexpr number_rule min_time_s{0, 3600, false, "seconds"};
 inline constexpr number_rule max_time_s{0.001, 86400, false, "seconds"};
 inline constexpr number_rule target_noise{0, 1, false, ""};
 inline constexpr number_rule counters_per_kernel = profiling::counters_limits::per_kernel; // --counters-per-kernel
+// The command line's own: compare --threshold, profile's options.
+inline constexpr number_rule threshold_percent{0, 1000, false, "percent"};
+inline constexpr number_rule flush_interval_ms{1, 3600000, true, "milliseconds"};
+inline constexpr number_rule profile_counters_per_kernel{1, 1000, true, "launches"};
+inline constexpr number_rule source_launches{1, 1e6, true, "launches"};
 } // namespace limits
 
 // Parses `text` and checks it against `rule`; throws number_error.

@@ -41,6 +41,32 @@ TEST_CASE("cli: --version and --help", "[cli]") {
   }
 }
 
+TEST_CASE("cli: -V on every command, usage on a mistyped option, -q keeps stderr to warnings and errors", "[cli]") {
+  for (const char* sub : {"list", "run", "report", "compare", "analyze", "calibrate", "new", "profile"}) {
+    auto r = t::run_command(speedlab_exe() + " " + sub + " --version");
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.output, Contains("speedlab 0."));
+  }
+  auto r = t::run_command(speedlab_exe() + " run --frobnicate");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("speedlab run: error: unknown option '--frobnicate'") &&
+                           Contains("Usage: speedlab run [OPTIONS]") && !Contains("was not expected"));
+
+  t::temp_dir dir;
+  const std::string run = speedlab_exe() + " run --workload faulty --variant ok --param n=1000 --force --out " +
+                          dir.path().string() + quick + faulty_path();
+  r = t::run_command(run);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("speedlab: 1 points from") && Contains("[1/"));
+  r = t::run_command(run + " -q");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, !Contains("points from") && !Contains("[1/") && !Contains("note:"));
+  r = t::run_command(speedlab_exe() + " -q run --workload faulty --variant segfault --param n=1000 --force --out " +
+                     dir.path().string() + quick + faulty_path());
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.output, Contains("segfault") && Contains("1 of 1 points failed")); // failures still print
+}
+
 TEST_CASE("cli: usage and configuration errors exit 2", "[cli]") {
   CHECK(t::run_command(speedlab_exe()).exit_code == 2);
   CHECK(t::run_command(speedlab_exe() + " frobnicate").exit_code == 2);

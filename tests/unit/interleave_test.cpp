@@ -280,8 +280,8 @@ TEST_CASE("interleave: compare pairs only the two sides of one measurement and s
 
 namespace {
 std::string speedlab_exe() { return t::speedlab_binary().string(); }
-const char* quick = " -w vector -v serial -v threads -p n=4096 -p op=add --max-time 0.02 --min-time 0 --min-samples 2 "
-                    "--max-samples 6 --warmup 0 --calibrate off --reports json --rounds 3";
+const char* quick = " -w vector --variant serial --variant threads -p n=4096 -p op=add --max-time 0.02 --min-time 0 "
+                    "--min-samples 2 --max-samples 6 --warmup 0 --calibrate off --reports json --rounds 3";
 } // namespace
 
 TEST_CASE("interleave: compare --base-plugins/--new-plugins measures both sides into run folders", "[interleave][cli]") {
@@ -364,8 +364,8 @@ TEST_CASE("interleave: a stop between rounds keeps both sides' rounds and exits 
   const auto out = dir.path() / "out";
   const std::string faulty = t::faulty_plugin().string();
   const std::vector<std::string> args = {speedlab_exe(), "compare", "--base-plugins", faulty, "--new-plugins", faulty,
-                                         "--out", out.string(), "--rounds", "3", "-w", "faulty", "-v", "ok", "-v",
-                                         "hang", "-p", "n=1000,2000", "--timeout", "60", "--max-time", "0.05",
+                                         "--out", out.string(), "--rounds", "3", "-w", "faulty", "--variant=ok",
+                                         "--variant=hang", "-p", "n=1000,2000", "--timeout", "60", "--max-time", "0.05",
                                          "--min-samples", "2", "--warmup", "0", "--calibrate", "off", "--reports",
                                          "json"};
   const pid_t pid = ::fork();
@@ -416,8 +416,8 @@ TEST_CASE("interleave: a crash in the process of both sides is measured again ap
   const std::string faulty = t::faulty_plugin().string();
   const auto r = t::run_command(speedlab_exe() + " compare --base-plugins " + faulty + " --new-plugins " + faulty +
                                 " --out " + out.string() +
-                                " --rounds 2 -w faulty -v ok -v segfault -p n=1000 --max-time 0.05 --min-samples 2 "
-                                "--warmup 0 --calibrate off --reports json --format json");
+                                " --rounds 2 -w faulty --variant ok --variant segfault -p n=1000 --max-time 0.05 "
+                                "--min-samples 2 --warmup 0 --calibrate off --reports json --format json");
   INFO(r.output);
   CHECK(r.exit_code == 0); // the segfault is "not measured" (invalid on both sides), not a regression
   for (const char* s : {"base", "new"}) {
