@@ -66,9 +66,9 @@ void one_process_interval(point_delta& d, const point_result& b, const point_res
   const std::string rounds =
       fmt::format("{} round{} in BASE, {} in NEW", d.base_rounds, d.base_rounds == 1 ? "" : "s", d.new_rounds);
   if (d.verdict == "unclear")
-    d.reason = fmt::format("{}: no run-to-run spread, and the change is within the x{:g} that two 1-round runs of the "
-                           "same code differ by here; measure both runs with --rounds 5, or both sides at once with "
-                           "`speedlab compare --base-plugins DIR --new-plugins DIR`",
+    d.reason = fmt::format("{}: no run-to-run spread, and the change is within the x{:g} run-to-run allowance for "
+                           "1-round points; measure both runs with --rounds 5, or both sides at once with `speedlab "
+                           "compare --base-plugins DIR --new-plugins DIR`",
                            rounds, options.one_round_allowance);
   else
     d.reason = fmt::format("{}: beyond the x{:g} run-to-run allowance for 1-round points", rounds,
