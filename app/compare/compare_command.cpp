@@ -32,7 +32,7 @@ saved_run load_side(const std::string& dir, const char* side) {
   return r;
 }
 
-// "3 slower, 1 broken, 2 ok in BASE and missing in NEW": the regressions, named on stderr.
+// Each regression (slower, broken, ok in BASE and missing in NEW) named on stderr, one a line.
 void say_regressions(const analysis::comparison& c) {
   for (const auto& d : c.points)
     if (d.verdict == "slower" || d.verdict == "broken")
