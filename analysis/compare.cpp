@@ -47,8 +47,10 @@ bool both_valid(const point_result& b, const point_result& n) {
 bool has_rounds(const point_result& p) { return round_medians(p.samples_by_round()).size() >= 2; }
 
 // Fewer than 2 rounds on a side: the ratio of medians with the 95% bootstrap interval of
-// the samples, which sees only the noise inside one process.
-void one_process_interval(point_delta& d, const point_result& b, const point_result& n, double threshold) {
+// the samples, which sees only the noise inside one process; a direction only beyond the
+// measured run-to-run allowance.
+void one_process_interval(point_delta& d, const point_result& b, const point_result& n,
+                          const compare_options& options) {
   // compare(variant, baseline) gives baseline / variant: with BASE as the "variant" that
   // is NEW / BASE, above 1 when NEW is slower.
   const speedup s = compare(b, n, analysis_options{});
@@ -58,7 +60,19 @@ void one_process_interval(point_delta& d, const point_result& b, const point_res
   d.method = s.method;
   d.confidence = 0.95;
   d.significant = s.method != "none" && (d.ci_low > 1 || d.ci_high < 1);
-  d.verdict = s.method == "none" ? "unclear" : compare_verdict(d.ratio, d.ci_low, d.ci_high, threshold);
+  d.verdict = s.method == "none"
+                  ? "unclear"
+                  : one_round_verdict(d.ratio, d.ci_low, d.ci_high, options.threshold, options.one_round_allowance);
+  const std::string rounds =
+      fmt::format("{} round{} in BASE, {} in NEW", d.base_rounds, d.base_rounds == 1 ? "" : "s", d.new_rounds);
+  if (d.verdict == "unclear")
+    d.reason = fmt::format("{}: no run-to-run spread, and the change is within the x{:g} run-to-run allowance for "
+                           "1-round points; measure both runs with --rounds 5, or both sides at once with `speedlab "
+                           "compare --base-plugins DIR --new-plugins DIR`",
+                           rounds, options.one_round_allowance);
+  else
+    d.reason = fmt::format("{}: beyond the x{:g} run-to-run allowance for 1-round points", rounds,
+                           options.one_round_allowance);
 }
 
 // A delta from an interval over rounds (unpaired or paired: the same fields, the same verdict rule).
@@ -111,7 +125,8 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
   if (both_valid(b, n)) {
     if (paired && paired_interval(d, b, n, options.threshold, family_confidence)) {
     } else if (has_rounds(b) && has_rounds(n)) rounds_interval(d, b, n, options.threshold, family_confidence);
-    else one_process_interval(d, b, n, options.threshold);
+    else
+      one_process_interval(d, b, n, options);
     d.parts = split_parts(b, n);
   } else {
     d.method = "none";
@@ -155,11 +170,12 @@ void describe_method(comparison& c) {
         c.family, 100 * (1 - c.alpha / static_cast<double>(c.family)), c.family, 100 * c.alpha, 100 * c.threshold));
   if (fallback)
     c.method_notes.push_back(fmt::format(
-        "{} points have fewer than 2 rounds on a side (runs from before rounds, --rounds 1, or a run stopped after "
-        "their first round): their 95% interval "
-        "sees only the noise inside one process, not the drift between runs, so they may call noise a change; "
-        "measure both runs with --rounds 5 or more",
-        fallback));
+        "{} points have fewer than 2 rounds on a side (--rounds 1, the default suite's first look, runs from before "
+        "rounds, or a run stopped after their first round): their 95% interval sees only the noise inside one "
+        "process, not the drift between runs, so they are unclear unless NEW / BASE is beyond x{:g} either way, the "
+        "run-to-run allowance measured for 1-round runs (docs/reports.md); measure both runs with --rounds 5 or "
+        "more, or both sides at once with `speedlab compare --base-plugins DIR --new-plugins DIR`",
+        fallback, c.one_round_allowance));
   if (short_rounds)
     c.method_notes.push_back(fmt::format("{} points have fewer rounds than planned (a stopped run): their intervals "
                                          "are wider",
@@ -181,20 +197,21 @@ std::string unpaired_reason(const run_info& b, const run_info& n) {
   return {};
 }
 
-bool comparison::has_regression() const { return count("slower") + count("broken") > 0; }
+bool comparison::has_regression() const {
+  return count("slower") + count("broken") > 0 || (!allow_missing && !missing.empty());
+}
+
+bool comparison::decided() const { return count("same") + count("slower") + count("faster") > 0; }
 
 std::size_t comparison::count(const std::string& verdict) const {
   return static_cast<std::size_t>(
       std::count_if(points.begin(), points.end(), [&](const point_delta& d) { return d.verdict == verdict; }));
 }
 
-std::string compare_verdict(double ratio, double lo, double hi, double threshold) {
-  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo)) return "unclear";
-  const double up = 1 + threshold, down = 1 / (1 + threshold);
-  if (ratio >= down && ratio <= up) return "same";
-  // Clear only when the whole interval lies beyond the threshold.
-  if (lo > up) return "slower";
-  if (hi < down) return "faster";
+std::string one_round_verdict(double ratio, double lo, double hi, double threshold, double allowance) {
+  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo) || !(allowance >= 1)) return "unclear";
+  if (ratio > allowance && lo > 1 + threshold) return "slower";
+  if (ratio < 1 / allowance && hi < 1 / (1 + threshold)) return "faster";
   return "unclear";
 }
 
@@ -213,6 +230,8 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   c.base_run = base_run;
   c.new_run = new_run;
   c.threshold = options.threshold;
+  c.allow_missing = options.allow_missing;
+  c.one_round_allowance = options.one_round_allowance;
   c.warnings = settings_differences(base_run, base, new_run, next); // analysis/run_settings.hpp
   c.paired = unpaired_reason(base_run, new_run).empty();
 
@@ -224,8 +243,11 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
     if (seen[b.id]) continue; // a repeated id keeps its first point
     seen[b.id] = true;
     auto it = by_id.find(b.id);
-    if (it == by_id.end()) c.only_base.push_back(b.id);
-    else pairs.emplace_back(&b, it->second);
+    if (it == by_id.end()) {
+      c.only_base.push_back(b.id);
+      if (b.valid() && b.wall.median > 0) c.missing.push_back(b.id);
+    } else
+      pairs.emplace_back(&b, it->second);
   }
   // The family: every point whose interval comes from rounds shares alpha.
   for (const auto& [b, n] : pairs) c.family += both_valid(*b, *n) && has_rounds(*b) && has_rounds(*n);

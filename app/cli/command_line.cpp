@@ -200,7 +200,7 @@ std::vector<std::string> add_measure_options(CLI::App* cmd, run_command_line& li
   number_option("--threads", limits::threads, "Threads for 'threads' variants (0: all cores)");
   number_option("--rounds", limits::rounds,
                 "Rounds per point: separate runs spread over the suite, for compare's run-to-run spread "
-                "(default 5; 10 when compare measures both sides)");
+                "(default 5; 20 for -w without a suite file; 10 when compare measures both sides)");
   number_option("--counters-per-kernel", limits::counters_per_kernel,
                 "Launches profiled per distinct (kernel, grid, block) in the counters pass (K, default 2)");
   cmd->add_option("--profilers", line.profilers, "Profiler backends (" + backend_list() + ")")
@@ -319,7 +319,8 @@ command_action add_compare_command(CLI::App& app, const command_line_input& inpu
   compare_cli_options& options = line->compare;
   line->measure.run.command_line = input.text;
   auto* cmd = app.add_subcommand(
-      "compare", "Compare two saved runs point by point (exit 1 on a clear regression beyond the threshold); with "
+      "compare", "Compare two saved runs point by point (exit 0 no regression shown, 1 a regression, 2 bad input, "
+                 "3 could not decide); with "
                  "--base-plugins and --new-plugins, measure both sides now, interleaved, and compare them round by "
                  "round");
   cmd->add_option("BASE", options.base_dir, "Output folder of the reference run (measuring: the suite file, optional)")
@@ -336,7 +337,10 @@ command_action add_compare_command(CLI::App& app, const command_line_input& inpu
   add_number_option(cmd, line->numbers, "--threshold", limits::threshold_percent,
                     "Smallest change in percent that matters: a point is slower or faster when beyond it and "
                     "significant over the whole comparison (default 5)");
-  cmd->add_option("--format,-f", options.formats, "md (or markdown), html, json (default md; measuring: all three)")
+  cmd->add_flag("--allow-missing", options.allow_missing,
+                "Points ok in BASE and missing in NEW are listed, not a regression (exit 1 without it)");
+  cmd->add_option("--format,-f", options.formats,
+                  "md (or markdown), html, json (default md; several need --out; measuring: all three)")
       ->delimiter(',')
       ->check(CLI::IsMember({"md", "markdown", "html", "htm", "json"}))
       ->type_name("FORMATS");

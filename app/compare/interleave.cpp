@@ -250,6 +250,7 @@ void finish_side(side& s, const std::string& partner, double wall_s, int stopped
 std::array<side, 2>& open_sides(std::array<side, 2>& sides, const interleave_options& options) {
   if (options.compare.out_dir.empty())
     throw config_error("--out is missing: name the folder for OUT/base, OUT/new and the comparison");
+  check_compare_options(options.compare); // before anything is measured
   if (options.run.overrides.devices)
     throw config_error("--devices is not offered with --base-plugins/--new-plugins; measure one GPU per command");
   check_plugin_paths(options.base_plugins, "--base-plugins");
@@ -298,6 +299,7 @@ int command_compare_interleaved(const interleave_options& options) {
 
   analysis::compare_options o;
   o.threshold = options.compare.threshold_percent / 100;
+  o.allow_missing = options.compare.allow_missing;
   const auto c = analysis::compare_runs(sides[0].info, sides[0].results, sides[1].info, sides[1].results, o);
   const int verdict = write_comparison(c, options.compare.formats, options.compare.out_dir);
   if (stopped_by) {

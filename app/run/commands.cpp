@@ -219,6 +219,15 @@ suite_config prepare_suite(const run_options& options) {
   return suite;
 }
 
+suite_config prepare_run_suite(const run_options& options) {
+  suite_config suite = prepare_suite(options);
+  // -w on the built-in suite: a selection meant to be measured and compared, not the first look
+  // (compare --base-plugins keeps its own default, app/compare/interleave.hpp).
+  if (!options.suite_file && !options.overrides.workloads.empty() && !options.overrides.rounds)
+    suite.rounds = command_line_suite_rounds;
+  return suite;
+}
+
 // --devices: every point once per listed GPU, the device in its parameters (its identity).
 std::vector<planned_point> on_devices(const std::vector<planned_point>& points, const std::vector<int>& devices,
                                       const plugin_registry& registry) {
@@ -472,7 +481,7 @@ std::map<int, analysis::device_model> obtain_device_models(const suite_config& s
 } // namespace
 
 int command_run(const run_options& options) {
-  suite_config suite = prepare_suite(options);
+  suite_config suite = prepare_run_suite(options);
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
   const python_variants_added python = add_python_variants(registry, python_settings_of(suite));

@@ -18,8 +18,9 @@ namespace speedlab::app {
 // Exit codes: 0 every point valid (or skipped with a reason, or wrong on purpose and
 // flagged), 1 some run failed or was invalid or a report could not be written, 2 usage or
 // configuration error (an output folder in use or holding an earlier run included; nothing
-// valid to read), 128 + signal when SIGINT/SIGTERM/SIGHUP stopped a run (130, 143, 129).
-enum exit_code : int { exit_ok = 0, exit_failures = 1, exit_usage = 2 };
+// valid to read), 128 + signal when SIGINT/SIGTERM/SIGHUP stopped a run (130, 143, 129);
+// compare only: 3 could not decide (no point's time judged, nothing compared).
+enum exit_code : int { exit_ok = 0, exit_failures = 1, exit_usage = 2, exit_undecided = 3 };
 
 struct list_options {
   std::vector<std::string> plugin_paths;
@@ -45,21 +46,30 @@ struct report_options {
 };
 int command_report(const report_options& options);
 
-// speedlab compare BASE NEW: exit 0 no clear regression, 1 a clear regression beyond the
-// threshold, 2 bad input (exit_usage).
+// speedlab compare BASE NEW: exit 0 no regression shown, 1 a regression (a point clearly
+// slower beyond the threshold, broken, or ok in BASE and missing in NEW), 2 bad input
+// (exit_usage), 3 could not decide (exit_undecided: no point's time judged).
 struct compare_cli_options {
   std::string base_dir, new_dir;
   double threshold_percent = 5;
   std::vector<std::string> formats = {"md"}; // md, html, json
-  std::string out_dir;                       // empty: the first format to stdout
+  std::string out_dir;                       // empty: the one format to stdout
   bool paired = false; // refuse unless BASE and NEW are one interleaved measurement's sides
+  bool allow_missing = false; // points ok in BASE and missing in NEW are listed, not a regression
 };
 int command_compare(const compare_cli_options& options);
 
-// Writes compare.<format> for each format into out_dir (empty: the first format to stdout),
-// says the counts on stderr and returns compare's exit code (1: slower or broken).
+// Throws config_error (exit 2) on a threshold that is not a finite number in [0, 1000], or
+// several formats without --out (standard output takes one).
+void check_compare_options(const compare_cli_options& options);
+
+// Writes compare.<format> for each format into out_dir (empty: the one format to stdout),
+// says the counts on stderr and returns compare's exit code (compare_exit_code).
 int write_comparison(const analysis::comparison& c, const std::vector<std::string>& formats,
                      const std::string& out_dir);
+
+// 1 a regression, 3 nothing decided, 0 otherwise.
+int compare_exit_code(const analysis::comparison& c);
 
 struct analyze_options {
   std::string dir;

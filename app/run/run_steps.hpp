@@ -29,6 +29,9 @@ written_reports write_reports(const saved_run& saved, const analysis::analysis_r
 analysis::analysis_result analyze_saved(const saved_run& saved);
 
 suite_config prepare_suite(const run_options& options);
+// `run`'s suite: prepare_suite, and a command-line suite (-w without a suite file) measured in
+// command_line_suite_rounds unless --rounds says otherwise.
+suite_config prepare_run_suite(const run_options& options);
 std::vector<planned_point> on_devices(const std::vector<planned_point>& points, const std::vector<int>& devices,
                                       const plugin_registry& registry);
 std::vector<planned_point> plan_run(suite_config& suite, const run_options& options, const plugin_registry& registry);

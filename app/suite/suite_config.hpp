@@ -48,6 +48,13 @@ struct workload_request {
 // Rounds per point unless the suite or --rounds says otherwise: enough processes per side
 // for `speedlab compare` to see run-to-run spread (docs/reports.md, "speedlab compare").
 inline constexpr int default_rounds = 5;
+// Rounds of a command-line suite (`speedlab run --workload W ...`, the built-in suite narrowed
+// by -w) unless --rounds says otherwise: the built-in suite's `rounds: 1` is the quick start's
+// first look, but two such runs are meant to be compared. 20: of 5, 10, 20 and 40 tried on the
+// busy 2-core machine, the only one that found a serial variant 20% slower every time; the
+// false alarms the drift between two runs causes stay (docs/reports.md, "Two runs at the
+// defaults").
+inline constexpr int command_line_suite_rounds = 20;
 
 struct suite_config {
   std::string source = "<built-in default suite>";

@@ -1,5 +1,7 @@
 #include "reports/compare/compare_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "reports/common/text.hpp"
@@ -32,13 +34,23 @@ std::string rounds_text(const analysis::point_delta& d) {
                      side(d.new_rounds, d.new_rounds_planned), d.base_samples, d.new_samples);
 }
 
+// The ids only in BASE that were not ok there (the rest are listed as missing).
+std::vector<std::string> not_missing(const analysis::comparison& c) {
+  std::vector<std::string> out;
+  for (const auto& id : c.only_base)
+    if (std::find(c.missing.begin(), c.missing.end(), id) == c.missing.end()) out.push_back(id);
+  return out;
+}
+
 constexpr const char* method_text =
     "Change = NEW / BASE - 1. With rounds on both sides: the geometric mean of the rounds' medians (paired: of the "
     "rounds' ratios, trimmed from 10 rounds on), its interval from "
     "the spread between rounds (Welch's t on the log of each round's median; a paired t, trimmed from 10 rounds on, "
     "on each round's log ratio NEW / BASE when both sides come from one interleaved measurement) at the family-wise "
     "confidence below. "
-    "Otherwise: the ratio of medians with the 95% exact two-sample bootstrap interval of the samples.";
+    "Otherwise (fewer than 2 rounds on a side): the ratio of medians with the 95% exact two-sample bootstrap "
+    "interval of the samples, which cannot see the drift between runs: unclear unless beyond the run-to-run "
+    "allowance.";
 
 std::string median(double ns, const std::string& status) {
   return status == "ok" && ns > 0 ? fmt_duration(ns) : status;
@@ -63,13 +75,25 @@ std::string headline(const analysis::comparison& c) {
   if (c.count("fixed")) s += fmt::format(", {} fixed", c.count("fixed"));
   if (!c.only_base.empty() || !c.only_new.empty())
     s += fmt::format("; {} only in BASE, {} only in NEW", c.only_base.size(), c.only_new.size());
+  if (!c.missing.empty())
+    s += fmt::format("; {} ok in BASE and missing in NEW{}", c.missing.size(),
+                     c.allow_missing ? " (allowed: --allow-missing)" : " (a regression)");
   return s + ".";
 }
 
-std::string result_line(const analysis::comparison& c) {
-  return c.has_regression() ? "**Regression**: at least one point is slower beyond the threshold, and significantly "
-                              "so (or broke)."
-                            : "No clear regression beyond the threshold.";
+// The outcome as the exit code gives it (app/compare: 1, 0, 3).
+std::string result_text(const analysis::comparison& c) {
+  if (c.has_regression())
+    return "Regression: a point is slower beyond the threshold, and significantly so, or broke, or was ok in BASE "
+           "and is missing in NEW.";
+  if (c.decided()) return "No regression shown beyond the threshold.";
+  return "Could not decide: no point's time could be judged (every point unclear, or nothing compared); this is "
+         "not a pass.";
+}
+
+// The reason of a row, or the verdict alone.
+std::string verdict_text(const analysis::point_delta& d) {
+  return d.reason.empty() ? d.verdict : d.verdict + " — " + d.reason;
 }
 
 } // namespace
@@ -82,7 +106,7 @@ std::string compare_markdown(const analysis::comparison& c) {
                      md_text(c.base_run.started_at), md_text(c.base_run.gpu_name.empty() ? "no GPU" : c.base_run.gpu_name),
                      md_code(c.new_run.suite), md_text(c.new_run.started_at),
                      md_text(c.new_run.gpu_name.empty() ? "no GPU" : c.new_run.gpu_name), fmt_percent(100 * c.threshold));
-  out += result_line(c) + " " + md_text(headline(c)) + "\n\n";
+  out += "**" + md_text(result_text(c)) + "** " + md_text(headline(c)) + "\n\n";
   out += std::string(method_text) + "\n\n";
   for (const auto& n : c.method_notes) out += "- " + md_text(n) + "\n";
   if (!c.method_notes.empty()) out += "\n";
@@ -90,8 +114,8 @@ std::string compare_markdown(const analysis::comparison& c) {
          "|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const auto& d : c.points) {
     const std::string moved = parts_words(d);
-    out += "| " + md_text(d.verdict) + " | " + md_code(d.id) + " | " + median(d.base_median_ns, d.base_status) + " | " +
-           median(d.new_median_ns, d.new_status) + " | " + change(d) + " | " + interval(d) + " | " +
+    out += "| " + md_text(verdict_text(d)) + " | " + md_code(d.id) + " | " + median(d.base_median_ns, d.base_status) +
+           " | " + median(d.new_median_ns, d.new_status) + " | " + change(d) + " | " + interval(d) + " | " +
            rounds_text(d) + " | " + (moved.empty() ? "—" : md_text(moved)) + " |\n";
   }
   out += "\n";
@@ -101,7 +125,10 @@ std::string compare_markdown(const analysis::comparison& c) {
     for (std::size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + md_code(ids[i]);
     out += "\n\n";
   };
-  list("Only in BASE", c.only_base);
+  list(c.allow_missing ? "Ok in BASE, missing in NEW (allowed by --allow-missing)"
+                       : "Ok in BASE, missing in NEW (a regression; --allow-missing lists them without failing)",
+       c.missing);
+  list("Only in BASE", not_missing(c));
   list("Only in NEW", c.only_new);
   return out;
 }
@@ -121,11 +148,11 @@ std::string compare_html(const analysis::comparison& c) {
             {{"class", "sub"}});
   w << "</header><main><section id=\"comparison\">"_html;
   for (const auto& warning : c.warnings) w.element("p", "Warning: " + warning, {{"class", "warning"}});
-  w.element("p", std::string(c.has_regression() ? "Regression: a point is slower beyond the threshold, and significantly "
-                                                   "so (or it broke). "
-                                                 : "No clear regression beyond the threshold. ") +
-                     headline(c),
-            {{"id", "verdict"}, {"class", c.has_regression() ? "v-slower" : "v-faster"}});
+  w.element("p", result_text(c) + " " + headline(c),
+            {{"id", "verdict"},
+             {"class", c.has_regression() ? "v-slower"
+                       : c.decided()      ? "v-faster"
+                                          : "v-unclear"}});
   w.element("p", method_text, {{"class", "note"}});
   for (const auto& n : c.method_notes) w.element("p", n, {{"class", "note"}});
   w << "<div class=\"scroll\"><table><thead><tr><th>verdict</th><th>point</th>"
@@ -136,11 +163,11 @@ std::string compare_html(const analysis::comparison& c) {
     for (auto& ch : cls)
       if (ch == ' ') ch = '-';
     w.open("tr", {{"class", cls}});
-    w << "<td>"_html << d.verdict << "</td><td><code>"_html << d.id << "</code></td><td class=\"num\">"_html
-      << median(d.base_median_ns, d.base_status) << "</td><td class=\"num\">"_html << median(d.new_median_ns, d.new_status)
-      << "</td><td class=\"num\">"_html << change(d) << "</td><td class=\"num\">"_html << interval(d)
-      << "</td><td class=\"num\">"_html << rounds_text(d) << "</td><td>"_html
-      << parts_words(d) << "</td></tr>"_html;
+    w << "<td>"_html << verdict_text(d) << "</td><td><code>"_html << d.id << "</code></td><td class=\"num\">"_html
+      << median(d.base_median_ns, d.base_status) << "</td><td class=\"num\">"_html
+      << median(d.new_median_ns, d.new_status) << "</td><td class=\"num\">"_html << change(d)
+      << "</td><td class=\"num\">"_html << interval(d) << "</td><td class=\"num\">"_html << rounds_text(d)
+      << "</td><td>"_html << parts_words(d) << "</td></tr>"_html;
   }
   w << "</tbody></table></div>"_html;
   auto list = [&](const char* title, const std::vector<std::string>& ids) {
@@ -149,7 +176,10 @@ std::string compare_html(const analysis::comparison& c) {
     for (const auto& id : ids) w << "<li><code>"_html << id << "</code></li>"_html;
     w << "</ul>"_html;
   };
-  list("Only in BASE", c.only_base);
+  list(c.allow_missing ? "Ok in BASE, missing in NEW (allowed by --allow-missing)"
+                       : "Ok in BASE, missing in NEW (a regression; --allow-missing lists them without failing)",
+       c.missing);
+  list("Only in BASE", not_missing(c));
   list("Only in NEW", c.only_new);
   w << "</section></main></body></html>\n"_html;
   return w.take();
@@ -159,6 +189,11 @@ nlohmann::json compare_json(const analysis::comparison& c) {
   nlohmann::json j;
   j["threshold"] = c.threshold;
   j["regression"] = c.has_regression();
+  j["decided"] = c.decided();
+  j["result"] = result_text(c);
+  j["missing"] = c.missing;
+  j["allow_missing"] = c.allow_missing;
+  j["one_round_allowance"] = c.one_round_allowance;
   j["warnings"] = c.warnings;
   j["base"] = c.base_run;
   j["new"] = c.new_run;
@@ -175,6 +210,7 @@ nlohmann::json compare_json(const analysis::comparison& c) {
                       {"variant", d.variant},
                       {"size", d.size},
                       {"verdict", d.verdict},
+                      {"reason", d.reason},
                       {"base_status", d.base_status},
                       {"new_status", d.new_status},
                       {"base_median_ns", d.base_median_ns},

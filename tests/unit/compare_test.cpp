@@ -1,10 +1,12 @@
-// speedlab compare: matching, verdicts from the bootstrap interval, ordering, warnings, and
-// the command's exit codes (0 no clear regression, 1 regression, 2 bad input).
+// speedlab compare: matching, verdicts (from rounds; one-round sides unclear unless beyond the
+// run-to-run allowance), ordering, warnings, lost points, and the command's exit codes (0 no
+// regression shown, 1 regression, 2 bad input, 3 could not decide).
 #include "speedlab_catch.hpp"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,22 +18,37 @@
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
 #include "tests/golden/golden.hpp"
+#include "test_support.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis;
 
 namespace {
 
-// A point with samples around `median` (a fixed +-2% pattern, so the test is deterministic).
-point_result sampled(const std::string& variant, double median, double scale = 1.0) {
+// A point with samples around `median` (a fixed +-2% pattern, so the test is deterministic),
+// measured in `rounds` rounds (1: one process, no run-to-run spread).
+point_result sampled(const std::string& variant, double median, double scale = 1.0, int rounds = 5) {
   point_result p;
   p.workload = "vector";
   p.variant = variant;
   p.params = {{"n", "1024"}};
   p.id = "vector/" + variant + "/n=1024";
-  for (int i = 0; i < 30; ++i) p.samples_ns.push_back(scale * median * (1 + 0.02 * ((i * 7) % 11 - 5) / 5.0));
+  for (int i = 0; i < 30; ++i) {
+    p.samples_ns.push_back(scale * median * (1 + 0.02 * ((i * 7) % 11 - 5) / 5.0));
+    if (rounds > 1) p.sample_rounds.push_back(i % rounds);
+  }
+  p.rounds = p.rounds_planned = rounds;
   p.wall = speedlab::stats::summarize(p.samples_ns);
   return p;
+}
+
+std::string read_all(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+point_result one_round(const std::string& variant, double median, double scale = 1.0) {
+  return sampled(variant, median, scale, 1);
 }
 
 run_info run(const std::string& gpu = "H100") {
@@ -51,12 +68,15 @@ void save(const std::filesystem::path& dir, const run_info& r, const std::vector
 
 } // namespace
 
-TEST_CASE("compare_verdict needs the whole interval beyond the threshold", "[compare]") {
-  CHECK(compare_verdict(1.2, 1.15, 1.25, 0.1) == "slower");
-  CHECK(compare_verdict(1.2, 1.05, 1.35, 0.1) == "unclear"); // beyond, but not clearly
-  CHECK(compare_verdict(1.05, 1.03, 1.07, 0.1) == "same");   // a real change within the threshold
-  CHECK(compare_verdict(0.8, 0.75, 0.85, 0.1) == "faster");
-  CHECK(compare_verdict(1.0, 0, 0, 0.1) == "unclear");
+TEST_CASE("one_round_verdict states a direction only beyond the run-to-run allowance", "[compare]") {
+  CHECK(one_round_verdict(1.2, 1.15, 1.25, 0.05, 4.0) == "unclear"); // clear inside one process, not between runs
+  CHECK(one_round_verdict(1.0, 0.99, 1.01, 0.05, 4.0) == "unclear"); // never "same" either
+  CHECK(one_round_verdict(5.0, 4.5, 5.5, 0.05, 4.0) == "slower");
+  CHECK(one_round_verdict(0.2, 0.18, 0.22, 0.05, 4.0) == "faster");
+  CHECK(one_round_verdict(5.0, 0.9, 9.0, 0.05, 4.0) == "unclear"); // beyond, but its own interval holds no change
+  CHECK(one_round_verdict(1.0, 0, 0, 0.05, 4.0) == "unclear");
+  CHECK(one_round_verdict(5.0, 4.5, 5.5, 0.05, std::nan("")) == "unclear");
+  CHECK(one_round_allowance > 1);
 }
 
 TEST_CASE("a run against itself is the same everywhere", "[compare]") {
@@ -65,13 +85,43 @@ TEST_CASE("a run against itself is the same everywhere", "[compare]") {
   REQUIRE(c.points.size() == 2);
   for (const auto& d : c.points) {
     CHECK(d.verdict == "same");
-    CHECK(d.method == "bootstrap");
+    CHECK(d.method == "rounds");
     CHECK(d.ratio == Approx(1.0));
     CHECK(d.ci_low <= 1.0);
     CHECK(d.ci_high >= 1.0);
   }
   CHECK_FALSE(c.has_regression());
+  CHECK(c.decided());
   CHECK(c.warnings.empty());
+}
+
+TEST_CASE("one-round sides are unclear, say why and what to do; only a change beyond the allowance is stated",
+          "[compare]") {
+  // 20% slower, tight within the process: one process cannot tell that from the drift between runs.
+  const auto c = compare_runs(run(), {one_round("serial", 1e6)}, run(), {one_round("serial", 1e6, 1.2)});
+  REQUIRE(c.points.size() == 1);
+  const auto& d = c.points[0];
+  CHECK(d.method == "bootstrap");
+  CHECK(d.significant); // inside one process it is
+  CHECK(d.verdict == "unclear");
+  CHECK_THAT(d.reason, Catch::Contains("1 round in BASE, 1 in NEW") && Catch::Contains("--rounds 5") &&
+                           Catch::Contains("--base-plugins DIR --new-plugins DIR"));
+  CHECK_FALSE(c.has_regression());
+  CHECK_FALSE(c.decided());
+  const auto md = reports::compare_markdown(c);
+  CHECK_THAT(md, Catch::Contains("| unclear — 1 round in BASE") && Catch::Contains("Could not decide"));
+  CHECK(reports::compare_json(c).at("points")[0].at("reason") == d.reason);
+  // One side in rounds and the other not is no better.
+  CHECK(compare_runs(run(), {one_round("serial", 1e6)}, run(), {sampled("serial", 1e6, 1.2)}).points[0].verdict ==
+        "unclear");
+  // Beyond the allowance (and clear inside the process): stated, and the line names the allowance.
+  const double beyond = 1.25 * one_round_allowance;
+  const auto big = compare_runs(run(), {one_round("serial", 1e6)}, run(), {one_round("serial", 1e6, beyond)});
+  CHECK(big.points[0].verdict == "slower");
+  CHECK_THAT(big.points[0].reason, Catch::Contains(fmt::format("x{:g} run-to-run allowance", one_round_allowance)));
+  CHECK(big.has_regression());
+  const auto fast = compare_runs(run(), {one_round("serial", 1e6)}, run(), {one_round("serial", 1e6, 1 / beyond)});
+  CHECK(fast.points[0].verdict == "faster");
 }
 
 TEST_CASE("a variant made 20% slower is slower, listed first, the rest same", "[compare]") {
@@ -96,7 +146,9 @@ TEST_CASE("a variant made 20% slower is slower, listed first, the rest same", "[
   // Rendered: the warning at the top, regressions first.
   const auto md = reports::compare_markdown(c);
   CHECK(md.find("different GPU") < md.find("| slower |"));
-  CHECK(md.find("**Only in BASE**") != std::string::npos);
+  // "gone" was ok in BASE: missing in NEW, named as such.
+  CHECK(md.find("**Ok in BASE, missing in NEW (a regression") != std::string::npos);
+  CHECK(c.missing == std::vector<std::string>{"vector/gone/n=1024"});
   const auto html = reports::compare_html(c);
   CHECK(html.find("<tr class=\"v-slower\">") != std::string::npos);
   CHECK(reports::compare_json(c).at("regression") == true);
@@ -137,6 +189,86 @@ TEST_CASE("speedlab compare exits 0, 1, or 2 on bad input", "[compare][app]") {
   // Bad input: not a run folder. main() turns the exception into exit 2 with the message.
   o.new_dir = (dir.path / "nowhere").string();
   CHECK_THROWS_WITH(app::command_compare(o), Catch::Contains("nowhere"));
+}
+
+TEST_CASE("speedlab compare exits 3 when it could not decide: one-round sides, nothing compared", "[compare][app]") {
+  test_golden::temp_dir dir;
+  save(dir.path / "a", run(), {one_round("serial", 1e6), one_round("threads", 3e5)});
+  save(dir.path / "b", run(), {one_round("serial", 1e6, 1.2), one_round("threads", 3e5)});
+  save(dir.path / "empty", run(), {});
+  app::compare_cli_options o;
+  o.base_dir = (dir.path / "a").string();
+  o.new_dir = (dir.path / "b").string();
+  o.out_dir = (dir.path / "out").string();
+  o.formats = {"json"};
+  CHECK(app::command_compare(o) == app::exit_undecided);
+  const auto j = nlohmann::json::parse(std::ifstream(dir.path / "out" / "compare.json"));
+  CHECK(j.at("decided") == false);
+  CHECK(j.at("regression") == false);
+  // Nothing to compare is not a pass either.
+  o.base_dir = o.new_dir = (dir.path / "empty").string();
+  CHECK(app::command_compare(o) == app::exit_undecided);
+  CHECK(app::exit_undecided == 3);
+}
+
+TEST_CASE("points ok in BASE and lost in NEW are a regression, named; --allow-missing lists them", "[compare][app]") {
+  test_golden::temp_dir dir;
+  auto failed_before = sampled("gone-failed", 1e5);
+  failed_before.status = point_status::crashed;
+  save(dir.path / "good", run(),
+       {sampled("serial", 1e6), sampled("threads", 3e5), sampled("cuda", 1e5), failed_before});
+  save(dir.path / "trunc", run(), {sampled("serial", 1e6)});
+  save(dir.path / "empty", run(), {});
+  const auto c = compare_runs(run(), {sampled("serial", 1e6), sampled("cuda", 1e5), failed_before}, run(),
+                              {sampled("serial", 1e6)});
+  CHECK(c.missing == std::vector<std::string>{"vector/cuda/n=1024"}); // the failed one lost nothing
+  CHECK(c.only_base.size() == 2);
+  CHECK(c.has_regression());
+  const auto md = reports::compare_markdown(c);
+  CHECK_THAT(md, Catch::Contains("**Ok in BASE, missing in NEW (a regression; --allow-missing lists them without "
+                                 "failing)**: `vector/cuda/n=1024`") &&
+                     Catch::Contains("**Only in BASE**: `vector/gone-failed/n=1024`"));
+  CHECK(reports::compare_json(c).at("missing").size() == 1);
+
+  app::compare_cli_options o;
+  o.base_dir = (dir.path / "good").string();
+  o.new_dir = (dir.path / "trunc").string();
+  o.out_dir = (dir.path / "out").string();
+  CHECK(app::command_compare(o) == 1);
+  o.new_dir = (dir.path / "empty").string(); // NEW lost everything
+  CHECK(app::command_compare(o) == 1);
+  o.allow_missing = true; // listed, not failing: and nothing left to judge
+  CHECK(app::command_compare(o) == app::exit_undecided);
+  o.new_dir = (dir.path / "trunc").string();
+  CHECK(app::command_compare(o) == 0);
+  CHECK_THAT(read_all(dir.path / "out" / "compare.md"), Catch::Contains("missing in NEW (allowed by --allow-missing)"));
+  // A point that failed in NEW stays a regression with --allow-missing.
+  auto crashed = sampled("threads", 3e5);
+  crashed.status = point_status::crashed;
+  save(dir.path / "crashed", run(), {sampled("serial", 1e6), crashed, sampled("cuda", 1e5)});
+  o.new_dir = (dir.path / "crashed").string();
+  CHECK(app::command_compare(o) == 1);
+}
+
+TEST_CASE("compare refuses a threshold that is not a finite percentage, and several formats to stdout",
+          "[compare][app]") {
+  test_golden::temp_dir dir;
+  save(dir.path / "a", run(), {sampled("serial", 1e6)});
+  app::compare_cli_options o;
+  o.base_dir = o.new_dir = (dir.path / "a").string();
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL, -1.0, 1001.0}) {
+    o.threshold_percent = bad;
+    INFO(bad);
+    CHECK_THROWS_AS(app::command_compare(o), app::config_error);
+    CHECK_THROWS_WITH(app::command_compare(o), Catch::Contains("--threshold") && Catch::Contains("finite"));
+  }
+  o.threshold_percent = 5;
+  o.formats = {"md", "json"};
+  CHECK_THROWS_WITH(app::command_compare(o), Catch::Contains("--out DIR") && Catch::Contains("md,json"));
+  o.out_dir = (dir.path / "out").string();
+  CHECK(app::command_compare(o) == 0);
+  CHECK(std::filesystem::exists(dir.path / "out" / "compare.md"));
+  CHECK(std::filesystem::exists(dir.path / "out" / "compare.json"));
 }
 
 // ---- Rounds: the interval from the spread between processes, held over the whole family ----
@@ -236,7 +368,7 @@ TEST_CASE("rounds_verdict: beyond the threshold and significant", "[compare]") {
 TEST_CASE("rounds: drift between processes does not alarm; a 10% change with tight rounds does", "[compare]") {
   // 200 comparisons of 8 points, 5 rounds a side: 5% drift between rounds, 2% noise within.
   normal_draws draw(42);
-  int alarms = 0, pooled_alarms = 0;
+  int alarms = 0, pooled_alarms = 0, pooled_would_alarm = 0;
   for (int i = 0; i < 200; ++i) {
     const auto a = family(8, 5, 0.05, 0.02, draw), b = family(8, 5, 0.05, 0.02, draw);
     const auto c = compare_runs(run(), a, run(), b);
@@ -244,13 +376,18 @@ TEST_CASE("rounds: drift between processes does not alarm; a 10% change with tig
     CHECK(c.points[0].method == "rounds");
     CHECK(c.points[0].confidence == Approx(1 - 2 * 0.05 / 8));
     alarms += c.has_regression();
-    // The same samples without their rounds: the interval sees only the noise within.
-    pooled_alarms += compare_runs(run(), pooled(a), run(), pooled(b)).has_regression();
+    // The same samples without their rounds: the interval sees only the noise within, so
+    // it would alarm far more; compare calls such points unclear instead.
+    const auto p = compare_runs(run(), pooled(a), run(), pooled(b));
+    pooled_alarms += p.has_regression();
+    bool would = false;
+    for (const auto& d : p.points) would = would || (d.significant && d.ratio > 1.05);
+    pooled_would_alarm += would;
   }
-  // At most alpha = 5% of comparisons alarm (10 of 200: "slower" is the alarm); one process's
-  // interval alarms far more.
+  // At most alpha = 5% of comparisons alarm (10 of 200: "slower" is the alarm).
   CHECK(alarms <= 10);
-  CHECK(pooled_alarms > 3 * std::max(alarms, 5));
+  CHECK(pooled_would_alarm > 3 * std::max(alarms, 5));
+  CHECK(pooled_alarms == 0);
   // One variant 10% slower, 1% drift between rounds: found every time, and only it.
   int found = 0, others = 0;
   for (int i = 0; i < 100; ++i) {
@@ -304,4 +441,26 @@ TEST_CASE("rounds: too few rounds fall back to one process's interval and say so
   CHECK(j.at("points")[0].at("method") == "rounds");
   CHECK(j.at("points")[0].at("base_rounds_planned") == 5);
   CHECK(j.at("family") == 2);
+}
+
+TEST_CASE("speedlab compare on the command line: NaN, infinite threshold and several formats to stdout exit 2",
+          "[compare][cli]") {
+  test_golden::temp_dir dir;
+  save(dir.path / "a", run(), {sampled("serial", 1e6)});
+  const std::string cmd = "'" + speedlab::testing::speedlab_binary().string() + "' compare '" +
+                          (dir.path / "a").string() + "' '" + (dir.path / "a").string() + "'";
+  for (const char* bad : {"nan", "inf", "-inf", "NaN", "1e400"}) {
+    INFO(bad);
+    const auto r = speedlab::testing::run_command(cmd + " --threshold " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains("--threshold"));
+  }
+  auto r = speedlab::testing::run_command(cmd + " -f md,json");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("standard output takes one format") && Catch::Contains("--out DIR"));
+  r = speedlab::testing::run_command(cmd + " -f json");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\"decided\": true"));
+  r = speedlab::testing::run_command(cmd + " --threshold 10 --allow-missing");
+  CHECK(r.exit_code == 0);
 }

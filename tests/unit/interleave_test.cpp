@@ -291,7 +291,7 @@ TEST_CASE("interleave: compare --base-plugins/--new-plugins measures both sides 
   auto r = t::run_command(speedlab_exe() + " compare --base-plugins " + plugins + " --new-plugins " + plugins +
                           " --out " + out.string() + quick);
   INFO(r.output);
-  REQUIRE(r.exit_code <= 1);
+  REQUIRE((r.exit_code <= 1 || r.exit_code == 3)); // 3: every point unclear, possible with 3 short rounds
   for (const char* s : {"base", "new"}) {
     const auto run = nlohmann::json::parse(std::ifstream(out / s / "run.json"));
     CHECK(run["interleave_side"] == s);
@@ -316,7 +316,7 @@ TEST_CASE("interleave: compare --base-plugins/--new-plugins measures both sides 
   // Every other command reads the sides: compare them again (paired), report, analyze.
   r = t::run_command(speedlab_exe() + " compare " + (out / "base").string() + " " + (out / "new").string() +
                      " --paired --format json");
-  CHECK(r.exit_code <= 1);
+  CHECK((r.exit_code <= 1 || r.exit_code == 3));
   CHECK_THAT(r.output, Contains("\"paired\""));
   CHECK(t::run_command(speedlab_exe() + " report " + (out / "new").string() + " --format md").exit_code == 0);
   CHECK(t::run_command(speedlab_exe() + " analyze " + (out / "base").string()).exit_code == 0);
@@ -419,7 +419,9 @@ TEST_CASE("interleave: a crash in the process of both sides is measured again ap
                                 " --rounds 2 -w faulty --variant ok --variant segfault -p n=1000 --max-time 0.05 "
                                 "--min-samples 2 --warmup 0 --calibrate off --reports json --format json");
   INFO(r.output);
-  CHECK(r.exit_code == 0); // the segfault is "not measured" (invalid on both sides), not a regression
+  // The segfault is "not measured" (invalid on both sides), not a regression: 0, or 3 where the
+  // 'ok' point's 2 rounds left it unclear.
+  CHECK((r.exit_code == 0 || r.exit_code == 3));
   for (const char* s : {"base", "new"}) {
     std::ifstream in(out / s / "results.jsonl");
     int points = 0;

@@ -226,13 +226,20 @@ TEST_CASE("a recorded H100 run's report.html renders in headless Chromium", "[re
 TEST_CASE("a comparison's compare.html renders in headless Chromium", "[report][html][browser][compare]") {
   if (!have_chromium()) return;
   const auto run = app::load_run(speedlab::testing::fixture_dir() / "gpu" / "suite");
-  auto slower = run.points;
+  // The fixture's points as if measured in 5 rounds (one-round sides would be unclear).
+  auto base = run.points;
+  for (auto& p : base) {
+    p.sample_rounds.clear();
+    for (std::size_t i = 0; i < p.samples_ns.size(); ++i) p.sample_rounds.push_back(static_cast<int>(i % 5));
+    p.rounds = p.rounds_planned = 5;
+  }
+  auto slower = base;
   for (auto& p : slower)
     if (p.variant == "cuda") {
       for (auto& s : p.samples_ns) s *= 1.2;
       p.wall = stats::summarize(p.samples_ns);
     }
-  const auto c = analysis::compare_runs(run.run, run.points, run.run, slower);
+  const auto c = analysis::compare_runs(run.run, base, run.run, slower);
   test_golden::temp_dir dir;
   std::filesystem::create_directories(dir.path / "compare");
   const auto page = dir.path / "compare" / "compare.html";

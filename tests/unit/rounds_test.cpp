@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/run/commands.hpp"
 #include "app/run/rounds.hpp"
+#include "app/run/run_steps.hpp"
 #include "app/suite/suite_config.hpp"
 #include "app/suite/suite_overrides.hpp"
 #include "model/results.hpp"
@@ -132,4 +134,16 @@ TEST_CASE("rounds: the suite's rounds key and --rounds", "[rounds][config]") {
   CHECK(s.rounds == 7);
   cli.rounds = 0;
   CHECK_THROWS_WITH(apply_overrides(s, cli), Catch::Contains("--rounds"));
+}
+
+TEST_CASE("rounds: a command-line suite takes command_line_suite_rounds; the built-in suite whole keeps 1",
+          "[rounds][config]") {
+  run_options first_look;
+  CHECK(prepare_run_suite(first_look).rounds == 1); // suites/default.yaml: the quick start's first look
+  run_options selection;
+  selection.overrides.workloads = {"vector"};
+  CHECK(prepare_run_suite(selection).rounds == command_line_suite_rounds);
+  CHECK(command_line_suite_rounds >= 2); // two such runs have a run-to-run spread to compare
+  selection.overrides.rounds = 3;
+  CHECK(prepare_run_suite(selection).rounds == 3);
 }
