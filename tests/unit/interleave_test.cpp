@@ -68,7 +68,8 @@ std::pair<std::vector<point_result>, std::vector<point_result>> interleaved(int 
   std::vector<point_result> base, next;
   const double shift = std::exp(0.10 * draw());
   for (int k = 0; k < points; ++k) {
-    const std::string v = "v" + std::to_string(k);
+    std::string v = "v";
+    v += std::to_string(k); // appended: GCC 12 warns falsely (-Wrestrict) on "literal" + string
     point_result b = point_of(v), n = point_of(v);
     b.rounds = b.rounds_planned = n.rounds = n.rounds_planned = rounds;
     for (int r = 0; r < rounds; ++r) {
