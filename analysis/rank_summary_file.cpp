@@ -351,8 +351,8 @@ json parse_file(const std::filesystem::path& file) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    throw bad_record(fmt::format("{}: damaged at byte offset {}: {}", file.string(), e.byte ? e.byte - 1 : 0,
-                                 json_problem(e)));
+    throw bad_record(
+        fmt::format("{}: damaged at byte offset {}: {}", file.string(), e.byte ? e.byte - 1 : 0, json_problem(e)));
   } catch (const json::exception& e) {
     throw bad_record(fmt::format("{}: not JSON: {}", file.string(), json_problem(e)));
   }
