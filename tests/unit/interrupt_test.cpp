@@ -139,8 +139,8 @@ TEST_CASE("interrupt: a stop between rounds saves each point with the rounds it 
   }
   INFO(t::read_text(dir.path() / "log.txt"));
   REQUIRE(hanging);
-  ::kill(pid, SIGTERM);
-  CHECK(wait_exit(pid) == 143);
+  ::kill(pid, SIGINT); // as Ctrl-C
+  CHECK(wait_exit(pid) == 130);
   const auto out = dir.path() / "out";
   std::ifstream in(out / "results.jsonl");
   std::size_t kept = 0;
@@ -155,7 +155,7 @@ TEST_CASE("interrupt: a stop between rounds saves each point with the rounds it 
   CHECK_THAT(t::read_text(out / "run.json"), Contains("3 points have fewer rounds than the 3 planned"));
   // The message counts the points that have all their rounds, not those with some.
   const std::string log = t::read_text(dir.path() / "log.txt");
-  CHECK_THAT(log, Contains("interrupted by SIGTERM: 0 of 6 points have all their rounds, 3 have only some (saved with "
+  CHECK_THAT(log, Contains("interrupted by SIGINT: 0 of 6 points have all their rounds, 3 have only some (saved with "
                            "the rounds they have), 3 were not measured; `speedlab run --resume` measures their missing "
                            "rounds and the points not measured"));
   CHECK_THAT(log, Contains("0 finished points and 3 partly measured are in"));
