@@ -785,7 +785,7 @@ std::string not_a_file_problem(const std::filesystem::path& file) {
 stream_read read_stream(const std::filesystem::path& file) { return read_stream(file, records_sink{}); }
 
 stream_read read_stream(const std::filesystem::path& file, const records_sink& sink) {
-  const std::string name = file.filename().string();
+  const std::string name = file.string(); // the path: a job's rank folders each hold streams
   const file_source src(file);
   if (!src.ok()) {
     stream_read out;

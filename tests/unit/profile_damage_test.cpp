@@ -58,7 +58,7 @@ TEST_CASE("profile damage: 4 flipped bytes in a records chunk: named with its of
   INFO(r.output);
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.output, Contains(fmt::format("speedlab: warning: {}: corrupt chunk at offset {}: CRC mismatch",
-                                            stream_name, second)));
+                                            (dir / stream_name).string(), second)));
   CHECK_THAT(r.output, Contains("1 used CUDA") && Contains("Where the time went")); // the process is still analysed
 }
 
