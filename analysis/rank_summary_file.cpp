@@ -347,10 +347,14 @@ json parse_file(const std::filesystem::path& file) {
   in.seekg(0, std::ios::beg);
   if (!in.read(text.data(), static_cast<std::streamsize>(text.size())))
     throw bad_record(fmt::format("{}: cannot be read", file.string()));
+  if (text.empty()) throw bad_record(fmt::format("{}: empty (0 bytes)", file.string()));
   try {
     return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw bad_record(
+        fmt::format("{}: damaged at byte offset {}: {}", file.string(), e.byte ? e.byte - 1 : 0, json_problem(e)));
   } catch (const json::exception& e) {
-    throw bad_record(fmt::format("{}: not JSON: {}", file.string(), e.what()));
+    throw bad_record(fmt::format("{}: not JSON: {}", file.string(), json_problem(e)));
   }
 }
 
@@ -421,11 +425,20 @@ std::string stale(const saved_summary& s, const std::vector<std::filesystem::pat
   return "";
 }
 
-// One folder: its summary when usable; else why not (messages) and nullopt.
+// One folder: its summary when usable; else why not (messages) and nullopt. Damaged with no
+// stream beside it, the folder is left out (a message says so) and the others are merged;
+// one from a newer speedlab and no stream stops the merge (never read past a newer schema).
 std::optional<saved_summary> usable_summary(const profile_folder& f, std::vector<std::string>& messages) {
   const auto file = f.dir / summary_file_name;
+  const std::string instead =
+      f.streams.empty() ? fmt::format("; {} has no stream to read instead: nothing of it is merged", f.dir.string())
+                        : std::string("; the streams were read instead");
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    messages.push_back(fmt::format("{}: not a regular file{}", file.string(), instead));
+    return std::nullopt;
+  }
   try {
     saved_summary s = read_summary_file(file);
     const std::string why = stale(s, f.streams);
@@ -433,8 +446,8 @@ std::optional<saved_summary> usable_summary(const profile_folder& f, std::vector
     messages.push_back(fmt::format("{}: not used, the streams changed since it was written ({}); the streams were read",
                                    file.string(), why));
   } catch (const std::exception& e) {
-    if (f.streams.empty()) throw; // nothing else holds this folder's results
-    messages.push_back(fmt::format("{}; the streams were read instead", e.what()));
+    if (f.streams.empty() && dynamic_cast<const newer_schema_error*>(&e)) throw;
+    messages.push_back(fmt::format("{}{}", e.what(), instead));
   }
   return std::nullopt;
 }

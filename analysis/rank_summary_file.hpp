@@ -54,8 +54,9 @@ saved_summary read_summary_file(const std::filesystem::path& file);
 // summary file when it covers exactly the streams in the folder now (same names, same
 // sizes; or the streams were removed), else its streams read with summarize_streams, and a
 // message says why the file was not used. Summary files are read by `threads` readers (0:
-// the cores, at most 8). Processes in read_stream_folder's order (start, pid). Throws
-// bad_record when a folder's summary is unreadable and it has no streams to read instead.
+// the cores, at most 8). Processes in read_stream_folder's order (start, pid). A folder whose
+// summary is damaged (or not a file) and has no streams to read instead is left out, with a
+// message naming the file; one whose summary is of a newer schema throws newer_schema_error.
 struct profile_folder {
   std::filesystem::path dir;
   std::vector<std::filesystem::path> streams; // profile::stream_files(dir)

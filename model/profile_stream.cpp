@@ -390,6 +390,20 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
 
 bool known_type(std::uint32_t t) { return t >= 1 && t <= 8; }
 
+// What makes 16 bytes no chunk header, for the message that skips them.
+std::string header_problem(const char* h) {
+  if (std::memcmp(h, chunk_magic, 4) != 0) {
+    std::string shown;
+    for (int i = 0; i < 4; ++i) {
+      const auto c = static_cast<unsigned char>(h[i]);
+      shown += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+    }
+    return fmt::format("wrong magic '{}', a chunk begins with '{}'", shown, std::string_view(chunk_magic, 4));
+  }
+  if (!known_type(get_u32(h + 4))) return fmt::format("unknown chunk type {}", get_u32(h + 4));
+  return fmt::format("payload length {} above the limit of {}", get_u32(h + 8), max_chunk_payload);
+}
+
 // Where the reader gets its bytes: a file (read chunk by chunk, never whole) or memory.
 class byte_source {
 public:
@@ -470,7 +484,7 @@ void finish_read(stream_read& out, const read_state& st, const std::string& name
   auto& info = out.profile.process;
   out.valid = st.have_header;
   if (!st.have_header) {
-    out.messages.push_back(fmt::format("{}: no readable header chunk; not a speedlab profile stream", name));
+    out.messages.push_back(fmt::format("{}: no readable header chunk; not read as a speedlab profile stream", name));
     return;
   }
   auto& t = out.profile.trace;
@@ -497,8 +511,10 @@ stream_read read_source(const byte_source& src, const std::string& name, const r
   read_state st{out.profile, sink, false, false, 0, {}};
   const std::uint64_t size = src.size();
   std::uint64_t pos = 0;
-  std::size_t skipped_chunks = 0;
+  std::size_t skipped_chunks = 0, before_header = 0;
+  std::uint64_t first_before_header = 0;
   std::string payload;
+  if (size == 0) out.messages.push_back(fmt::format("{}: empty (0 bytes); a stream begins with a header chunk", name));
   while (pos < size) {
     if (size - pos < chunk_header_bytes) {
       out.messages.push_back(fmt::format("{}: torn chunk header at offset {} ({} bytes) skipped: the process ended while "
@@ -515,7 +531,9 @@ stream_read read_source(const byte_source& src, const std::string& name, const r
     if (std::memcmp(h, chunk_magic, 4) != 0 || !known_type(type) || length > max_chunk_payload) {
       // Garbage: look for the next chunk header after it.
       const std::uint64_t end = next_magic(src, pos + 1);
-      out.messages.push_back(fmt::format("{}: {} bytes that are no chunk at offset {} skipped", name, end - pos, pos));
+      out.messages.push_back(fmt::format("{}: corrupt chunk header at offset {} ({}); {} bytes skipped{}", name, pos,
+                                         header_problem(h), end - pos,
+                                         end < size ? fmt::format(" to the next chunk at offset {}", end) : ""));
       pos = end;
       continue;
     }
@@ -532,14 +550,16 @@ stream_read read_source(const byte_source& src, const std::string& name, const r
     }
     const std::uint64_t at = pos;
     pos += chunk_header_bytes + length;
-    if (crc_of(payload) != crc) {
+    if (const std::uint32_t computed = crc_of(payload); computed != crc) {
       ++skipped_chunks;
-      out.messages.push_back(fmt::format("{}: chunk at offset {} ({} bytes) fails its checksum; skipped", name, at, length));
+      out.messages.push_back(fmt::format("{}: corrupt chunk at offset {}: CRC mismatch (stored {:08x}, computed {:08x} "
+                                         "over its {} payload bytes); skipped",
+                                         name, at, crc, computed, length));
       continue;
     }
     const auto t = static_cast<chunk_type>(type);
     if (t != chunk_type::header && !st.have_header) {
-      out.messages.push_back(fmt::format("{}: chunk at offset {} comes before the header; skipped", name, at));
+      if (!before_header++) first_before_header = at;
       continue;
     }
     if (t == chunk_type::header && st.have_header) {
@@ -554,6 +574,10 @@ stream_read read_source(const byte_source& src, const std::string& name, const r
     }
   }
   payload = {};
+  if (before_header)
+    out.messages.push_back(
+        fmt::format("{}: {} chunk(s) from offset {} on come before any readable header chunk; skipped", name,
+                    before_header, first_before_header));
   finish_read(out, st, name, skipped_chunks);
   return out;
 }
@@ -738,14 +762,34 @@ void stream_writer::abandon() { m_fd = -1; }
 
 // ---- reader ----------------------------------------------------------------------------
 
+namespace {
+
+// Why a path is not a stream that can be read: not a regular file (and what it is), or not readable.
+std::string not_a_file_problem(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(status)) return "missing or not reachable";
+  if (std::filesystem::is_directory(status)) return "not a regular file (a directory)";
+  if (!std::filesystem::is_regular_file(status)) return "not a regular file";
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  const int error = errno;
+  if (fd >= 0) {
+    ::close(fd);
+    return "cannot be read";
+  }
+  return fmt::format("cannot be opened: {}", std::strerror(error));
+}
+
+} // namespace
+
 stream_read read_stream(const std::filesystem::path& file) { return read_stream(file, records_sink{}); }
 
 stream_read read_stream(const std::filesystem::path& file, const records_sink& sink) {
-  const std::string name = file.filename().string();
+  const std::string name = file.string(); // the path: a job's rank folders each hold streams
   const file_source src(file);
   if (!src.ok()) {
     stream_read out;
-    out.messages.push_back(fmt::format("{}: cannot be read", name));
+    out.messages.push_back(fmt::format("{}: {}", name, not_a_file_problem(file)));
     return out;
   }
   return read_source(src, name, sink);
@@ -758,8 +802,14 @@ stream_read read_stream_bytes(std::string_view data, const std::string& name, co
 std::vector<std::filesystem::path> stream_files(const std::filesystem::path& dir, std::vector<std::string>& messages) {
   std::error_code ec;
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == stream_extension) files.push_back(e.path());
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() != stream_extension) continue;
+    std::error_code type_ec;
+    if (e.is_regular_file(type_ec))
+      files.push_back(e.path());
+    else
+      messages.push_back(fmt::format("{}: {}; skipped", e.path().string(), not_a_file_problem(e.path())));
+  }
   if (ec) {
     messages.push_back(fmt::format("{}: cannot list the folder: {}", dir.string(), ec.message()));
     return {};

@@ -187,6 +187,16 @@ point_result read_point_record(const json& j) {
   return p;
 }
 
+bool extends_partial(const point_result& earlier, const point_result& later) {
+  if (earlier.id != later.id || earlier.status != point_status::ok || earlier.rounds >= earlier.rounds_planned)
+    return false;
+  if (later.rounds_planned != earlier.rounds_planned || later.rounds <= earlier.rounds) return false;
+  const auto prefix = [](const auto& a, const auto& b) {
+    return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+  };
+  return prefix(earlier.samples_ns, later.samples_ns) && prefix(earlier.sample_rounds, later.sample_rounds);
+}
+
 run_info read_run_record(const json& j) {
   require_object(j, "run record");
   check_schema_version(j, run_info_schema_version);

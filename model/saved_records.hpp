@@ -46,6 +46,13 @@ std::string trace_path_problem(const std::string& trace_file);
 std::string json_problem(const std::exception& e);
 
 point_result read_point_record(const nlohmann::json& record);
+
+// Whether `later` is the same point measured on from `earlier`, a point saved with some of
+// its rounds (rounds < rounds_planned, status ok): `speedlab run --resume` appends the point
+// again with more rounds, the earlier rounds' samples (and their round numbers) unchanged at
+// the front. A reader keeps the later line and says nothing; any other repeated id is
+// reported (docs/results-schema.md, "Reading saved runs").
+bool extends_partial(const point_result& earlier, const point_result& later);
 run_info read_run_record(const nlohmann::json& record);
 trace::device_trace read_trace_record(const nlohmann::json& record);
 device_model read_device_record(const nlohmann::json& record);

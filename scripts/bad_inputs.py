@@ -344,8 +344,51 @@ def cases(ctx):
            no_internals + r"results.jsonl:2: skipped: not valid JSON at column 9: a bare word", codes=(0,))
     folder("run.json torn", {"results.jsonl": good_lines, "run.json": run_json[:60]},
            no_internals + r"run.json: unreadable, not used: not valid JSON at line \d+, column \d+: truncated", codes=(0,))
+    two_points = json.dumps({"schema": "speedlab-results", "schema_version": 1, "points": [json.loads(good_line)] * 2})
+    folder("report: results.jsonl cut to fewer points than results.json holds (not rewritten)",
+           {"results.jsonl": good_line + "\n" + good_line[:150], "run.json": run_json, "results.json": two_points},
+           r"results.jsonl yields 1 points, fewer than the 2 in \S*results.json; results.json and the reports are not "
+           r"rewritten", codes=(2,))
     folder("a field of the wrong type", {"results.jsonl": json.dumps(dict(json.loads(good_line), threads="two")) + "\n",
                                          "run.json": run_json}, no_internals + r"results.jsonl:1: skipped: .*'threads' must be")
+
+    # --- profile folders: damaged or missing streams and summaries ---------------------------
+    pf = "profile folder"
+    cupy = ctx.fixtures / "profile" / "counters" / "cupy"
+    facts = (cupy / "profile.json").read_text()
+    stream_name = "vm-536.slstream"
+    stream = (cupy / stream_name).read_bytes()
+    second = stream.index(b"SLP1", 4)  # the chunk after the header
+
+    def flipped(at):
+        data = bytearray(stream)
+        for k in range(4):
+            data[at + k] ^= 0xFF
+        return bytes(data)
+
+    def profile(title, stream_files, expect, codes, command="analyze"):
+        add(Case(pf, title, [command, "{tmp}"], files=dict({"profile.json": facts}, **stream_files), expect=expect,
+                 codes=codes))
+    profile("analyze: 4 flipped bytes in a chunk's payload (the rest read)", {stream_name: flipped(second + 40)},
+            rf"{stream_name}: corrupt chunk at offset {second}: CRC mismatch", (0,))
+    profile("analyze: 4 flipped bytes in the header chunk", {stream_name: flipped(40)},
+            rf"{stream_name}: corrupt chunk at offset 0: CRC mismatch[\s\S]*no valid profile stream", (2,))
+    profile("analyze: an empty stream", {stream_name: b""}, rf"{stream_name}: empty \(0 bytes\)", (2,))
+    profile("report: an empty stream (nothing written)", {stream_name: b""},
+            rf"{stream_name}: empty[\s\S]*no report is written", (2,), command="report")
+    profile("analyze: a stream of the wrong magic", {stream_name: b"XXXX" + stream[4:]},
+            rf"{stream_name}: corrupt chunk header at offset 0 \(wrong magic 'XXXX'", (2,))
+    profile("analyze: a folder named like the stream", {stream_name + "/x": ""},
+            rf"{stream_name}: not a regular file \(a directory\)", (2,))
+    profile("analyze: the stream profile.json names is missing", {},
+            rf"{stream_name}: missing: the stream of pid 536", (2,))
+    profile("analyze: summary.json damaged, streams gone", {"summary.json": '{"format": "speedlab-profile-summary", '},
+            r"summary.json: damaged at byte offset \d+[\s\S]*no valid profile stream", (2,))
+    inside = ctx.fixtures / "ranks" / "inside"
+    job = {f"rank-{r}/profile.json": (inside / f"rank-{r}" / "profile.json").read_text() for r in (0, 1)}
+    job["rank-0/vm-789.slstream"] = (inside / "rank-0" / "vm-789.slstream").read_bytes()
+    add(Case(pf, "analyze: a two-rank job without rank 1's stream", ["analyze", "{tmp}"], files=job, codes=(0,),
+             expect=r"vm-790.slstream: missing: the stream of rank 1[\s\S]*comparison across ranks is incomplete"))
 
     # --- output folders, concurrency, signals ------------------------------------------------
     of = "output folder and signals"
@@ -486,6 +529,7 @@ def main():
     ctx = Context()
     ctx.speedlab = Path(args.speedlab).resolve()
     ctx.plugins = Path(args.plugins).resolve() if args.plugins else ctx.speedlab.parent / "test-plugins"
+    ctx.fixtures = root / "tests" / "fixtures"
     if not ctx.speedlab.is_file() or not (ctx.plugins / "libspeedlab-faulty.so").is_file():
         sys.exit(f"bad_inputs: need {ctx.speedlab} and {ctx.plugins}/libspeedlab-faulty.so (build speedlab and the tests)")
     scratch = Path(tempfile.mkdtemp(prefix="speedlab-bad-inputs-"))

@@ -267,6 +267,9 @@ command_action add_report_command(CLI::App& app) {
   cmd->add_flag("--summary", options->summary,
                 "A profile folder: write each rank folder's summary.json from its streams (no report), for a job's "
                 "merge to read instead of the streams (docs/ranks.md)");
+  cmd->add_flag("--force", options->force,
+                "Rewrite results.json and the reports even when results.jsonl yields fewer points than results.json "
+                "holds (refused otherwise: the last complete copy is kept)");
   return [options] { return command_report(*options); };
 }
 

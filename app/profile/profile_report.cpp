@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -196,7 +197,71 @@ struct analysed_profile {
   std::map<std::string, std::filesystem::path> stream_of; // point id -> its stream file
 };
 
-analysed_profile load_and_analyze(const std::filesystem::path& dir) {
+// The streams a folder's profile.json names (the processes that used CUDA) that are neither
+// in the folder nor read from its summary: each named, with its pid and rank. Returns the
+// ranks so lost.
+std::set<int> missing_streams(const std::filesystem::path& part, const std::set<std::filesystem::path>& read,
+                              std::vector<std::string>& damage) {
+  std::set<int> ranks;
+  nlohmann::json facts;
+  try {
+    std::ifstream in(part / profile_facts_file);
+    facts = nlohmann::json::parse(in);
+  } catch (const std::exception&) {
+    return ranks; // read_facts has said what is wrong with it
+  }
+  if (!facts.contains("processes") || !facts["processes"].is_array()) return ranks;
+  for (const auto& p : facts["processes"]) {
+    if (!p.is_object() || !p.contains("stream") || !p["stream"].is_string() || p["stream"].get<std::string>().empty())
+      continue;
+    const auto file = part / p["stream"].get<std::string>();
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec) || read.count(file)) continue;
+    profile::process_info info;
+    if (p.contains("tags") && p["tags"].is_object())
+      for (const auto& [k, v] : p["tags"].items())
+        if (v.is_string()) info.tags[k] = v.get<std::string>();
+    const auto rank = analysis::identify_rank(info).rank;
+    if (rank) ranks.insert(*rank);
+    damage.push_back(fmt::format("{}: missing: the stream of {}{}, named in {}, is not in the folder (nor in a "
+                                 "summary.json); that process is not analysed",
+                                 file.string(), rank ? fmt::format("rank {}, ", *rank) : "",
+                                 p.contains("pid") ? fmt::format("pid {}", p["pid"].dump()) : "a process",
+                                 (part / profile_facts_file).string()));
+  }
+  return ranks;
+}
+
+std::string rank_list(const std::set<int>& ranks) {
+  std::vector<int> shown(ranks.begin(), ranks.end());
+  const std::size_t more = shown.size() > 16 ? shown.size() - 16 : 0;
+  shown.resize(shown.size() - more);
+  return fmt::format("{}{}", fmt::join(shown, ", "), more ? fmt::format(" and {} more", more) : "");
+}
+
+// A job whose ranks are not all there (a lost stream, a folder left out): which ranks, and
+// that the comparison across ranks (straggler, waits, imbalance) covers only those read.
+void incomplete_ranks(const std::vector<analysis::rank_summary>& ranks, std::set<int> missing,
+                      std::vector<std::string>& damage) {
+  std::set<int> present;
+  int world = 0;
+  for (const auto& r : ranks) {
+    if (r.id.rank) present.insert(*r.id.rank);
+    world = std::max(world, r.id.world_size.value_or(0));
+  }
+  for (int k = 0; k < world && k < (1 << 20); ++k)
+    if (!present.count(k)) missing.insert(k);
+  for (int k : present) missing.erase(k);
+  if (missing.empty()) return;
+  damage.push_back(fmt::format("the comparison across ranks is incomplete: {} rank(s) read{}, rank {} missing; {}",
+                               present.size(), world ? fmt::format(" of {} (the world size)", world) : "",
+                               rank_list(missing),
+                               present.size() < 2 ? "with fewer than two ranks there is no comparison (straggler, "
+                                                    "waits, imbalance)"
+                                                  : "its straggler, waits and imbalance are of the ranks read"));
+}
+
+analysed_profile load_and_analyze(const std::filesystem::path& dir, profile_damage& damage) {
   analysed_profile out;
   const auto parts = profile_parts(dir);
   analysis::program_facts facts = folder_facts(dir, parts);
@@ -208,7 +273,7 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
   // `speedlab report DIR --summary`), else its streams, one at a time per reader, chunk by
   // chunk; a rank's stream also kept for its rank summary.
   std::vector<analysis::profile_folder> folders;
-  for (const auto& part : parts) folders.push_back({part, profile::stream_files(part, notes)});
+  for (const auto& part : parts) folders.push_back({part, profile::stream_files(part, damage.messages)});
   analysis::folders_read got = analysis::summarize_folders(folders);
   analysis::stream_summaries& read = got.read;
   if (got.from_summaries)
@@ -216,7 +281,13 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
                                 "duration is not in a summary, so the rules on short kernels did not judge those "
                                 "processes",
                                 got.from_summaries, folders.size(), analysis::summary_file_name));
-  for (auto& m : read.messages) notes.push_back(std::move(m));
+  for (auto& m : read.messages) damage.messages.push_back(std::move(m));
+  const std::set<std::filesystem::path> read_files(read.files.begin(), read.files.end());
+  std::set<int> lost_ranks;
+  for (const auto& part : parts) lost_ranks.merge(missing_streams(part, read_files, damage.messages));
+  incomplete_ranks(read.ranks, std::move(lost_ranks), damage.messages);
+  damage.processes = read.processes.size();
+  damage.nothing_valid = read.processes.empty() && !damage.messages.empty();
   for (std::size_t i = 0; i < read.processes.size(); ++i)
     out.stream_of[analysis::process_point_id(read.processes[i].info.pid)] = read.files[i];
   std::vector<analysis::process_summary> summaries = std::move(read.processes);
@@ -224,22 +295,30 @@ analysed_profile load_and_analyze(const std::filesystem::path& dir) {
   out.analysis = analysis::analyze_program(std::move(summaries), std::move(ranks), std::move(facts),
                                            device.value_or(analysis::device_model{}));
   for (auto& n : notes) out.analysis.result.notes.push_back(std::move(n));
+  for (const auto& m : damage.messages) out.analysis.result.notes.push_back(m);
   return out;
 }
 
 } // namespace
 
-analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir) {
-  return load_and_analyze(dir).analysis;
+analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir, profile_damage* damage) {
+  profile_damage found;
+  analysis::program_analysis a = load_and_analyze(dir, found).analysis;
+  if (damage) *damage = std::move(found);
+  return a;
 }
 
 nlohmann::json analyze_profile_json(const analysis::program_analysis& analysis) {
   return {{"program", reports::program_json(analysis)}, {"analysis", analysis.result}};
 }
 
-written_reports report_profile_folder(const std::filesystem::path& dir,
-                                                         const std::vector<std::string>& formats) {
-  const analysed_profile p = load_and_analyze(dir);
+written_reports report_profile_folder(const std::filesystem::path& dir, const std::vector<std::string>& formats,
+                                      profile_damage* damage) {
+  profile_damage found;
+  const analysed_profile p = load_and_analyze(dir, found);
+  const bool nothing = found.nothing_valid;
+  if (damage) *damage = std::move(found);
+  if (nothing) return {}; // the reports of a folder are not replaced by reports of nothing
   const run_info run = program_run_info(p.analysis.facts);
   reports::report_input input{run, p.analysis.points, p.analysis.result,
                               [&p](const point_result& point) -> std::optional<trace::device_trace> {

@@ -64,15 +64,26 @@ saved_profile load_profile(const std::filesystem::path& dir);
 // The program's facts, time split and top kernels as plain text for the terminal.
 std::string program_summary(const analysis::program_analysis& analysis);
 
+// What a profile folder's reading found damaged or missing, each naming its file (and the
+// byte offset inside a stream or summary): corrupt chunks, empty or wrong-magic streams, a
+// path named like a stream that is no regular file, an unreadable summary.json, a stream that
+// profile.json names but the folder lacks (its rank named), ranks missing from a job's
+// comparison. The commands say each on standard error; they are the report's notes as well.
+struct profile_damage {
+  std::vector<std::string> messages;
+  std::size_t processes = 0;  // processes read (from streams or summaries)
+  bool nothing_valid = false; // something was damaged or missing and no process was read
+};
+
 // `speedlab analyze DIR` on a profile folder: the analysis of what it holds (device.json's
-// ceilings when present). Reader messages become notes.
-analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir);
+// ceilings when present). Reader messages become notes, and go to `damage` when given.
+analysis::program_analysis analyze_profile_folder(const std::filesystem::path& dir, profile_damage* damage = nullptr);
 // `speedlab analyze --json DIR` on a profile folder: {"program", "analysis"}, the program's
 // per-process records tagged with host and rank as in results.json (reports::program_json).
 nlohmann::json analyze_profile_json(const analysis::program_analysis& analysis);
-// `speedlab report DIR` on a profile folder.
-written_reports report_profile_folder(const std::filesystem::path& dir,
-                                                         const std::vector<std::string>& formats);
+// `speedlab report DIR` on a profile folder; writes nothing when damage->nothing_valid.
+written_reports report_profile_folder(const std::filesystem::path& dir, const std::vector<std::string>& formats,
+                                      profile_damage* damage = nullptr);
 
 // `speedlab report DIR --summary`: each profile folder of DIR (DIR itself, or its rank
 // folders) gets its summary file (analysis/rank_summary_file.hpp) from its streams, so a

@@ -380,16 +380,23 @@ std::optional<point_result> measure_round(const planned_point& pp, int rounds, i
 }
 
 // Measures each point not yet in the folder in `suite.rounds` rounds, round-robin over the
-// plan, appending each point as its last round (or a failed one) ends. Stops early on a stop
-// signal (interrupt.hpp): the round in a child is abandoned, one measured in-process is
-// finished and kept; points with some of their rounds are then saved with what they have
-// (rounds < rounds_planned), so nothing measured is lost.
+// plan, appending each point as its last round (or a failed one) ends. `started[i]`: the
+// saved record of a point that has some of its rounds (`--resume`); only its missing rounds
+// are measured, added after the saved samples, and the point is appended again with all of
+// them (the reader keeps the last line: model/saved_records.hpp, extends_partial). Stops
+// early on a stop signal (interrupt.hpp): the round in a child is abandoned, one measured
+// in-process is finished and kept; points with some of their rounds are then saved with what
+// they have (rounds < rounds_planned), so nothing measured is lost.
 std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,
                                          const plugin_registry& registry, output_folder& folder, int threads,
-                                         std::set<std::string>& notes) {
+                                         std::set<std::string>& notes,
+                                         std::vector<std::optional<point_result>> started) {
   const int rounds = std::max(1, suite.rounds);
   progress_display progress(points.size() * static_cast<std::size_t>(rounds), stderr_is_terminal());
-  std::vector<std::optional<point_result>> partial(points.size());
+  std::vector<std::optional<point_result>>& partial = started;
+  partial.resize(points.size());
+  std::vector<int> first_round(points.size(), 0); // the round each point goes on from
+  for (std::size_t i = 0; i < points.size(); ++i) first_round[i] = partial[i] ? partial[i]->rounds : 0;
   std::vector<point_result> results;
   auto keep = [&](point_result& r) {
     folder.append(r);
@@ -399,7 +406,7 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
   bool abandoned = false;
   for (int round = 0; round < rounds && !abandoned; ++round) {
     for (std::size_t i = 0; i < points.size() && !stop_signal(); ++i) {
-      if (round > 0 && (!partial[i] || point_finished(*partial[i]))) continue;
+      if (round < first_round[i] || (round > 0 && (!partial[i] || point_finished(*partial[i])))) continue;
       const auto& pp = points[i];
       const std::size_t step = static_cast<std::size_t>(round) * points.size() + i;
       progress.starting(step, point_id(pp.workload, pp.variant, pp.params) +
@@ -420,15 +427,15 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
     if (stop_signal()) abandoned = true;
   }
   std::size_t short_points = 0;
-  for (auto& p : partial)
-    if (p) {
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (partial[i] && partial[i]->rounds > first_round[i]) { // a saved point that gained no round stays as saved
       ++short_points;
-      keep(*p);
+      keep(*partial[i]);
     }
   if (short_points)
     notes.insert(fmt::format("{} points have fewer rounds than the {} planned (the run was stopped between rounds) and "
-                             "are saved with the rounds they have; `--resume` keeps them so (`--force` measures all "
-                             "again); `speedlab compare` says so for each",
+                             "are saved with the rounds they have; `--resume` measures their missing rounds "
+                             "(`--force` measures all again); `speedlab compare` says so for each",
                              short_points, rounds));
   progress.done();
   return results;
@@ -478,6 +485,91 @@ std::map<int, analysis::device_model> obtain_device_models(const suite_config& s
   return device_models;
 }
 
+// What a run measures: the planned points not in the folder and, with `--resume`, those
+// saved with some of their rounds (their records, to go on from). A point saved for another
+// number of rounds than this run plans is kept as saved.
+struct resume_plan {
+  std::vector<planned_point> points;
+  std::vector<std::optional<point_result>> started; // per point: its saved rounds, if any
+  std::size_t kept = 0, partial = 0, other_rounds = 0, rounds_kept = 0;
+};
+
+bool partly_measured(const point_result& p) { return p.valid() && p.rounds < p.rounds_planned; }
+
+resume_plan points_to_measure(const std::vector<planned_point>& planned, const output_folder& folder, int rounds) {
+  resume_plan plan;
+  for (const auto& p : planned) {
+    const point_result* saved = folder.kept_point(point_id(p.workload, p.variant, p.params));
+    if (saved && partly_measured(*saved) && saved->rounds_planned == rounds) {
+      ++plan.partial;
+      plan.rounds_kept += static_cast<std::size_t>(saved->rounds);
+      plan.points.push_back(p);
+      plan.started.emplace_back(*saved);
+    } else if (saved) {
+      ++plan.kept;
+      plan.other_rounds += partly_measured(*saved) ? 1 : 0;
+    } else {
+      plan.points.push_back(p);
+      plan.started.emplace_back();
+    }
+  }
+  return plan;
+}
+
+void say_resume(const resume_plan& plan, const std::filesystem::path& results) {
+  std::string line = fmt::format("speedlab: --resume: {} points already in {} are kept", plan.kept + plan.partial,
+                                 results.string());
+  if (plan.partial)
+    line += fmt::format(" ({} of them partly measured: their {} rounds are kept and their missing rounds measured)",
+                        plan.partial, plan.rounds_kept);
+  app::notes() << line << fmt::format("; measuring the {} others\n", plan.points.size() - plan.partial);
+  if (plan.other_rounds)
+    std::cerr << fmt::format("speedlab: --resume: {} partly measured points were planned for another number of rounds "
+                             "than this run's; they are kept as saved (--force measures all again)\n",
+                             plan.other_rounds);
+}
+
+// The folder's points after a run: those kept from before, each replaced by its new record
+// when this run measured it on (--resume), then the new ones.
+std::vector<point_result> kept_and_new(const std::vector<point_result>& kept, const std::vector<point_result>& fresh) {
+  std::set<std::string> remeasured;
+  for (const auto& p : fresh) remeasured.insert(p.id);
+  std::vector<point_result> out;
+  for (const auto& p : kept)
+    if (!remeasured.count(p.id)) out.push_back(p);
+  out.insert(out.end(), fresh.begin(), fresh.end());
+  return out;
+}
+
+// How far the planned points got: all their rounds (or ended by a failure), some, none.
+struct rounds_count {
+  std::size_t planned = 0, complete = 0, partial = 0;
+};
+
+rounds_count count_rounds(const std::vector<planned_point>& planned, const std::vector<point_result>& saved) {
+  std::map<std::string, const point_result*> by_id;
+  for (const auto& p : saved) by_id[p.id] = &p;
+  rounds_count c;
+  c.planned = planned.size();
+  for (const auto& p : planned) {
+    const auto it = by_id.find(point_id(p.workload, p.variant, p.params));
+    if (it == by_id.end()) continue;
+    ++(partly_measured(*it->second) ? c.partial : c.complete);
+  }
+  return c;
+}
+
+std::string interrupted_note(int sig, const rounds_count& c) {
+  const std::size_t none = c.planned - c.complete - c.partial;
+  return fmt::format(
+      "interrupted by SIG{}: {} of {} points have all their rounds{}{}; `speedlab run --resume` measures {}",
+      signal_name(sig), c.complete, c.planned,
+      c.partial ? fmt::format(", {} have only some (saved with the rounds they have)", c.partial) : "",
+      none ? fmt::format(", {} were not measured", none) : "",
+      c.partial ? (none ? "their missing rounds and the points not measured" : "their missing rounds")
+                : (none ? "the points not measured" : "nothing more"));
+}
+
 } // namespace
 
 int command_run(const run_options& options) {
@@ -500,10 +592,8 @@ int command_run(const run_options& options) {
   const auto folder = open_output(suite, options, notes);
   run_info info = new_run_info(options, suite);
   record_plugin_builds(info, planned, registry);
-  std::vector<planned_point> points;
-  std::copy_if(planned.begin(), planned.end(), std::back_inserter(points), [&](const planned_point& p) {
-    return !folder->already_measured(point_id(p.workload, p.variant, p.params));
-  });
+  resume_plan todo = points_to_measure(planned, *folder, std::max(1, suite.rounds));
+  const std::vector<planned_point>& points = todo.points;
   const int threads = suite.threads > 0 ? suite.threads : info.cpu_cores;
   info.threads = threads;
   const std::filesystem::path& out = folder->dir();
@@ -511,9 +601,7 @@ int command_run(const run_options& options) {
                               out.string(), suite.isolate ? "each point in its own process" : "in-process");
   // Which interpreter the Python variants run with, and why, before any of them runs.
   if (!python.interpreter.empty()) app::notes() << "speedlab: " << python.interpreter << '\n';
-  if (options.resume)
-    app::notes() << fmt::format("speedlab: --resume: {} points already in {} are kept; measuring the {} others\n",
-                                planned.size() - points.size(), (out / layout::results).string(), points.size());
+  if (options.resume) say_resume(todo, out / layout::results);
 
   const auto started = std::chrono::steady_clock::now();
   const stop_on_signals stop_guard;
@@ -524,19 +612,17 @@ int command_run(const run_options& options) {
   }
   if (!python.interpreter.empty()) notes.insert(python.interpreter);
   notes.insert(python.notes.begin(), python.notes.end());
-  std::vector<point_result> results = measure_points(points, suite, registry, *folder, threads, notes);
+  const std::vector<point_result> results =
+      measure_points(points, suite, registry, *folder, threads, notes, std::move(todo.started));
+  saved_run saved;
+  saved.dir = out;
+  saved.points = kept_and_new(folder->kept_points(), results);
   const int stopped_by = stop_signal();
-  if (stopped_by)
-    notes.insert(fmt::format("interrupted by SIG{}: {} of {} points measured; `speedlab run --resume` measures the rest",
-                             signal_name(stopped_by), results.size(), points.size()));
+  if (stopped_by) notes.insert(interrupted_note(stopped_by, count_rounds(planned, saved.points)));
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   info.notes.assign(notes.begin(), notes.end());
   for (const auto& n : info.notes) app::notes() << "speedlab: note: " << n << '\n';
 
-  saved_run saved;
-  saved.dir = out;
-  saved.points = folder->kept_points();
-  saved.points.insert(saved.points.end(), results.begin(), results.end());
   const std::map<int, analysis::device_model> device_models = obtain_device_models(suite, devices, stopped_by, saved, info);
   record_device(info, saved.device);
   saved.run = info;
@@ -551,8 +637,10 @@ int command_run(const run_options& options) {
   std::cout << '\n';
 
   if (const int sig = stop_signal()) { // during the points, or later (device model, reports)
-    std::cerr << fmt::format("speedlab: interrupted by SIG{}; {} finished points are in {}\n", signal_name(sig),
-                             saved.points.size(), (out / layout::results).string());
+    const rounds_count c = count_rounds(planned, saved.points);
+    std::cerr << fmt::format("speedlab: interrupted by SIG{}; {} finished points{} are in {}\n", signal_name(sig),
+                             c.complete, c.partial ? fmt::format(" and {} partly measured", c.partial) : "",
+                             (out / layout::results).string());
     return 128 + sig;
   }
   std::size_t failures = 0;
@@ -574,6 +662,50 @@ std::optional<saved_run> load_for_reading(const std::string& dir) {
   return std::nullopt;
 }
 
+// What a profile folder's reading found damaged or missing, on stderr (at most 20 lines; the
+// report's notes hold all). False, with an error, when nothing valid was left to analyse.
+bool said_damage(const std::string& dir, const profile_damage& damage, bool writes) {
+  constexpr std::size_t shown = 20;
+  for (std::size_t i = 0; i < damage.messages.size() && i < shown; ++i)
+    std::cerr << "speedlab: warning: " << damage.messages[i] << '\n';
+  if (damage.messages.size() > shown)
+    std::cerr << fmt::format("speedlab: warning: ... and {} more (all are among the analysis notes)\n",
+                             damage.messages.size() - shown);
+  if (!damage.nothing_valid) return true;
+  std::cerr << fmt::format("speedlab: error: {}: no valid profile stream or summary left to analyse ({} problem(s) "
+                           "above){}\n",
+                           dir, damage.messages.size(), writes ? "; no report is written" : "");
+  return false;
+}
+
+// The points in the folder's results.json (the json report of an earlier `run` or `report`);
+// nullopt when there is none or it cannot be read (then it is only replaced).
+std::optional<std::size_t> results_json_points(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "results.json");
+  if (!in) return std::nullopt;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    if (j.is_object() && j.contains("points") && j["points"].is_array()) return j["points"].size();
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// True, said on stderr, when the reports would be rewritten from fewer points than
+// results.json holds (results.jsonl cut or damaged): the last complete copy is not replaced
+// by less unless --force.
+bool shrinks_results_json(const saved_run& saved) {
+  if (!std::filesystem::exists(saved.dir / layout::results)) return false; // read from results.json itself
+  const auto before = results_json_points(saved.dir);
+  if (!before || saved.points.size() >= *before) return false;
+  std::cerr << fmt::format(
+      "speedlab: error: {} yields {} points, fewer than the {} in {}; results.json and the reports "
+      "are not rewritten from it{}; `speedlab report --force` rewrites them from the {} points\n",
+      (saved.dir / layout::results).string(), saved.points.size(), *before, (saved.dir / "results.json").string(),
+      saved.warnings.empty() ? "" : " (what it skipped is named above)", saved.points.size());
+  return true;
+}
+
 } // namespace
 
 int command_report(const report_options& options) {
@@ -588,7 +720,9 @@ int command_report(const report_options& options) {
       for (const auto& f : write_profile_summaries(options.dir)) std::cout << f.string() << '\n';
       return exit_ok;
     }
-    const auto written = report_profile_folder(options.dir, formats);
+    profile_damage damage;
+    const auto written = report_profile_folder(options.dir, formats, &damage);
+    if (!said_damage(options.dir, damage, true)) return exit_usage;
     for (const auto& f : written.files) std::cout << f.string() << '\n';
     return written.failed ? exit_failures : exit_ok;
   }
@@ -600,6 +734,7 @@ int command_report(const report_options& options) {
   }
   const auto saved = load_for_reading(options.dir);
   if (!saved) return exit_usage;
+  if (!options.force && shrinks_results_json(*saved)) return exit_usage;
   const auto result = analyze_saved(*saved);
   const auto written = write_reports(*saved, result, formats);
   for (const auto& f : written.files) std::cout << f.string() << '\n';
@@ -608,7 +743,9 @@ int command_report(const report_options& options) {
 
 int command_analyze(const analyze_options& options) {
   if (is_profile_folder(options.dir)) {
-    const analysis::program_analysis program = analyze_profile_folder(options.dir);
+    profile_damage damage;
+    const analysis::program_analysis program = analyze_profile_folder(options.dir, &damage);
+    if (!said_damage(options.dir, damage, false)) return exit_usage;
     if (options.json) {
       std::cout << analyze_profile_json(program).dump(2) << '\n';
       return exit_ok;

@@ -43,6 +43,7 @@ struct report_options {
   std::string dir;
   std::vector<std::string> formats; // empty: every format
   bool summary = false;             // a profile folder: write its summary files, no report
+  bool force = false;               // rewrite results.json even from fewer points than it holds
 };
 int command_report(const report_options& options);
 

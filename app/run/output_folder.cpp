@@ -34,9 +34,17 @@ std::string read_small_file(const fs::path& file) {
   return s.substr(0, 64);
 }
 
-// A point id on several lines (results.jsonl joined by hand, a copy appended twice): the
-// last line is kept, as a later measurement of the same point, and a warning names every
-// line. The file itself is never rewritten.
+// Whether each line of a point extends the one before: a partly measured point whose rounds
+// `run --resume` completed (model/saved_records.hpp, extends_partial).
+bool resumed_chain(const std::vector<point_result>& points, const std::vector<std::size_t>& same) {
+  for (std::size_t k = 0; k + 1 < same.size(); ++k)
+    if (!extends_partial(points[same[k]], points[same[k + 1]])) return false;
+  return true;
+}
+
+// A point id on several lines: the last line is kept. A point resumed round by round is
+// said nothing about; any other repeat (results.jsonl joined by hand, a copy appended twice)
+// gets a warning naming every line. The file itself is never rewritten.
 std::vector<point_result> keep_last_of_each_id(const fs::path& file, std::vector<point_result> points,
                                                const std::vector<int>& lines, std::vector<std::string>& warnings) {
   std::map<std::string, std::vector<std::size_t>> at; // id -> indices into points
@@ -48,6 +56,7 @@ std::vector<point_result> keep_last_of_each_id(const fs::path& file, std::vector
     std::vector<int> numbers;
     for (auto k : same) numbers.push_back(lines[k]);
     for (std::size_t k = 0; k + 1 < same.size(); ++k) dropped[same[k]] = true;
+    if (resumed_chain(points, same)) continue;
     warnings.push_back(fmt::format("{}: point '{}' appears {} times, on lines {}; line {} is used, the others are not "
                                    "(the file is not changed)",
                                    file.string(), points[i].id, same.size(), fmt::join(numbers, ", "), numbers.back()));
@@ -176,7 +185,7 @@ output_folder::output_folder(const fs::path& dir, earlier_run policy)
   if (policy == earlier_run::resume && fs::exists(results)) {
     std::size_t skipped = 0;
     m_kept = read_results_file(results, m_warnings, skipped);
-    for (const auto& p : m_kept) m_kept_ids.insert(p.id);
+    for (std::size_t i = 0; i < m_kept.size(); ++i) m_kept_ids[m_kept[i].id] = i;
   }
   m_results = std::fopen(results.c_str(), "a");
   if (!m_results) throw folder_refused(fmt::format("{}: cannot write: {}", results.string(), std::strerror(errno)));
@@ -190,6 +199,11 @@ output_folder::output_folder(const fs::path& dir, earlier_run policy)
 
 output_folder::~output_folder() {
   if (m_results) std::fclose(m_results);
+}
+
+const point_result* output_folder::kept_point(const std::string& point_id) const {
+  const auto it = m_kept_ids.find(point_id);
+  return it == m_kept_ids.end() ? nullptr : &m_kept[it->second];
 }
 
 void output_folder::append(const point_result& p) {

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -68,6 +69,9 @@ public:
   const std::vector<point_result>& kept_points() const { return m_kept; }
   const std::vector<std::string>& warnings() const { return m_warnings; } // skipped lines when resuming
   bool already_measured(const std::string& point_id) const { return m_kept_ids.count(point_id) > 0; }
+  // The kept record of a point (its last line), nullptr when none: `--resume` measures the
+  // missing rounds of one saved with fewer rounds than planned.
+  const point_result* kept_point(const std::string& point_id) const;
 
   void append(const point_result& p); // one JSON line, flushed and fsync'ed
   void write_run_info(const run_info& info);
@@ -78,7 +82,7 @@ private:
   std::FILE* m_results = nullptr;
   std::vector<std::string> m_replaced, m_warnings;
   std::vector<point_result> m_kept;
-  std::set<std::string> m_kept_ids;
+  std::map<std::string, std::size_t> m_kept_ids; // id -> its index in m_kept
 };
 
 // The entries of `dir` that an earlier run wrote (results, reports, traces); empty when none.

@@ -56,7 +56,8 @@ std::optional<point_result> measure_round(const planned_point& pp, int rounds, i
                                           const plugin_registry& registry, output_folder& folder, int threads);
 std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,
                                          const plugin_registry& registry, output_folder& folder, int threads,
-                                         std::set<std::string>& notes);
+                                         std::set<std::string>& notes,
+                                         std::vector<std::optional<point_result>> started = {});
 python_settings python_settings_of(const suite_config& suite);
 const char* signal_name(int sig);
 

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -192,6 +193,33 @@ TEST_CASE("cli: report names unreadable lines and files of a saved run, and keep
   r = t::run_command(speedlab_exe() + " report " + dir.path().string() + " --format pdf");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("unknown report format 'pdf'"));
+}
+
+TEST_CASE("cli: report refuses to rewrite results.json from fewer points than it holds, unless --force", "[cli]") {
+  t::temp_dir dir;
+  auto r = t::run_command(speedlab_exe() + " run --workload faulty --variant ok --param n=1000,2000,3000 --out " +
+                          dir.path().string() + quick + faulty_path());
+  REQUIRE(r.exit_code == 0);
+  const auto jsonl = dir.path() / "results.jsonl", json = dir.path() / "results.json", md = dir.path() / "report.md";
+  const std::string results_json = t::read_text(json), report = t::read_text(md);
+  REQUIRE(nlohmann::json::parse(results_json)["points"].size() == 3);
+  // results.jsonl cut in the middle of its second line: one point left of three.
+  const std::string lines = t::read_text(jsonl);
+  const std::size_t second = lines.find('\n') + 1;
+  std::ofstream(jsonl, std::ios::trunc) << lines.substr(0, second + 40);
+  r = t::run_command(speedlab_exe() + " report " + dir.path().string());
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Contains("results.jsonl:2: skipped"));
+  CHECK_THAT(r.output, Contains(fmt::format("speedlab: error: {} yields 1 points, fewer than the 3 in {}; results.json "
+                                            "and the reports are not rewritten",
+                                            jsonl.string(), json.string())));
+  CHECK(t::read_text(json) == results_json); // the last complete copy stays
+  CHECK(t::read_text(md) == report);
+  // --force rewrites them from what is left, as asked.
+  r = t::run_command(speedlab_exe() + " report --force " + dir.path().string());
+  CHECK(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(t::read_text(json))["points"].size() == 1);
 }
 
 TEST_CASE("cli: cupti options that differ from the defaults are noted in run.json; --self-timing runs", "[cli]") {

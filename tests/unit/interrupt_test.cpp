@@ -10,10 +10,13 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <iterator>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -136,8 +139,8 @@ TEST_CASE("interrupt: a stop between rounds saves each point with the rounds it 
   }
   INFO(t::read_text(dir.path() / "log.txt"));
   REQUIRE(hanging);
-  ::kill(pid, SIGTERM);
-  CHECK(wait_exit(pid) == 143);
+  ::kill(pid, SIGINT); // as Ctrl-C
+  CHECK(wait_exit(pid) == 130);
   const auto out = dir.path() / "out";
   std::ifstream in(out / "results.jsonl");
   std::size_t kept = 0;
@@ -150,6 +153,52 @@ TEST_CASE("interrupt: a stop between rounds saves each point with the rounds it 
   }
   CHECK(kept == 3);
   CHECK_THAT(t::read_text(out / "run.json"), Contains("3 points have fewer rounds than the 3 planned"));
+  // The message counts the points that have all their rounds, not those with some.
+  const std::string log = t::read_text(dir.path() / "log.txt");
+  CHECK_THAT(log, Contains("interrupted by SIGINT: 0 of 6 points have all their rounds, 3 have only some (saved with "
+                           "the rounds they have), 3 were not measured; `speedlab run --resume` measures their missing "
+                           "rounds and the points not measured"));
+  CHECK_THAT(log, Contains("0 finished points and 3 partly measured are in"));
+
+  // --resume measures the missing rounds of those points, keeping the rounds already measured:
+  // the earlier lines stay byte for byte, each point is appended again with all its rounds,
+  // its saved samples first and unchanged, and the reader keeps that line without a warning.
+  const std::string before = t::read_text(out / "results.jsonl");
+  const auto resumed = t::run_command(
+      fmt::format("'{}' run --resume --rounds 3 --workload faulty --variant ok --param n=1000,2000,3000 --timeout 60 "
+                  "--max-time 0.05 "
+                  "--min-samples 2 --warmup 0 --calibrate off --reports markdown,json --plugin-path '{}' --out '{}'",
+                  t::speedlab_binary().string(), t::faulty_plugin().string(), out.string()));
+  INFO(resumed.output);
+  CHECK(resumed.exit_code == 0);
+  CHECK_THAT(resumed.output,
+             Contains("--resume: 3 points already in") &&
+                 Contains("(3 of them partly measured: their 3 rounds are kept and their missing rounds "
+                          "measured); measuring the 0 others"));
+  CHECK_THAT(resumed.output, !Contains("appears"));
+  const std::string after = t::read_text(out / "results.jsonl");
+  REQUIRE(after.size() > before.size());
+  CHECK(after.compare(0, before.size(), before) == 0);
+  std::map<std::string, nlohmann::json> first;
+  std::size_t lines = 0;
+  std::istringstream all(after);
+  for (std::string line; std::getline(all, line); ++lines) {
+    const auto p = nlohmann::json::parse(line);
+    const std::string id = p.at("id");
+    if (!first.count(id)) {
+      first[id] = p;
+      continue;
+    }
+    const auto& old = first[id];
+    CHECK(p.at("rounds") == 3);
+    REQUIRE(p.at("samples_ns").size() > old.at("samples_ns").size());
+    for (std::size_t k = 0; k < old.at("samples_ns").size(); ++k) CHECK(p["samples_ns"][k] == old["samples_ns"][k]);
+    CHECK(p.at("sample_rounds").back() == 2);
+  }
+  CHECK(lines == 6);
+  const auto results = nlohmann::json::parse(t::read_text(out / "results.json"));
+  REQUIRE(results["points"].size() == 3);
+  for (const auto& p : results["points"]) CHECK(p.at("rounds") == 3);
 }
 
 TEST_CASE("interrupt: speedlab killed outright (SIGKILL) takes its child along", "[interrupt]") {

@@ -180,6 +180,38 @@ TEST_CASE("output folder: one point id on several lines is a warning naming the 
   CHECK_THAT(all, Contains("the file is not changed"));
 }
 
+TEST_CASE("output folder: a point resumed round by round is read from its last line without a warning",
+          "[output_folder][resume]") {
+  t::temp_dir dir;
+  auto partial = measured("7");
+  partial.rounds = 1;
+  partial.rounds_planned = 3;
+  partial.sample_rounds = {0, 0};
+  auto more = partial;
+  more.rounds = 2;
+  more.samples_ns = {100, 110, 120};
+  more.sample_rounds = {0, 0, 1};
+  auto done = more;
+  done.rounds = 3;
+  done.samples_ns = {100, 110, 120, 130};
+  done.sample_rounds = {0, 0, 1, 2};
+  {
+    std::ofstream out(dir.path() / "results.jsonl");
+    for (const auto& p : {partial, measured("8"), more, done}) out << nlohmann::json(p).dump() << "\n";
+  }
+  auto saved = load_run(dir.path());
+  REQUIRE(saved.points.size() == 2);
+  CHECK(saved.points[1].rounds == 3);
+  CHECK(saved.points[1].samples_ns == done.samples_ns);
+  CHECK(saved.warnings.size() == 1); // run.json missing, nothing about the point
+  // A line that does not carry the earlier samples is no continuation: said as before.
+  auto fresh = done;
+  fresh.samples_ns = {90, 95, 96, 97};
+  std::ofstream(dir.path() / "results.jsonl", std::ios::app) << nlohmann::json(fresh).dump() << "\n";
+  saved = load_run(dir.path());
+  CHECK_THAT(fmt::format("{}", fmt::join(saved.warnings, "\n")), Contains("point 'faulty/ok/n=7' appears 4 times"));
+}
+
 TEST_CASE("output folder: a torn line is described in words, never the parser's exception", "[output_folder]") {
   t::temp_dir dir;
   const std::string line = nlohmann::json(measured("1")).dump();

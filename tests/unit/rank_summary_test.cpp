@@ -5,6 +5,7 @@
 // or newer file by name.
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/rank_summary_file.hpp"
@@ -133,9 +134,16 @@ TEST_CASE("rank summaries: a damaged or newer summary file is refused by name", 
   CHECK_THROWS_WITH(app::write_profile_summaries(dir.path()), Catch::Contains("not replaced"));
   CHECK(nlohmann::json::parse(speedlab::testing::read_text(file))["schema_version"] == j["schema_version"]);
 
-  // Unreadable with its streams gone: nothing else holds that folder's figures, so the merge stops.
+  // Unreadable with its streams gone: that folder is left out, named with the byte offset,
+  // and the other folders are still merged.
   std::ofstream(file) << "{\"format\": ";
   CHECK_THROWS_AS(analysis::read_summary_file(file), bad_record);
   remove_streams(dir.path());
-  CHECK_THROWS_WITH(app::analyze_profile_folder(dir.path()), Catch::Contains(file.string()));
+  app::profile_damage damage;
+  const auto merged = app::analyze_profile_folder(dir.path(), &damage);
+  CHECK_FALSE(damage.nothing_valid);
+  CHECK(merged.processes.size() + 1 == written.size());
+  CHECK_THAT(fmt::format("{}", fmt::join(damage.messages, "\n")),
+             Catch::Contains(file.string() + ": damaged at byte offset 11") &&
+                 Catch::Contains("has no stream to read instead: nothing of it is merged"));
 }

@@ -11,6 +11,7 @@
 #include "app/suite/suite_config.hpp"
 #include "app/suite/suite_overrides.hpp"
 #include "model/results.hpp"
+#include "model/saved_records.hpp"
 #include "model/statistics.hpp"
 
 using namespace speedlab;
@@ -146,4 +147,43 @@ TEST_CASE("rounds: a command-line suite takes command_line_suite_rounds; the bui
   CHECK(command_line_suite_rounds >= 2); // two such runs have a run-to-run spread to compare
   selection.overrides.rounds = 3;
   CHECK(prepare_run_suite(selection).rounds == 3);
+}
+
+TEST_CASE("rounds: a resumed point keeps its saved rounds unchanged and supersedes its partial line",
+          "[rounds][resume]") {
+  // Interrupted after round 1 of 3: the point was saved with what it had.
+  point_result saved;
+  merge_round(saved, one_round({100, 110}), 0, 3);
+  REQUIRE(saved.rounds == 1);
+  REQUIRE(saved.rounds_planned == 3);
+  // `--resume` reads the line back and measures rounds 2 and 3 into it.
+  nlohmann::json line = saved;
+  const point_result read = read_point_record(line);
+  point_result resumed = read;
+  merge_round(resumed, one_round({120, 130}), 1, 3);
+  merge_round(resumed, one_round({140}), 2, 3);
+  CHECK(resumed.rounds == 3);
+  CHECK(point_finished(resumed));
+  CHECK(resumed.samples_ns == std::vector<double>{100, 110, 120, 130, 140}); // the saved samples first, unchanged
+  CHECK(resumed.sample_rounds == std::vector<int>{0, 0, 1, 1, 2});
+  CHECK(resumed.wall.count == 5);
+  CHECK(extends_partial(read, resumed));
+  CHECK(extends_partial(read, read_point_record(nlohmann::json(resumed)))); // as the reader sees both lines
+
+  // Anything else with the same id is no continuation: a point measured again from scratch, a
+  // line whose saved samples changed, a complete point repeated, another number of rounds.
+  point_result again;
+  merge_round(again, one_round({90, 95}), 0, 3);
+  merge_round(again, one_round({96}), 1, 3);
+  CHECK_FALSE(extends_partial(read, again));
+  point_result changed = resumed;
+  changed.samples_ns[0] = 101;
+  CHECK_FALSE(extends_partial(read, changed));
+  CHECK_FALSE(extends_partial(resumed, resumed));
+  point_result other_plan = resumed;
+  other_plan.rounds_planned = 5;
+  CHECK_FALSE(extends_partial(read, other_plan));
+  point_result failed_before = read;
+  failed_before.status = point_status::failed;
+  CHECK_FALSE(extends_partial(failed_before, resumed));
 }
