@@ -477,6 +477,16 @@ std::map<int, analysis::device_model> obtain_device_models(const suite_config& s
 
 } // namespace
 
+namespace {
+// What the run's environment leaves out: the Python variants' interpreter and notes; in a
+// CUDA-less build, that (no CUDA variant is there to say it).
+void add_environment_notes(const python_variants_added& python, std::set<std::string>& notes) {
+  if (!python.interpreter.empty()) notes.insert(python.interpreter);
+  notes.insert(python.notes.begin(), python.notes.end());
+  if (!SPEEDLAB_HAS_CUDA) notes.insert(device::gpu_unavailable_reason());
+}
+} // namespace
+
 int command_run(const run_options& options) {
   suite_config suite = prepare_suite(options);
   plugin_registry registry;
@@ -519,9 +529,7 @@ int command_run(const run_options& options) {
     if (backend.options)
       if (std::string o = backend.options->note(suite.profiler_options, selected); !o.empty()) notes.insert(o);
   }
-  if (!python.interpreter.empty()) notes.insert(python.interpreter);
-  notes.insert(python.notes.begin(), python.notes.end());
-  if (!SPEEDLAB_HAS_CUDA) notes.insert(device::gpu_unavailable_reason()); // no CUDA variant says it: the run does
+  add_environment_notes(python, notes);
   std::vector<point_result> results = measure_points(points, suite, registry, *folder, threads, notes);
   const int stopped_by = stop_signal();
   if (stopped_by)

@@ -8,6 +8,7 @@
 
 #include "device/device_probe.hpp"
 #include "speedlab_catch.hpp"
+#include "test_support.hpp"
 
 using namespace speedlab;
 
@@ -135,4 +136,25 @@ TEST_CASE("gpu availability: this machine, for real, where it has no NVIDIA driv
   else
     CHECK(why.find("no CUDA toolkit") != std::string::npos);
   CHECK(why.find("insufficient") == std::string::npos);
+}
+
+TEST_CASE("gpu availability: list and profile name a missing driver, for real", "[gpu-availability][cli]") {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver || !SPEEDLAB_HAS_CUDA) {
+    if (driver) dlclose(driver);
+    WARN("SKIPPED: needs a CUDA build on a machine without libcuda.so.1");
+    return;
+  }
+  const auto bin = speedlab::testing::speedlab_binary().string();
+  const auto list = speedlab::testing::run_command("'" + bin + "' list 2>&1");
+  INFO(list.output);
+  CHECK(list.output.find("cannot run here: no NVIDIA driver found") != std::string::npos);
+  CHECK(list.output.find("cudaErrorInsufficientDriver") == std::string::npos);
+  // A program that never reaches CUDA's driver: profile says why CUDA could not run at all.
+  const speedlab::testing::temp_dir tmp;
+  const auto profile =
+      speedlab::testing::run_command("'" + bin + "' profile --out '" + (tmp.path() / "p").string() + "' -- true 2>&1");
+  INFO(profile.output);
+  if (profile.output.find("no libspeedlab-inject.so") != std::string::npos) return; // no injection library: no tracing
+  CHECK(profile.output.find("CUDA cannot run on this machine: no NVIDIA driver found") != std::string::npos);
 }

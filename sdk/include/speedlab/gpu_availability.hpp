@@ -100,7 +100,7 @@ inline verdict classify(const facts& f) {
   if (!f.driver_loadable)
     return {cause::no_driver, "no NVIDIA driver found (libcuda.so.1 cannot be loaded" +
                                   (f.driver_load_error.empty() ? std::string() : ": " + f.driver_load_error) +
-                                  "): the CUDA variants need an NVIDIA GPU and its driver; install the driver where "
+                                  "): CUDA code needs an NVIDIA GPU and its driver; install the driver where "
                                   "there is a GPU (nvidia-smi then lists it), or run them on a GPU machine"};
   if (!f.denied_node.empty() || f.error == error_not_permitted)
     return {cause::no_permission,
