@@ -13,12 +13,14 @@
 #include <fmt/format.h>
 
 #include <speedlab/config.hpp>
+#include <speedlab/gpu_availability.hpp>
 
 #include "device/host_info.hpp"
 #include "model/device_keys.hpp"
 
 #if SPEEDLAB_HAS_CUDA
 #include <cuda_runtime.h>
+#include <speedlab/cuda.hpp>
 #endif
 
 namespace speedlab::device {
@@ -129,17 +131,14 @@ void probe_gpu(int dev, speedlab::device_model& m) {
 } // namespace
 
 std::string gpu_unavailable_reason() {
+  // The plugins' classifier (<speedlab/gpu_availability.hpp>): run, list, profile and the
+  // reports name the same cause the CUDA variants' skip reasons name.
 #if SPEEDLAB_HAS_CUDA
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("no usable CUDA device: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
-  }
-  if (count == 0) return "no CUDA device found";
-  return {};
+  return speedlab::cuda::unavailable_reason();
 #else
-  return "speedlab was built without a CUDA toolkit";
+  speedlab::gpu::facts f;
+  f.cuda_built = false;
+  return speedlab::gpu::classify(f).reason;
 #endif
 }
 

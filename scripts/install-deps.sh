@@ -8,7 +8,8 @@
 #   scripts/install-deps.sh test    run + what the tests need (scripts/test.sh, CI): Catch2, clang
 #                                   and libFuzzer for scripts/sanitize.sh, the sqlite3 shell,
 #                                   dpkg-dev for the package check, man-db for the manual pages'
-#                                   test, Chromium for the HTML tests (Debian only)
+#                                   test, Chromium (and pdfinfo, poppler-utils) for the HTML tests
+#                                   (Debian only)
 #   scripts/install-deps.sh         the same as test
 #   SPEEDLAB_NO_BROWSER=1 scripts/...  skip Chromium
 set -euo pipefail
@@ -40,7 +41,7 @@ if [[ $set_name == test ]]; then
   # Debian's chromium is a real package; Ubuntu's is a snap wrapper that cannot run in
   # containers, so the browser test is only set up on Debian.
   if [[ -z "${SPEEDLAB_NO_BROWSER:-}" ]] && grep -qi '^ID=debian' /etc/os-release 2>/dev/null; then
-    packages+=(chromium)
+    packages+=(chromium poppler-utils) # poppler-utils: pdfinfo counts report.html's printed pages
   fi
 fi
 

@@ -31,7 +31,13 @@ run() { # run "case" command...: runs it, prints its row
   "$@" >"$work/log" 2>&1
   row "$name" $? "$work/log"
 }
-lines() { grep -c . "$1" 2>/dev/null || echo 0; }
+# Non-empty lines of a file, 0 when it is missing or empty (grep -c prints 0 *and* fails when
+# nothing matches, so `grep -c ... || echo 0` printed "0\n0" and broke the `[ ... -ge ]` tests).
+lines() {
+  local n
+  n=$(grep -c . "$1" 2>/dev/null)
+  echo "${n:-0}"
+}
 
 echo "| case | exit | message |"
 echo "|---|---|---|"

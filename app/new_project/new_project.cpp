@@ -1,14 +1,17 @@
 #include "app/new_project/new_project.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "app/run/commands.hpp"
 #include "app/suite/suite_config.hpp"
+#include "speedlab/config.hpp"
 
 namespace speedlab::app {
 
@@ -19,7 +22,9 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }
 
 // Lines starting with @CUDA@ are kept (marker removed) only for --cuda, @HOST@ only without.
-std::string fill(const std::string& text, const std::string& name, const std::string& ident, bool cuda) {
+// The prefix, when known, replaces "<speedlab prefix>" in the build lines, quoted for the shell.
+std::string fill(const std::string& text, const std::string& name, const std::string& ident, bool cuda,
+                 const std::string& prefix) {
   std::istringstream in(text);
   std::string out, line;
   while (std::getline(in, line)) {
@@ -35,12 +40,31 @@ std::string fill(const std::string& text, const std::string& name, const std::st
   replace_all(out, "@CUDA_FILES@", cuda ? fmt::format(" and {}_cuda.cu", name) : "");
   replace_all(out, "@NAME@", name);
   replace_all(out, "@IDENT@", ident);
+  if (!prefix.empty()) replace_all(out, "<speedlab prefix>", shell_quote(prefix));
   return out;
 }
 
 } // namespace
 
-std::vector<std::pair<std::string, std::string>> new_project_files(const std::string& name, bool cuda) {
+void print_next_steps(std::ostream& out, const std::string& name, const std::filesystem::path& dir, bool cuda,
+                      const std::filesystem::path& prefix, const std::string& program) {
+  const std::string d = shell_quote(dir.string()), build = shell_quote((dir / "build").string());
+  const std::string prefix_word = prefix.empty() ? "<speedlab prefix>" : shell_quote(prefix.string());
+  out << fmt::format("wrote {}: plugin '{}' with {}. Next:\n"
+                     "  cmake -S {} -B {} -DCMAKE_PREFIX_PATH={} && cmake --build {}\n"
+                     "  {} list --plugin-path {}\n"
+                     "  {} run {} --plugin-path {}\n",
+                     dir.string(), name, cuda ? "a serial and a CUDA variant" : "a serial variant", d, build,
+                     prefix_word, build, program, build, program, shell_quote((dir / (name + ".yaml")).string()),
+                     build);
+  if (prefix.empty())
+    out << fmt::format("note: no CMake package of speedlab beside {} (lib/cmake/speedlab): install one "
+                       "(cmake --install BUILD --prefix P) and give P as <speedlab prefix>\n",
+                       program);
+}
+
+std::vector<std::pair<std::string, std::string>> new_project_files(const std::string& name, bool cuda,
+                                                                   const std::string& prefix) {
   std::string ident = name;
   for (char& c : ident)
     if (c == '-') c = '_';
@@ -53,10 +77,52 @@ std::vector<std::pair<std::string, std::string>> new_project_files(const std::st
   for (const auto& [tmpl, file] : targets) {
     if (!cuda && std::string(tmpl).rfind("plugin_cuda", 0) == 0) continue;
     for (const auto& [t, text] : new_project_templates())
-      if (t == tmpl) out.emplace_back(file, fill(text, name, ident, cuda));
+      if (t == tmpl) out.emplace_back(file, fill(text, name, ident, cuda, prefix));
   }
   return out;
 }
+
+std::string shell_quote(const std::string& word) {
+  constexpr std::string_view plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%";
+  if (!word.empty() && word.find_first_not_of(plain) == std::string::npos) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::filesystem::path package_prefix_beside(const std::filesystem::path& exe_dir) {
+  std::error_code ec;
+  // The build tree: the program at the top of the prefix (sdk/CMakeLists.txt's export()).
+  if (std::filesystem::exists(exe_dir / SPEEDLAB_BUILD_PACKAGE_DIR / "speedlabConfig.cmake", ec))
+    return std::filesystem::weakly_canonical(exe_dir, ec);
+  if (std::filesystem::exists(exe_dir / SPEEDLAB_PACKAGE_DIR_FROM_BIN / "speedlabConfig.cmake", ec))
+    return std::filesystem::weakly_canonical(exe_dir / SPEEDLAB_PREFIX_FROM_BIN, ec);
+  return {};
+}
+
+namespace {
+
+std::filesystem::path running_program() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path{} : exe;
+}
+
+// How the printed commands call speedlab: by name where the PATH finds this very program,
+// else by its full path (after the quick start it is ./build/speedlab, on no PATH).
+std::string program_word(const std::filesystem::path& exe) {
+  std::error_code ec;
+  if (exe.empty()) return "speedlab";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    if (std::filesystem::equivalent(std::filesystem::path(dir) / "speedlab", exe, ec)) return "speedlab";
+  }
+  return shell_quote(exe.string());
+}
+
+} // namespace
 
 int command_new(const new_options& options) {
   const std::string& name = options.name;
@@ -73,16 +139,14 @@ int command_new(const new_options& options) {
     throw config_error(fmt::format("speedlab new: {} exists and is not empty; nothing was written", dir.string()));
   std::filesystem::create_directories(dir, ec);
   if (ec) throw config_error(fmt::format("speedlab new: cannot create {}: {}", dir.string(), ec.message()));
-  for (const auto& [file, content] : new_project_files(name, options.cuda)) {
+  const auto exe = running_program();
+  const auto prefix = exe.empty() ? std::filesystem::path{} : package_prefix_beside(exe.parent_path());
+  for (const auto& [file, content] : new_project_files(name, options.cuda, prefix.string())) {
     std::ofstream out(dir / file, std::ios::binary);
     out << content;
     if (!out) throw config_error(fmt::format("speedlab new: cannot write {}", (dir / file).string()));
   }
-  const std::string d = dir.string();
-  std::cout << fmt::format("wrote {}: plugin '{}' with {}. Next:\n"
-                           "  cmake -S {} -B {}/build -DCMAKE_PREFIX_PATH=<speedlab prefix> && cmake --build {}/build\n"
-                           "  speedlab list --plugin-path {}/build\n",
-                           d, name, options.cuda ? "a serial and a CUDA variant" : "a serial variant", d, d, d, d);
+  print_next_steps(std::cout, name, dir, options.cuda, prefix, program_word(exe));
   return exit_ok;
 }
 

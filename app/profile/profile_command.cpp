@@ -16,6 +16,7 @@
 #include "app/profile/profile_report.hpp"
 #include "app/profile/program_launcher.hpp"
 #include "app/run/commands.hpp"
+#include "app/run/device_list.hpp"
 #include "app/run/device_step.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/progress.hpp"
@@ -214,11 +215,18 @@ void add_direct_child(std::vector<profile::process_profile>& processes, const la
   child->process.signal = run.signal;
 }
 
+// No process used CUDA: where CUDA cannot run here at all (no driver, no GPU, ...), that is the
+// cause to name first; a program that simply never called CUDA gets the plain note.
+std::string no_cuda_note(const std::string& gpu_unavailable) {
+  if (!gpu_unavailable.empty())
+    return fmt::format("no process of the program used CUDA, and CUDA cannot run on this machine: {}", gpu_unavailable);
+  return "no process of the program used CUDA (none initialized the CUDA driver): there is no GPU activity to report";
+}
+
 void add_process_notes(const std::vector<profile::process_profile>& processes, std::size_t with_cuda, bool traced,
                        std::vector<std::string>& notes) {
-  if (with_cuda == 0 && traced)
-    notes.push_back("no process of the program used CUDA (none initialized the CUDA driver): there is no GPU activity "
-                    "to report");
+  // Counted in a child (device_list.hpp): CUDA stays out of this process.
+  if (with_cuda == 0 && traced) notes.push_back(no_cuda_note(count_gpus(60).why_none));
   for (const auto& p : processes)
     for (const auto& n : p.process.notes)
       if (n.find("another CUPTI client") != std::string::npos &&

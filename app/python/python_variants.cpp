@@ -25,6 +25,7 @@
 #include "app/run/point_tracing.hpp"
 #include "app/profile/program_launcher.hpp"
 #include "app/run/runner.hpp"
+#include "device/device_probe.hpp"
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"
 #include "model/trace_fold.hpp"
@@ -757,6 +758,10 @@ std::optional<variant_spec> python_variant_spec(const plugin_registry& registry,
     const std::string why = fmt::format("needs the Python package{} {}, which {} cannot import", missing.size() > 1 ? "s" : "",
                                         joined_missing(missing), tried.listing.value("interpreter", tried.command));
     spec.unavailable_reason = [why] { return why; };
+  } else if (*kind == variant_kind::cuda && SPEEDLAB_HAS_CUDA) {
+    // The cause, as the C++ CUDA variants name it (no driver, no GPU, ...), not the Python
+    // package's "finds no CUDA device". A CUDA-less speedlab cannot tell: CuPy may still run.
+    spec.unavailable_reason = [] { return device::gpu_unavailable_reason(); };
   }
   spec.create = [def](const point& p, const run_context& c) -> std::unique_ptr<variant_run> {
     return std::make_unique<python_run>(def, p, c);

@@ -24,6 +24,7 @@
 #include "analysis/analyze.hpp"
 #include "analysis/run_settings.hpp"
 #include "model/format.hpp"
+#include "device/device_probe.hpp"
 #include "device/host_info.hpp"
 #include "app/run/device_list.hpp"
 #include "app/run/device_step.hpp"
@@ -184,17 +185,23 @@ int command_list(const list_options& options) {
     text += "\n";
     j.push_back(std::move(jw));
   }
+  // A CUDA-less build lists no CUDA variant, so none says why: the listing does.
+  auto notes = registry.notes();
+  if (!SPEEDLAB_HAS_CUDA) notes.push_back(device::gpu_unavailable_reason());
   if (options.json) {
-    nlohmann::json out{{"workloads", j}, {"errors", nlohmann::json::array()}, {"skipped", nlohmann::json::array()},
-                       {"notes", registry.notes()}};
-    for (const auto& e : registry.errors()) out["errors"].push_back({{"file", e.file.string()}, {"message", e.message}});
-    for (const auto& e : registry.skipped()) out["skipped"].push_back({{"file", e.file.string()}, {"reason", e.message}});
+    nlohmann::json out{
+        {"workloads", j}, {"errors", nlohmann::json::array()}, {"skipped", nlohmann::json::array()}, {"notes", notes}};
+    for (const auto& e : registry.errors())
+      out["errors"].push_back({{"file", e.file.string()}, {"message", e.message}});
+    for (const auto& e : registry.skipped())
+      out["skipped"].push_back({{"file", e.file.string()}, {"reason", e.message}});
     std::cout << out.dump(2) << '\n';
   } else {
     std::cout << (text.empty() ? "no workloads loaded\n" : text);
     // Files in plugin folders that were passed over, and why (load errors are on stderr).
     if (!registry.skipped().empty()) std::cout << "files skipped in plugin folders:\n";
     for (const auto& e : registry.skipped()) std::cout << fmt::format("  {}: {}\n", e.file.string(), e.message);
+    if (!SPEEDLAB_HAS_CUDA) std::cerr << "speedlab: note: " << notes.back() << '\n';
   }
   return registry.errors().empty() ? exit_ok : exit_failures;
 }
@@ -572,6 +579,16 @@ std::string interrupted_note(int sig, const rounds_count& c) {
 
 } // namespace
 
+namespace {
+// What the run's environment leaves out: the Python variants' interpreter and notes; in a
+// CUDA-less build, that (no CUDA variant is there to say it).
+void add_environment_notes(const python_variants_added& python, std::set<std::string>& notes) {
+  if (!python.interpreter.empty()) notes.insert(python.interpreter);
+  notes.insert(python.notes.begin(), python.notes.end());
+  if (!SPEEDLAB_HAS_CUDA) notes.insert(device::gpu_unavailable_reason());
+}
+} // namespace
+
 int command_run(const run_options& options) {
   suite_config suite = prepare_run_suite(options);
   plugin_registry registry;
@@ -610,8 +627,7 @@ int command_run(const run_options& options) {
     if (backend.options)
       if (std::string o = backend.options->note(suite.profiler_options, selected); !o.empty()) notes.insert(o);
   }
-  if (!python.interpreter.empty()) notes.insert(python.interpreter);
-  notes.insert(python.notes.begin(), python.notes.end());
+  add_environment_notes(python, notes);
   const std::vector<point_result> results =
       measure_points(points, suite, registry, *folder, threads, notes, std::move(todo.started));
   saved_run saved;

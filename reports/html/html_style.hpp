@@ -14,8 +14,10 @@ header.page { padding: 10px 32px 6px; border-bottom: 1px solid var(--line); }
 header.page h1 { margin: 0 0 2px; font-size: 20px; }
 .sub { color: var(--muted); margin: 0; }
 .build-warning { border-left: 4px solid var(--warning); padding: 4px 10px; margin: 6px 0; background: #fff8f0; }
-nav.toc { padding: 8px 32px; border-bottom: 1px solid var(--line); background: var(--panel); font-size: 14px; }
-nav.toc a { margin-right: 14px; color: var(--accent); text-decoration: none; white-space: nowrap; }
+/* The links wrap onto more lines rather than widen the page (one link per workload). */
+nav.toc { display: flex; flex-wrap: wrap; gap: 2px 14px; padding: 8px 32px; border-bottom: 1px solid var(--line);
+          background: var(--panel); font-size: 14px; }
+nav.toc a { color: var(--accent); text-decoration: none; white-space: nowrap; }
 nav.toc a:hover { text-decoration: underline; }
 main { padding: 8px 32px 32px; max-width: 1280px; }
 section { margin-top: 28px; }
@@ -123,12 +125,20 @@ footer { color: var(--muted); font-size: 12.5px; padding: 16px 32px; border-top:
   .scroll { overflow: visible; }
   details { border: none; padding: 0; }
   svg.chart { max-width: 100%; }
-  @page { margin: 14mm; }
+  /* Paper is narrower than a screen: tables shrink and wrap rather than run off the page. */
+  table { width: 100%; }
+  th, td, table.overview td.top, table.overview td.at, table.overview td.skipped { font-size: 7.5pt; padding: 2px 4px; }
+  table .where, table .note, table.overview .phases { font-size: 7.5pt; }
+  td.num, th.num, table.overview code, table.overview .phases, table.overview td.folded { white-space: normal; }
+  table.overview td.top, table.overview td.at, table.overview td.wrap { min-width: 0; max-width: none; }
+  @page { size: A4; margin: 12mm; }
 }
 )CSS";
 
-// Expand/collapse buttons and opening every <details> before printing. The page is complete
-// without it: <details> opens natively and the controls stay hidden.
+// Expand/collapse buttons. Printing keeps the page as it is shown (folded parts stay folded:
+// the default suite's page printed every part open was 93 pages); "Expand all" first prints
+// everything. The page is complete without it: <details> opens natively and the controls
+// stay hidden.
 inline constexpr const char* script = R"JS(
 (function () {
   var all = document.querySelectorAll('details');
@@ -139,7 +149,6 @@ inline constexpr const char* script = R"JS(
     document.getElementById('expand-all').onclick = function () { set(true); };
     document.getElementById('collapse-all').onclick = function () { set(false); };
   }
-  window.addEventListener('beforeprint', function () { set(true); });
   // A link into a folded part (the overview's sweep links) opens it.
   function reveal() {
     var id = location.hash ? decodeURIComponent(location.hash.slice(1)) : '';

@@ -1,11 +1,15 @@
-// `speedlab new`: the project files and the command's refusals (app/new_project/new_project.cpp). That
-// the project builds and runs against an installed prefix is the sdk_install test's.
-#include "speedlab_catch.hpp"
-
+// `speedlab new`: the project files, the commands it prints (quoted, with the package prefix) and
+// the command's refusals (app/new_project/new_project.cpp). That the project builds and runs
+// against an installed prefix is the sdk_install test's; against the build tree, with the
+// printed commands pasted as they are, the scaffold_trial test's.
 #include <algorithm>
 #include <fstream>
+#include <sstream>
+
+#include <speedlab/config.hpp>
 
 #include "app/new_project/new_project.hpp"
+#include "speedlab_catch.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab;
@@ -77,4 +81,42 @@ TEST_CASE("a speedlab new project builds Release unless told otherwise", "[new][
   };
   CHECK(configure("default", "").find("CMAKE_BUILD_TYPE:STRING=Release\n") != std::string::npos);
   CHECK(configure("debug", "-DCMAKE_BUILD_TYPE=Debug").find("CMAKE_BUILD_TYPE:STRING=Debug\n") != std::string::npos);
+}
+
+TEST_CASE("speedlab new quotes what it prints for the shell", "[new]") {
+  CHECK(app::shell_quote("my-kernel/build") == "my-kernel/build");
+  CHECK(app::shell_quote("my plugins/spacey") == "'my plugins/spacey'");
+  CHECK(app::shell_quote("it's") == "'it'\\''s'");
+  CHECK(app::shell_quote("$HOME") == "'$HOME'");
+  CHECK(app::shell_quote("") == "''");
+  std::ostringstream out;
+  app::print_next_steps(out, "spacey", "my plugins/spacey", false, "/opt/speed lab", "speedlab");
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.find("  cmake -S 'my plugins/spacey' -B 'my plugins/spacey/build' -DCMAKE_PREFIX_PATH='/opt/speed lab' && "
+                  "cmake --build 'my plugins/spacey/build'\n") != std::string::npos);
+  CHECK(text.find("  speedlab list --plugin-path 'my plugins/spacey/build'\n") != std::string::npos);
+  CHECK(text.find("  speedlab run 'my plugins/spacey/spacey.yaml' --plugin-path 'my plugins/spacey/build'\n") !=
+        std::string::npos);
+  std::ostringstream unknown;
+  app::print_next_steps(unknown, "x", "x", false, {}, "/a b/speedlab");
+  CHECK(unknown.str().find("<speedlab prefix>") != std::string::npos);
+  CHECK(unknown.str().find("note: no CMake package of speedlab") != std::string::npos);
+}
+
+TEST_CASE("speedlab new finds the package beside the program: build tree or installed prefix", "[new]") {
+  const speedlab::testing::temp_dir tmp;
+  const auto build = tmp.path() / "build";
+  std::filesystem::create_directories(build / "lib/cmake/speedlab");
+  std::ofstream(build / "lib/cmake/speedlab/speedlabConfig.cmake") << "\n";
+  CHECK(app::package_prefix_beside(build) == std::filesystem::weakly_canonical(build));
+  const auto prefix = tmp.path() / "pre fix";
+  std::filesystem::create_directories(prefix / "bin");
+  CHECK(app::package_prefix_beside(prefix / "bin").empty());
+  std::filesystem::create_directories(prefix / "bin" / SPEEDLAB_PACKAGE_DIR_FROM_BIN);
+  std::ofstream(prefix / "bin" / SPEEDLAB_PACKAGE_DIR_FROM_BIN / "speedlabConfig.cmake") << "\n";
+  CHECK(app::package_prefix_beside(prefix / "bin") == std::filesystem::weakly_canonical(prefix));
+  // The project files carry the prefix, quoted, in place of the placeholder.
+  const auto files = app::new_project_files("row-sum", false, (prefix).string());
+  CHECK(file(files, "README.md")->find("-DCMAKE_PREFIX_PATH='" + prefix.string() + "'") != std::string::npos);
 }

@@ -3,7 +3,8 @@
 // - SPEEDLAB_CUDA_CHECK(call): throws std::runtime_error naming the call's text, the CUDA
 //   error and the file:line; speedlab records the message as the point's failure.
 //   SPEEDLAB_CUDA_CHECK_LAUNCH() after a kernel launch.
-// - speedlab::cuda::unavailable_reason(): "" when a CUDA device is usable, else why not;
+// - speedlab::cuda::unavailable_reason(): "" when a CUDA device is usable, else why not, by
+//   its cause (no driver, no GPU, driver too old, no permission: <speedlab/gpu_availability.hpp>);
 //   speedlab::cuda::variant<Run>(name, description) makes a cuda variant_spec that uses it
 //   (speedlab then skips the variant with that reason: "cannot run here").
 // - RAII: device_buffer<T> (cudaMalloc/cudaFree), pinned_buffer<T> (cudaMallocHost),
@@ -18,8 +19,12 @@
 // SPEEDLAB_PLUGIN_HAS_CUDA=1 then, 0 otherwise.
 #pragma once
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -27,6 +32,7 @@
 
 #include <cuda_runtime.h>
 
+#include <speedlab/gpu_availability.hpp>
 #include <speedlab/plugin.hpp>
 
 #define SPEEDLAB_CUDA_CHECK(expr)                                                               \
@@ -43,17 +49,49 @@
 
 namespace speedlab::cuda {
 
-// Empty when a CUDA device is usable, else why not.
-inline std::string unavailable_reason() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError(); // clear the sticky-free error state
-    return std::string("no usable CUDA device: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
+static_assert(gpu::error_insufficient_driver == cudaErrorInsufficientDriver &&
+              gpu::error_devices_unavailable == cudaErrorDevicesUnavailable &&
+              gpu::error_no_device == cudaErrorNoDevice && gpu::error_not_permitted == cudaErrorNotPermitted &&
+              gpu::error_system_driver_mismatch == cudaErrorSystemDriverMismatch);
+
+// What this process finds: the driver library, the runtime's answer, the device nodes. Like
+// any CUDA call, it initializes CUDA in the calling process.
+inline gpu::facts gpu_facts() {
+  gpu::facts f;
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!driver) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (driver) {
+    dlclose(driver);
+  } else {
+    f.driver_loadable = false;
+    const char* why = dlerror();
+    f.driver_load_error = why ? why : "not found";
+    if (f.driver_load_error.rfind("libcuda.so.1: ", 0) == 0) f.driver_load_error.erase(0, 14); // named already
   }
-  if (count == 0) return "no CUDA device found";
-  return {};
+  cudaDriverGetVersion(&f.driver_version);
+  cudaRuntimeGetVersion(&f.runtime_version);
+  if (const cudaError_t err = cudaGetDeviceCount(&f.device_count); err != cudaSuccess) {
+    cudaGetLastError(); // clear the error state
+    f.error = static_cast<int>(err);
+    f.error_name = cudaGetErrorName(err);
+    f.error_text = cudaGetErrorString(err);
+    f.device_count = 0;
+  }
+  f.device_nodes = ::access("/dev/nvidiactl", F_OK) == 0;
+  for (const char* node : {"/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"})
+    if (::access(node, F_OK) == 0 && ::access(node, R_OK | W_OK) != 0) {
+      f.denied_node = node;
+      break;
+    }
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    f.visible_devices_set = true;
+    f.visible_devices = visible;
+  }
+  return f;
 }
+
+// Empty when a CUDA device is usable, else why not: the cause and what to do.
+inline std::string unavailable_reason() { return gpu::classify(gpu_facts()).reason; }
 
 // Resident blocks per SM times SMs for Kernel launched with BlockSize threads and no dynamic
 // shared memory: a grid-stride grid that fills the current device once. Cached per device
