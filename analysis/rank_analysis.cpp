@@ -17,6 +17,7 @@
 #include "analysis/text.hpp"
 #include "analysis/time_split.hpp"
 #include "model/cuda_api.hpp"
+#include "model/profile_options.hpp"
 #include "model/statistics.hpp"
 
 namespace speedlab::analysis {
@@ -674,9 +675,9 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std:
     if (r.comm_placed_by_start)
       out.notes.push_back(fmt::format(
           "{}: {} collective kernel(s) have no launch call in the trace (NCCL launches through the driver API, and "
-          "its records were off: SPEEDLAB_PROFILE_DRIVER_API=0?), so they are put in steps by their own start; when "
-          "the host runs ahead of the GPU, a step's communication and the wait are then not its own",
-          rank_label(r), r.comm_placed_by_start));
+          "its records were off: {}=0?), so they are put in steps by their own start; when the host runs ahead of "
+          "the GPU, a step's communication and the wait are then not its own",
+          rank_label(r), r.comm_placed_by_start, profile::variable_name(profile::option::driver_api)));
   }
   for (const auto& r : ranks)
     if (r.launch_calls_sampled)

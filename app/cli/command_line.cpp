@@ -300,8 +300,10 @@ command_action add_profile_command(CLI::App& app, const command_line_input& inpu
   cmd->add_option("--out,-o", options->out, "Output folder (refused if not empty, unless --force)");
   cmd->add_flag("--force", options->force, "Write into a non-empty folder, removing an earlier profile's streams");
   cmd->add_option("--flush-interval", options->flush_interval_ms,
-                  "Milliseconds between flushes of each process's stream (default 500): what a crash can lose")
-      ->check(CLI::Range(1u, 3600000u));
+                  fmt::format("Milliseconds between flushes of each process's stream (default {}): what a crash can "
+                              "lose",
+                              profile::default_flush_ms))
+      ->check(CLI::Range(profile::min_flush_ms, profile::max_flush_ms));
   cmd->add_option("--metrics", options->metrics,
                   "Hardware counters for the first K launches of each (kernel, grid, block), read by replaying "
                   "them (those launches run slower): default, full, dram, or metric names joined by commas");
