@@ -141,20 +141,20 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
       for (auto& w : what_ifs_for_point(p, ts, device)) r.what_ifs.push_back(std::move(w));
 
     const baselines b = index.at(p);
-    rule_context ctx{steady ? *steady : p, device, options, ts, b.serial == &p ? nullptr : b.serial,
-                     b.threads == &p ? nullptr : b.threads, nullptr, nullptr, {}, {}, {}, activity};
+    rule_context ctx{.point = steady ? &*steady : &p,
+                     .device = device,
+                     .options = options,
+                     .subject = p.id,
+                     .trace = ts,
+                     .serial = b.serial == &p ? nullptr : b.serial,
+                     .threads = b.threads == &p ? nullptr : b.threads,
+                     .crossovers = of_series(p, r.crossovers),
+                     .fits = of_series(p, r.fits),
+                     .activity = activity};
     ctx.vs_serial = find_speedup(p, ctx.serial);
     ctx.vs_threads = find_speedup(p, ctx.threads);
     for (const auto& row : rows) ctx.roofline.push_back(&row);
-    ctx.crossovers = of_series(p, r.crossovers);
-    ctx.fits = of_series(p, r.fits);
-    for (const rule* rule : rules) {
-      try {
-        for (auto& f : rule->evaluate(ctx)) r.findings.push_back(std::move(f));
-      } catch (const std::exception& e) {
-        r.notes.push_back("rule " + rule->name() + " failed on " + p.id + ": " + e.what());
-      }
-    }
+    run_rules(ctx, r.findings, r.notes);
     for (auto& row : rows) r.roofline.push_back(std::move(row));
   }
 

@@ -26,6 +26,7 @@ namespace speedlab::analysis {
 namespace {
 
 using intervals::interval;
+using intervals::merge_in_place;
 
 using intervals::span;
 
@@ -74,84 +75,6 @@ struct range_rec {
   std::uint64_t start, end;
   std::uint32_t thread, domain, name;
 };
-struct kernel_acc {
-  bool used = false;
-  std::size_t compute_launches = 0;
-  double total_ns = 0, compute_ns = 0;
-  double longest_ns = -1;
-  std::uint64_t longest_start = 0;
-  std::array<std::int32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
-  std::int32_t registers = 0, shared = 0;
-  std::vector<double> durations;
-};
-
-// intervals::merged without a second vector: sorted, empty ones dropped, overlapping and
-// touching ones joined, in place (the sets here hold millions).
-void merge_in_place(std::vector<interval>& v) {
-  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  std::size_t n = 0;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (n > 0 && iv.first <= v[n - 1].second) v[n - 1].second = std::max(v[n - 1].second, iv.second);
-    else v[n++] = iv;
-  }
-  v.resize(n);
-  v.shrink_to_fit();
-}
-
-// For sorted disjoint sets in precedence order: how much of their union inside [lo, hi)
-// each one covers first (time_split.hpp: each nanosecond goes to the first category
-// covering it), apart before and after `mid` (lo <= mid <= hi): the whole window and its
-// steady state in one sweep over the boundaries, no union built, no set clipped or copied.
-// Only the sets that hold intervals are visited (a trace fills three or four of the ten).
-template <std::size_t N>
-struct cover_sums {
-  std::array<std::uint64_t, N> before{}, after{};
-};
-template <std::size_t N>
-cover_sums<N> first_cover(const std::array<std::vector<interval>, N>& sets, std::uint64_t lo, std::uint64_t mid,
-                          std::uint64_t hi) {
-  cover_sums<N> sum;
-  std::array<std::size_t, N> used{}, at{};
-  std::size_t n = 0;
-  constexpr std::uint64_t none = UINT64_MAX;
-  std::uint64_t t = none;
-  for (std::size_t c = 0; c < N; ++c) {
-    const auto& v = sets[c];
-    const auto first = std::lower_bound(v.begin(), v.end(), lo, [](const interval& iv, std::uint64_t x) { return iv.second <= x; });
-    if (first == v.end() || first->first >= hi) continue;
-    used[n] = c;
-    at[n++] = static_cast<std::size_t>(first - v.begin());
-    t = std::min(t, std::max(first->first, lo));
-  }
-  auto add = [&](std::size_t c, std::uint64_t a, std::uint64_t b) {
-    if (a < mid) sum.before[c] += std::min(b, mid) - a;
-    if (b > mid) sum.after[c] += b - std::max(a, mid);
-  };
-  while (t < hi) {
-    std::size_t top = N;
-    std::uint64_t next = none;
-    for (std::size_t u = 0; u < n; ++u) {
-      const auto& v = sets[used[u]];
-      if (at[u] == v.size() || v[at[u]].first >= hi) continue;
-      const interval& iv = v[at[u]];
-      if (iv.first <= t) {
-        if (top == N) top = used[u];
-        next = std::min(next, std::min(iv.second, hi));
-      } else {
-        next = std::min(next, iv.first);
-      }
-    }
-    if (next == none) break;
-    if (top != N) add(top, t, next);
-    t = next;
-    for (std::size_t u = 0; u < n; ++u) {
-      const auto& v = sets[used[u]];
-      while (at[u] < v.size() && std::min(v[at[u]].second, hi) <= t) ++at[u];
-    }
-  }
-  return sum;
-}
 
 // Gives a container's memory back now (clear() keeps a vector's capacity).
 template <class C>
@@ -196,7 +119,7 @@ struct accumulator_state : name_ids {
   recent_ids last_kernel, last_api, last_domain, last_range;
 
   // Kernels.
-  std::vector<kernel_acc> kernels_by_name; // by name id
+  std::vector<kernel_launches> kernels_by_name; // by name id (none launched: no durations)
   std::vector<interval> kernels_inside, kernels_outside;
   std::uint64_t first_kernel = UINT64_MAX, last_busy = 0;
   std::map<std::pair<std::uint32_t, std::uint32_t>, program_stream> streams; // (device, stream)
@@ -204,7 +127,7 @@ struct accumulator_state : name_ids {
   // The per-record stores grow by blocks (std::deque): a vector doubling its capacity would
   // briefly hold three times the records of the largest table.
   std::deque<copy_rec> copies;
-  std::vector<std::pair<std::uint32_t, std::uint8_t>> copy_kind_of_call; // correlation, copy kind
+  split::copy_call_kinds copy_kind_of_call;
   std::vector<std::uint32_t> pageable_sync_calls;                        // correlations
   copy_stats h2d, d2h, other_copies;
   pageable_sync_copies pageable_sync;
@@ -220,11 +143,8 @@ struct accumulator_state : name_ids {
   // Host side.
   std::deque<api_rec> calls;
   std::map<std::uint32_t, std::size_t> api_threads, phase_range_threads;
-  std::size_t sync_calls = 0, launch_calls = 0;
-  double sync_call_ns = 0, launch_call_ns = 0;
+  call_counts counts; // inside the windows
   std::vector<sync_rec> syncs;
-  std::size_t sync_records = 0;
-  double sync_record_ns = 0;
   std::deque<range_rec> ranges;
 
   bool inside(std::uint64_t start) const { return windows.empty() || repetition_of(windows, start) >= 0; }
@@ -260,23 +180,7 @@ void add_kernels(accumulator_state& s, const std::vector<trace::kernel_record>& 
     s.kernels_inside.emplace_back(k.start, k.end);
     const std::uint32_t id = s.intern(k.name, s.last_kernel);
     if (s.kernels_by_name.size() <= id) s.kernels_by_name.resize(id + 1);
-    kernel_acc& a = s.kernels_by_name[id];
-    a.used = true;
-    a.durations.push_back(ns);
-    a.total_ns += ns;
-    if (s.in_compute(k.start)) {
-      ++a.compute_launches;
-      a.compute_ns += ns;
-    }
-    // The longest launch; among equally long ones the earliest (what a start-sorted trace gives).
-    if (ns > a.longest_ns || (ns == a.longest_ns && k.start < a.longest_start)) {
-      a.longest_ns = ns;
-      a.longest_start = k.start;
-      a.grid = k.grid;
-      a.block = k.block;
-      a.registers = k.registers_per_thread;
-      a.shared = k.static_shared_bytes + k.dynamic_shared_bytes;
-    }
+    s.kernels_by_name[id].add(k, s.in_compute(k.start));
   }
 }
 
@@ -289,7 +193,7 @@ void add_copies_and_memsets(accumulator_state& s, const trace::device_trace& t) 
     const bool inside = s.inside(c.start);
     s.launched.push_back({c.correlation, false, span(c.start, c.end)});
     s.copies.push_back({c.start, c.end, c.copy_kind, inside});
-    s.copy_kind_of_call.emplace_back(c.correlation, c.copy_kind);
+    s.copy_kind_of_call.add(c.correlation, c.copy_kind);
     if (inside) add_copy(c.copy_kind == trace::copy_htod ? s.h2d : c.copy_kind == trace::copy_dtoh ? s.d2h : s.other_copies, c);
     if (!c.async && host_kind(c) == trace::mem_pageable) {
       ++s.pageable_sync.count;
@@ -314,19 +218,11 @@ void add_host_side(accumulator_state& s, const trace::device_trace& t) {
     s.calls.push_back({a.start, a.end, a.thread, a.correlation, id, kind});
     ++s.api_threads[a.thread];
     if (!s.inside(a.start)) continue;
-    if (trace::synchronizes(kind)) {
-      ++s.sync_calls;
-      s.sync_call_ns += span(a.start, a.end);
-    } else if (kind == trace::api_kind::launch) {
-      ++s.launch_calls;
-      s.launch_call_ns += span(a.start, a.end);
-    }
+    s.counts.add_call(kind, span(a.start, a.end));
   }
   for (const auto& y : t.syncs) {
     s.syncs.push_back({y.start, y.end, y.correlation, y.type});
-    if (!s.inside(y.start)) continue;
-    ++s.sync_records;
-    s.sync_record_ns += span(y.start, y.end);
+    if (s.inside(y.start)) s.counts.add_sync_record(span(y.start, y.end));
   }
   for (const auto& r : t.ranges) {
     if (r.domain == "speedlab") ++s.phase_range_threads[r.thread];
@@ -387,149 +283,39 @@ process_summary summary_head(const accumulator_state& st, const profile::process
 
 // The thread whose calls classify GPU-idle time (analysis::phase_thread's choice).
 std::uint32_t classifying_thread(const accumulator_state& st, const trace::device_trace& t) {
-  auto most = [](const std::map<std::uint32_t, std::size_t>& counts) {
-    return std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
-        ->first;
-  };
-  if (!st.phase_range_threads.empty()) return most(st.phase_range_threads);
-  if (t.process != 0 && st.api_threads.count(t.process)) return t.process;
-  if (!st.api_threads.empty()) return most(st.api_threads);
-  return 0;
+  return split::choose_thread(st.phase_range_threads, st.api_threads, t.process);
 }
 
-// The categories of the time split in precedence order (time_split.hpp's definition: each
-// nanosecond goes to the first category, in this order, that covers it).
-enum split_category { c_kernel, c_h2d, c_d2h, c_copy_other, c_memset, c_h2d_call, c_d2h_call, c_other_call, c_sync, c_api };
-constexpr std::size_t split_categories = 10;
-using split_sets = std::array<std::vector<interval>, split_categories>;
-
-split_category copy_category(std::uint8_t kind, bool call) {
-  if (kind == trace::copy_htod) return call ? c_h2d_call : c_h2d;
-  if (kind == trace::copy_dtoh) return call ? c_d2h_call : c_d2h;
-  return call ? c_other_call : c_copy_other;
-}
-
-// The host side of the split: the classifying thread's calls, and the synchronizations
-// that are its own or no thread's (a stream wait event never blocks the host).
-void add_host_sets(const accumulator_state& st, std::uint32_t thread, split_sets& cats) {
-  std::vector<std::uint32_t> all_corr, phase_corr;
-  const bool match_syncs = !st.syncs.empty();
-  for (const auto& a : st.calls) {
-    if (match_syncs) all_corr.push_back(a.correlation);
-    if (a.thread != thread) continue;
-    if (match_syncs) phase_corr.push_back(a.correlation);
-    split_category c = c_api;
-    if (trace::split_as_waiting(a.kind)) {
-      c = c_sync;
-      if (a.kind == trace::api_kind::copy_sync) {
-        auto it = std::lower_bound(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(), a.correlation,
-                                   [](const auto& e, std::uint32_t x) { return e.first < x; });
-        if (it != st.copy_kind_of_call.end() && it->first == a.correlation) c = copy_category(it->second, true);
-      }
-    }
-    cats[c].emplace_back(a.start, a.end);
-  }
-  if (!match_syncs) return;
-  std::sort(all_corr.begin(), all_corr.end());
-  std::sort(phase_corr.begin(), phase_corr.end());
-  for (const auto& y : st.syncs) {
-    if (y.type == 2) continue; // stream wait event: never blocks the host
-    if (std::binary_search(phase_corr.begin(), phase_corr.end(), y.correlation) ||
-        !std::binary_search(all_corr.begin(), all_corr.end(), y.correlation))
-      cats[c_sync].emplace_back(y.start, y.end);
-  }
-}
-
-// The categories' sets, each sorted and joined; built once for both splits (the whole
-// window and the steady state).
-split_sets split_categories_of(accumulator_state& st, std::uint32_t thread) {
-  // A correlation's first copy decides its kind (stable sort, first match in add_host_sets).
-  std::stable_sort(st.copy_kind_of_call.begin(), st.copy_kind_of_call.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  split_sets cats;
-  cats[c_kernel].reserve(st.kernels_inside.size() + st.kernels_outside.size());
-  cats[c_kernel] = st.kernels_inside;
-  cats[c_kernel].insert(cats[c_kernel].end(), st.kernels_outside.begin(), st.kernels_outside.end());
-  for (const auto& c : st.copies) cats[copy_category(c.kind, false)].emplace_back(c.start, c.end);
-  cats[c_memset] = st.memsets;
-  add_host_sets(st, thread, cats);
-  for (auto& v : cats) merge_in_place(v);
-  return cats;
-}
-
-// The time split of [lo, hi) from what the categories cover of it.
-time_split split_of(const std::array<std::uint64_t, split_categories>& sum, std::uint64_t lo, std::uint64_t hi) {
-  std::uint64_t accounted = 0;
-  for (const auto v : sum) accounted += v;
-  auto ns = [&](std::initializer_list<split_category> parts) {
-    std::uint64_t v = 0;
-    for (const auto c : parts) v += sum[c];
-    return static_cast<double>(v);
-  };
-  time_split x;
-  x.kernel = ns({c_kernel});
-  x.h2d = ns({c_h2d, c_h2d_call});
-  x.d2h = ns({c_d2h, c_d2h_call});
-  x.copy_other = ns({c_copy_other, c_other_call});
-  x.memset = ns({c_memset});
-  x.sync = ns({c_sync});
-  x.api = ns({c_api});
-  x.host = static_cast<double>((hi > lo ? hi - lo : 0) - accounted); // only what lies inside the window is summed
-  x.wall_ns = span(lo, hi);
-  return x;
-}
-
-// The time split of the window [lo, hi) and of its steady state [mid, hi), in one sweep.
+// The time split of the window [lo, hi) and of its steady state [mid, hi), in one sweep over
+// the split's sets (time_split.hpp), built from the accumulated records.
 std::pair<time_split, time_split> split_window(accumulator_state& st, std::uint32_t thread, std::uint64_t lo,
                                                std::uint64_t mid, std::uint64_t hi) {
-  if (hi <= lo) return {split_of({}, lo, hi), split_of({}, mid, hi)};
+  if (hi <= lo) return {split::split_of({}, lo, hi), split::split_of({}, mid, hi)};
   mid = std::clamp(mid, lo, hi);
-  const auto sum = first_cover(split_categories_of(st, thread), lo, mid, hi);
-  std::array<std::uint64_t, split_categories> whole{};
-  for (std::size_t c = 0; c < split_categories; ++c) whole[c] = sum.before[c] + sum.after[c];
-  return {split_of(whole, lo, hi), split_of(sum.after, mid, hi)};
+  st.copy_kind_of_call.finish();
+  split::sets sets;
+  sets[split::kernel].reserve(st.kernels_inside.size() + st.kernels_outside.size());
+  sets[split::kernel] = st.kernels_inside;
+  sets[split::kernel].insert(sets[split::kernel].end(), st.kernels_outside.begin(), st.kernels_outside.end());
+  for (const auto& c : st.copies) sets[split::copy_category(c.kind, false)].emplace_back(c.start, c.end);
+  sets[split::memset] = st.memsets;
+  split::add_host_sets(
+      st.calls, st.syncs, thread, [](const api_rec& a) { return a.kind; }, st.copy_kind_of_call, sets);
+  split::merge_all(sets);
+  const auto sum = split::first_cover(sets, lo, mid, hi);
+  split::sums whole{};
+  for (std::size_t c = 0; c < split::categories; ++c) whole[c] = sum.before[c] + sum.after[c];
+  return {split::split_of(whole, lo, hi), split::split_of(sum.after, mid, hi)};
 }
 
-// The kernels by name, as summarize_trace's kernel_stats (by total time, longest first).
-void kernel_statistics(accumulator_state& st, trace_summary& ts) {
-  std::vector<std::pair<const std::string*, kernel_acc*>> by_name;
-  for (std::size_t id = 0; id < st.kernels_by_name.size(); ++id)
-    if (st.kernels_by_name[id].used) by_name.emplace_back(st.names[id], &st.kernels_by_name[id]);
-  std::sort(by_name.begin(), by_name.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
-  std::size_t launches = 0;
-  for (const auto& [n, a] : by_name) launches += a->durations.size();
-  ts.kernel_durations.reserve(launches);
-  for (auto& [n, a] : by_name) {
-    kernel_stats ks;
-    ks.name = *n;
-    ks.launches = a->durations.size();
-    ks.compute_phase_launches = a->compute_launches;
-    ks.total_ns = a->total_ns;
-    ks.compute_phase_ns = a->compute_ns;
-    ts.kernel_durations.insert(ts.kernel_durations.end(), a->durations.begin(), a->durations.end());
-    ks.min_ns = *std::min_element(a->durations.begin(), a->durations.end());
-    ks.max_ns = *std::max_element(a->durations.begin(), a->durations.end());
-    ks.median_ns = median_in_place(a->durations);
-    release(a->durations);
-    ks.grid = a->grid;
-    ks.block = a->block;
-    ks.registers_per_thread = a->registers;
-    ks.shared_bytes = a->shared;
-    ts.kernel_launches += ks.launches;
-    ts.kernel_ns += ks.total_ns;
-    ts.kernels.push_back(std::move(ks));
-  }
-  std::stable_sort(ts.kernels.begin(), ts.kernels.end(),
-                   [](const kernel_stats& a, const kernel_stats& b) { return a.total_ns > b.total_ns; });
-}
-
-// The trace statistics the rules read (summarize_trace's).
+// The trace statistics the rules read: summarize_trace's, from the accumulated records.
 trace_summary trace_statistics(accumulator_state& st, const trace::device_trace& t) {
-  trace_summary ts;
-  ts.dropped_records = t.dropped_records;
-  ts.has_windows = !st.windows.empty();
-  ts.repetitions = st.windows.empty() ? 1 : st.windows.size();
-  kernel_statistics(st, ts);
+  trace_summary ts = start_summary(st.windows, t.dropped_records);
+  std::vector<std::pair<const std::string*, kernel_launches*>> by_name;
+  for (std::size_t id = 0; id < st.kernels_by_name.size(); ++id)
+    if (!st.kernels_by_name[id].durations.empty()) by_name.emplace_back(st.names[id], &st.kernels_by_name[id]);
+  std::sort(by_name.begin(), by_name.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  add_kernel_stats(ts, std::move(by_name));
   ts.h2d = st.h2d;
   ts.d2h = st.d2h;
   ts.other_copies = st.other_copies;
@@ -540,11 +326,7 @@ trace_summary trace_statistics(accumulator_state& st, const trace::device_trace&
   merge_in_place(kernel_set);
   merge_in_place(copies_inside);
   ts.copy_kernel_overlap_ns = intervals::intersection(kernel_set, copies_inside);
-  // CUPTI reports a synchronization both as an activity record and as the API call.
-  ts.sync_count = std::max(st.sync_records, st.sync_calls);
-  ts.sync_ns = std::max(st.sync_record_ns, st.sync_call_ns);
-  ts.launch_calls = st.launch_calls;
-  ts.launch_call_ns = st.launch_call_ns;
+  st.counts.fill(ts);
   return ts;
 }
 

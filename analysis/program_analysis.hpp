@@ -72,7 +72,7 @@ struct program_range {
 };
 
 // A process whose launch calls were recorded in sampled windows only (the stream's
-// launch_windows, SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): the windows, and the kernels whose
+// launch_windows, launch_mode::sampled): the windows, and the kernels whose
 // launch call is in the trace against all, the fraction by which launch-call counts and
 // times are scaled up to all launches.
 struct launch_sampling {

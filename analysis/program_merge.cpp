@@ -136,18 +136,16 @@ void evaluate_rules(const process_summary& p, const point_result& point, const d
   analysis_options rule_options;
   rule_options.disabled_rules = options.disabled_rules;
   rule_options.gap_min_ns = options.gap_min_ns;
-  rule_context ctx{judged, device, rule_options, &p.trace, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, &p};
+  rule_context ctx{.point = &judged,
+                   .device = device,
+                   .options = rule_options,
+                   .subject = p.label,
+                   .trace = &p.trace,
+                   .activity = &p};
   // A program declares no work: its roofline comes from the counters alone (--metrics).
   std::vector<roofline_point> rows = counter_roofline_for_point(judged, device);
   for (const auto& row : rows) ctx.roofline.push_back(&row);
-  for (const auto& [name, rule] : rule_registry()) {
-    if (rule_options.disabled_rules.count(name)) continue;
-    try {
-      for (auto& f : rule->evaluate(ctx)) out.findings.push_back(std::move(f));
-    } catch (const std::exception& e) {
-      out.notes.push_back("rule " + name + " failed on " + p.label + ": " + e.what());
-    }
-  }
+  run_rules(ctx, out.findings, out.notes);
   for (auto& w : what_ifs_for_point(judged, &p.trace, device)) out.what_ifs.push_back(std::move(w));
   for (auto& row : rows) out.roofline.push_back(std::move(row));
 }

@@ -17,6 +17,7 @@
 #include "analysis/text.hpp"
 #include "analysis/time_split.hpp"
 #include "model/cuda_api.hpp"
+#include "model/profile_options.hpp"
 #include "model/statistics.hpp"
 
 namespace speedlab::analysis {
@@ -277,35 +278,19 @@ void find_straggler(rank_analysis& out) {
   out.straggler_excess_ns = excess;
 }
 
-// The cross-rank rules of the one registry (rules_ranks.cpp), on the job as a whole, then on
-// each rank in order; every other rule finds nothing to judge there and returns nothing.
+// The job rules of the one registry (rules_ranks.cpp), on the job as a whole, then on each
+// rank in order: the job is a context of its own, with no point (rule_context::scope).
 void rank_rule_findings(rank_analysis& out, const std::set<std::string>& disabled) {
-  static const point_result job = [] {
-    point_result p;
-    p.workload = "ranks";
-    return p;
-  }();
   static const device_model no_device{};
   analysis_options options;
   options.disabled_rules = disabled;
-  rule_context whole{job, no_device, options, nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, nullptr};
-  whole.ranks = &out;
+  const rule_context whole{.device = no_device, .options = options, .subject = "the ranks", .ranks = &out};
   std::vector<finding> found;
-  auto run = [&](const rule_context& ctx) {
-    for (const auto& [name, rule] : rule_registry()) {
-      if (disabled.count(name)) continue;
-      try {
-        for (auto& f : rule->evaluate(ctx)) found.push_back(std::move(f));
-      } catch (const std::exception& e) {
-        out.notes.push_back("rule " + name + " failed on the ranks: " + e.what());
-      }
-    }
-  };
-  run(whole);
+  run_rules(whole, found, out.notes);
   for (const auto& r : out.ranks) {
     rule_context one = whole;
     one.rank = &r;
-    run(one);
+    run_rules(one, found, out.notes);
   }
   out.findings = std::move(found);
 }
@@ -690,9 +675,9 @@ rank_analysis analyze_ranks(std::vector<rank_summary> ranks, const std::set<std:
     if (r.comm_placed_by_start)
       out.notes.push_back(fmt::format(
           "{}: {} collective kernel(s) have no launch call in the trace (NCCL launches through the driver API, and "
-          "its records were off: SPEEDLAB_PROFILE_DRIVER_API=0?), so they are put in steps by their own start; when "
-          "the host runs ahead of the GPU, a step's communication and the wait are then not its own",
-          rank_label(r), r.comm_placed_by_start));
+          "its records were off: {}=0?), so they are put in steps by their own start; when the host runs ahead of "
+          "the GPU, a step's communication and the wait are then not its own",
+          rank_label(r), r.comm_placed_by_start, profile::variable_name(profile::option::driver_api)));
   }
   for (const auto& r : ranks)
     if (r.launch_calls_sampled)

@@ -6,8 +6,9 @@
 namespace speedlab::analysis {
 
 double rule_context::wall_ns() const {
-  if (point.split_median && point.split_median->wall_ns > 0) return point.split_median->wall_ns;
-  return point.wall.median;
+  if (!point) return 0;
+  if (point->split_median && point->split_median->wall_ns > 0) return point->split_median->wall_ns;
+  return point->wall.median;
 }
 
 const roofline_point* rule_context::kernel_roofline(const std::string& kernel) const {
@@ -31,7 +32,23 @@ finding start_finding(const std::string& rule, const std::string& threshold, con
 }
 
 finding rule::start(const rule_context& ctx, std::string title, double gain) const {
-  return start_finding(name(), threshold(), ctx.point, std::move(title), gain);
+  return start_finding(name(), threshold(), *ctx.point, std::move(title), gain);
+}
+
+std::vector<finding> rule::evaluate(const rule_context& ctx) const {
+  if (ctx.scope() != scope() || (scope() == rule_scope::point && !ctx.point)) return {};
+  return do_evaluate(ctx);
+}
+
+void run_rules(const rule_context& ctx, std::vector<finding>& findings, std::vector<std::string>& notes) {
+  for (const auto& [name, rule] : rule_registry()) {
+    if (ctx.options.disabled_rules.count(name)) continue;
+    try {
+      for (auto& f : rule->evaluate(ctx)) findings.push_back(std::move(f));
+    } catch (const std::exception& e) {
+      notes.push_back("rule " + name + " failed on " + ctx.subject + ": " + e.what());
+    }
+  }
 }
 
 point_result steady_point(const point_result& point, const activity_summary* activity) {

@@ -3,12 +3,13 @@
 // keyed by name. A rule sees one point at a time with everything analysis knows about it
 // (its trace summary, baselines at the same parameters, speedups, roofline placements, a
 // recorded process's activity when the point is one, and a job's cross-rank analysis when
-// the rules run on its ranks). Suite points, profiled processes and ranks go through the same
-// rules; a rule that needs data one path lacks returns nothing.
+// the rules run on its ranks). Suite points, profiled processes and jobs build one
+// rule_context and call run_rules; a rule that needs data one path lacks returns nothing.
 //
-// Adding a rule: derive from rule in one of the rules_*.cpp files and add it to that
-// file's add_*_rules() function (explicit registration: static registration objects in
-// a static library would be dropped by the linker).
+// Adding a rule: derive from rule (override do_evaluate, and scope() for a job rule) in one
+// of the rules_*.cpp files and add it to that file's add_*_rules() function (explicit
+// registration: static registration objects in a static library would be dropped by the
+// linker).
 #pragma once
 
 #include <map>
@@ -27,48 +28,71 @@ namespace speedlab::analysis {
 struct rank_analysis;
 struct rank_summary;
 
+// What a rule judges: one point (a suite point or a profiled process: rule_context::point),
+// or a job of several ranks (rule_context::ranks: the job as a whole, then each rank).
+enum class rule_scope { point, job };
+
+// Everything analysis knows about one subject, by name: points, processes and jobs build this
+// one type (designated initializers, the rest left empty) and hand it to run_rules.
+//
+//   run_rules({.point = &p, .device = device, .options = options, .subject = p.id, .trace = ts},
+//             result.findings, result.notes);
 struct rule_context {
-  const point_result& point;
+  const point_result* point = nullptr; // the point judged (null for a job: there is no point)
   const device_model& device;
   const analysis_options& options;
-  const trace_summary* trace = nullptr;        // null: the point has no device trace
-  const point_result* serial = nullptr;        // serial baseline at the same parameters
-  const point_result* threads = nullptr;       // threads baseline at the same parameters
-  const speedup* vs_serial = nullptr;          // this point over the serial baseline
+  std::string subject = {};              // what a failure note names: a point id, a process, "the ranks"
+  const trace_summary* trace = nullptr;  // null: the point has no device trace
+  const point_result* serial = nullptr;  // serial baseline at the same parameters
+  const point_result* threads = nullptr; // threads baseline at the same parameters
+  const speedup* vs_serial = nullptr;    // this point over the serial baseline
   const speedup* vs_threads = nullptr;
-  std::vector<const roofline_point*> roofline; // this point's placements: phase first, then kernels
+  std::vector<const roofline_point*> roofline = {}; // this point's placements: phase first, then kernels
   // Crossovers of this point's sweep (its workload, variant and other parameters) against
   // a baseline: where the variant starts (or stops) beating serial along a size axis.
-  std::vector<const crossover*> crossovers;
-  std::vector<const cost_fit*> fits; // the cost fits of the same series (their swept range)
+  std::vector<const crossover*> crossovers = {};
+  std::vector<const cost_fit*> fits = {}; // the cost fits of the same series (their swept range)
   // A recorded process's whole lifetime (activity.hpp): start-up, idle gaps, allocations,
   // pageable copies, the measured launch cost. Null where the path has none (a suite point's
   // repetitions); the rules that need it return nothing then.
   const activity_summary* activity = nullptr;
-  // A job of several ranks (rank_analysis.hpp), for the cross-rank rules (rules_ranks.cpp):
+  // A job of several ranks (rank_analysis.hpp), for the job rules (rules_ranks.cpp):
   // analyze_ranks runs the registry on the job as a whole (rank null), then on each of its
-  // ranks (rank set). Null on every other path; the rules that need it return nothing then.
+  // ranks (rank set). Null on every other path.
   const rank_analysis* ranks = nullptr;
   const rank_summary* rank = nullptr;
 
+  rule_scope scope() const { return ranks ? rule_scope::job : rule_scope::point; }
   // Per-repetition wall time: the split's when present, else the wall median.
   double wall_ns() const;
   // The placement of one kernel (nullptr when none).
   const roofline_point* kernel_roofline(const std::string& kernel) const;
 };
 
+// A rule, in nvbench's manner: evaluate() is the one public entry and does what every rule
+// shares (only contexts of the rule's scope reach it); do_evaluate() is the rule's own hook.
 class rule {
 public:
   virtual ~rule() = default;
   virtual std::string name() const = 0;
   virtual std::string threshold() const = 0;   // in words, as the docs and findings show it
   virtual std::string summary() const = 0;     // what the rule looks for, one line
-  virtual std::vector<finding> evaluate(const rule_context& ctx) const = 0;
+  virtual rule_scope scope() const { return rule_scope::point; }
+  // Nothing when the context is not of the rule's scope (a point rule on a job, a job rule
+  // on a point), else the hook's findings.
+  std::vector<finding> evaluate(const rule_context& ctx) const;
 
 protected:
+  // Called only with a context of scope(): a point rule's ctx.point is set.
+  virtual std::vector<finding> do_evaluate(const rule_context& ctx) const = 0;
   // A finding with the rule's name, threshold and the point's identity filled in.
   finding start(const rule_context& ctx, std::string title, double gain) const;
 };
+
+// The one rule loop: every rule of the registry that ctx.options does not disable, in name
+// order, on ctx; their findings are appended to `findings`, and a rule that throws becomes a
+// note naming it and ctx.subject.
+void run_rules(const rule_context& ctx, std::vector<finding>& findings, std::vector<std::string>& notes);
 
 using rule_map = std::map<std::string, std::unique_ptr<rule>>;
 

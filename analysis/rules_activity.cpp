@@ -37,7 +37,7 @@ public:
   }
   std::string summary() const override { return "start-up before the first kernel and the steps, apart from them"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
     const startup_summary& u = ctx.activity->startup;
     const double life = lifetime_of(ctx);
@@ -82,7 +82,7 @@ public:
   }
   std::string summary() const override { return "the GPU waits between bursts of work"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
     const gap_summary& g = ctx.activity->gaps;
     if (g.count == 0 || !(g.active_span_ns > 0) || g.total_ns / g.active_span_ns < min_share) return {};
@@ -126,7 +126,7 @@ public:
   }
   std::string summary() const override { return "device memory allocated and freed again while the program runs"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
     const alloc_summary& a = ctx.activity->allocs;
     const double launches = ctx.trace ? static_cast<double>(ctx.trace->kernel_launches) : 0;
@@ -167,7 +167,7 @@ public:
   }
   std::string summary() const override { return "synchronous copies through pageable memory block the host"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
     const pageable_sync_copies& c = ctx.activity->pageable_sync;
     const double wall = lifetime_of(ctx); // the copies are counted over the whole process
@@ -206,7 +206,7 @@ public:
   }
   std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
     if (!ctx.trace) return {};
     const trace_summary& t = *ctx.trace;

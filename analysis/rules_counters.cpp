@@ -69,10 +69,10 @@ public:
     return "the hardware moves more bytes than the algorithm needs (uncoalesced access, no reuse through L2)";
   }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const double need = ctx.point.work.bytes();
-    if (!(need > 0) || !ctx.point.counters || ctx.point.kind != "cuda") return {};
-    const auto ks = kernels_of(ctx.point);
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const double need = ctx.point->work.bytes();
+    if (!(need > 0) || !ctx.point->counters || ctx.point->kind != "cuda") return {};
+    const auto ks = kernels_of(*ctx.point);
     double moved = 0, kernel_ns = 0;
     const kernel_view* worst = nullptr;
     for (const auto& k : ks) {
@@ -129,9 +129,9 @@ public:
   }
   std::string summary() const override { return "a warp's accesses are spread over many 32-byte sectors"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    for (const auto& k : kernels_of(ctx.point)) {
+    for (const auto& k : kernels_of(*ctx.point)) {
       if (!noticeable(ctx, k)) continue;
       const double ld = k.f.load_sectors_per_request.value_or(0), st = k.f.store_sectors_per_request.value_or(0);
       const double worst = std::max(ld, st);
@@ -142,7 +142,7 @@ public:
       const double s = 1 + (worst / 4 - 1) * busy;
       const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
       // The source pass, when run, names the line ("... at softmax.cu:25").
-      const auto line = uncoalesced_line(ctx.point, k.counters.kernel);
+      const auto line = uncoalesced_line(*ctx.point, k.counters.kernel);
       finding f = start(ctx, fmt::format("kernel {}: {} accesses use {:.1f} sectors per request{}",
                                          k.name, ld >= st ? "load" : "store", worst,
                                          line ? " at " + source::line_label(*line) : ""),
@@ -172,10 +172,10 @@ public:
   }
   std::string summary() const override { return "fewer warps are resident than the SM could hold"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
     const sm_limits limits = sm_limits::from(ctx.device);
-    for (const auto& k : kernels_of(ctx.point)) {
+    for (const auto& k : kernels_of(*ctx.point)) {
       if (!noticeable(ctx, k) || !k.f.achieved_occupancy) continue;
       const double achieved = *k.f.achieved_occupancy;
       // Theoretical occupancy from the launch's resources, where the trace has the kernel.
@@ -239,9 +239,9 @@ public:
   }
   std::string summary() const override { return "neither memory nor compute is busy: the kernel waits on latency"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    for (const auto& k : kernels_of(ctx.point)) {
+    for (const auto& k : kernels_of(*ctx.point)) {
       if (!noticeable(ctx, k) || !k.f.sm_throughput_pct || !k.f.memory_throughput_pct) continue;
       const double busier = std::max(*k.f.sm_throughput_pct, *k.f.memory_throughput_pct);
       if (busier >= max_busy) continue;
@@ -278,9 +278,9 @@ public:
   }
   std::string summary() const override { return "one execution pipe bounds the kernel"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    for (const auto& k : kernels_of(ctx.point)) {
+    for (const auto& k : kernels_of(*ctx.point)) {
       if (!noticeable(ctx, k) || !k.f.busiest_pipe_pct || *k.f.busiest_pipe_pct < min_pct) continue;
       // The next pipe's load is what is left once the busiest one is relieved: a cap on the gain.
       double second = 0;
@@ -330,9 +330,9 @@ public:
   }
   std::string summary() const override { return "data is requested again but L2 no longer holds it"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    for (const auto& k : kernels_of(ctx.point)) {
+    for (const auto& k : kernels_of(*ctx.point)) {
       if (!noticeable(ctx, k) || !k.f.l2_hit_rate_pct || !k.f.l2_bytes || !k.f.dram_bytes() ||
           !k.f.dram_throughput_pct)
         continue;

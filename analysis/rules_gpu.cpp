@@ -32,7 +32,7 @@ public:
   }
   std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     // With a process's activity, tiny-kernels (rules_activity.cpp) judges the same against the
     // launch cost the program itself measured: one finding, not two.
     if (!ctx.trace || ctx.activity) return {};
@@ -51,7 +51,7 @@ public:
     const double share = static_cast<double>(n_short) / static_cast<double>(t.kernel_durations.size());
     if (share < min_short_share) return {};
     const double W = ctx.wall_ns();
-    const double K = ctx.point.split_median ? ctx.point.split_median->kernel : t.per_rep(t.kernel_ns);
+    const double K = ctx.point->split_median ? ctx.point->split_median->kernel : t.per_rep(t.kernel_ns);
     const double saved = std::min(t.per_rep(idle), std::max(0.0, W - K));
     const double gain = gain_from_saving(W, saved);
     std::vector<double> d = t.kernel_durations;
@@ -88,9 +88,9 @@ public:
   }
   std::string summary() const override { return "frequent synchronization leaves the GPU idle"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    if (!ctx.point.split_median) return {};
-    const time_split& s = *ctx.point.split_median;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    if (!ctx.point->split_median) return {};
+    const time_split& s = *ctx.point->split_median;
     if (!(s.wall_ns > 0) || s.sync / s.wall_ns < min_share) return {};
     const double gain = gain_from_saving(s.wall_ns, s.sync);
     finding f = start(ctx, fmt::format("{} of the run is idle synchronization", text::percent(s.sync / s.wall_ns)), gain);
@@ -140,9 +140,9 @@ public:
   }
   std::string summary() const override { return "the GPU waits for the host (Amdahl's law caps GPU-side speedups)"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    if (ctx.point.kind != "cuda" || !ctx.point.split_median) return {};
-    const time_split& s = *ctx.point.split_median;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    if (ctx.point->kind != "cuda" || !ctx.point->split_median) return {};
+    const time_split& s = *ctx.point->split_median;
     const double W = s.wall_ns, host = s.host + s.api;
     if (!(W > 0) || host / W < min_share) return {};
     // Overlapping host work with GPU work: the longer of the two remains.
@@ -155,7 +155,7 @@ public:
     add(f, "GPU busy", text::time(s.gpu_busy()));
     add(f, "wall per repetition", text::time(W));
     add(f, "Amdahl limit of GPU-side improvements", fmt::format("{} / {} = {}", text::time(W), text::time(host), text::factor(amdahl)));
-    if (ctx.point.cpu_utilization > 0) add(f, "host CPU utilization", text::number(ctx.point.cpu_utilization));
+    if (ctx.point->cpu_utilization > 0) add(f, "host CPU utilization", text::number(ctx.point->cpu_utilization));
     f.explanation = fmt::format(
         "For {} of each repetition the GPU has nothing to do while the host runs its own code ({}) or CUDA API "
         "calls such as allocations ({}). By Amdahl's law no kernel or copy improvement can make this run more "
@@ -193,7 +193,7 @@ std::string busy_text(const counter_evidence& ce) {
 std::optional<counter_evidence> counter_evidence_for(const rule_context& ctx, const roofline_point& r, double target) {
   double covered = 0, reachable = 0;
   std::optional<counter_evidence> out;
-  for (auto& k : detail::counter_kernels(ctx.point)) {
+  for (auto& k : detail::counter_kernels(*ctx.point)) {
     if (!r.kernel.empty() && !detail::same_kernel(r.kernel, k.counters.kernel)) continue;
     const auto unit = detail::busiest_unit(k.f);
     if (!unit) return std::nullopt; // the metric set reads no utilization
@@ -228,7 +228,7 @@ public:
            "that roof does not see)";
   }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
     const double W = ctx.wall_ns();
     if (!(W > 0)) return out;
@@ -371,7 +371,7 @@ public:
   }
   std::string summary() const override { return "registers, shared memory or block size limit the warps per SM"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
     if (!ctx.trace) return out;
     const double W = ctx.wall_ns();
@@ -432,7 +432,7 @@ public:
   }
   std::string summary() const override { return "the grid is too small to fill the GPU"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
     if (!ctx.trace) return out;
     const double W = ctx.wall_ns();

@@ -32,7 +32,7 @@ struct scaling_limit {
 };
 
 scaling_limit diagnose_scaling(const rule_context& ctx, finding& f, double speedup) {
-  const point_result& p = ctx.point;
+  const point_result& p = *ctx.point;
   const double n = p.threads, T = p.wall.median;
   scaling_limit lim;
   // Karp-Flatt: the serial fraction that would explain this speedup on n threads.
@@ -116,8 +116,8 @@ public:
   }
   std::string summary() const override { return "the multithreaded variant gains far less than its thread count"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (p.kind != "threads" || p.threads < 2 || !ctx.serial) return {};
     const double S = ctx.serial->wall.median, T = p.wall.median, n = p.threads;
     if (!(S > 0) || !(T > 0)) return {};
@@ -168,7 +168,7 @@ public:
     f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target_efficiency / eff);
     f.severity = severity_for_gain(f.estimated_gain);
     f.title = fmt::format("{:.0f} threads are {} than serial ({} efficiency)", n, text::speed(speedup), text::percent(eff));
-    explain_scaling(f, lim, ctx.point, n);
+    explain_scaling(f, lim, *ctx.point, n);
     return {f};
   }
 };
@@ -181,8 +181,8 @@ public:
   }
   std::string summary() const override { return "at this size the GPU's fixed costs outweigh its speed"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (p.kind != "cuda" || !ctx.serial || !ctx.vs_serial || ctx.vs_serial->verdict != "slower") return {};
     const speedup& s = *ctx.vs_serial;
     const double gain = s.ratio > 0 ? 1 / s.ratio : 1;
@@ -218,8 +218,8 @@ public:
   }
   std::string summary() const override { return "the measurement is too noisy to compare small differences"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     const double noise = p.wall.relative_noise();
     if (p.wall.count < 3 || noise <= max_noise) return {};
     finding f = start(ctx, fmt::format("median known only to +-{}", text::percent(noise)), 1);
@@ -246,8 +246,8 @@ public:
   }
   std::string summary() const override { return "too few repetitions for any verdict"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (p.wall.count == 0 || p.wall.count >= 3 || !(p.wall.median > 0)) return {};
     finding f = start(ctx, fmt::format("{} repetition{}: no interval, no verdict", p.wall.count,
                                        p.wall.count == 1 ? "" : "s"),
@@ -270,14 +270,14 @@ public:
   std::string threshold() const override { return "the profiler dropped at least one record"; }
   std::string summary() const override { return "the trace is incomplete: GPU figures undercount"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    std::uint64_t dropped = ctx.point.dropped_records;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    std::uint64_t dropped = ctx.point->dropped_records;
     if (ctx.trace) dropped = std::max(dropped, ctx.trace->dropped_records);
     if (dropped == 0) return {};
     finding f = start(ctx, fmt::format("the profiler dropped {} records", dropped), 1);
     f.severity = "warning";
     add(f, "dropped records", std::to_string(dropped));
-    if (!ctx.point.profiler.empty()) add(f, "profiler", ctx.point.profiler);
+    if (!ctx.point->profiler.empty()) add(f, "profiler", ctx.point->profiler);
     f.explanation = "The activity buffers filled faster than they were flushed; kernels or copies are missing from "
                     "the trace, so the time split and GPU rules undercount.";
     f.next_experiment = "Rerun with larger profiler buffers or fewer repetitions per point.";
@@ -313,8 +313,8 @@ public:
   }
   std::string summary() const override { return "how much of its thread count a multithreaded variant turns into speed"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (p.kind != "threads" || p.threads < 2 || !ctx.serial || !ctx.vs_serial) return {};
     const speedup& s = *ctx.vs_serial;
     const double n = p.threads;
@@ -376,8 +376,8 @@ public:
   }
   std::string summary() const override { return "the size above which the multithreaded variant beats serial"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (p.kind != "threads") return {};
     const crossover* c = serial_crossover(ctx);
     if (!c || !largest_of_sweep(ctx, *c)) return {};
@@ -407,8 +407,8 @@ private:
     for (const auto* fit : ctx.fits) {
       if (fit->size_param != c.size_param || fit->basis != "total") continue;
       const double size = c.size_param.find('*') != std::string::npos
-                              ? ctx.point.size_product()
-                              : std::strtod(ctx.point.params.at(c.size_param).c_str(), nullptr);
+                              ? ctx.point->size_product()
+                              : std::strtod(ctx.point->params.at(c.size_param).c_str(), nullptr);
       return size >= fit->size_max * (1 - 1e-9);
     }
     return false;
@@ -430,8 +430,8 @@ public:
   }
   std::string summary() const override { return "how close a CPU variant runs to the host's memory or compute roof"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (p.kind != "serial" && p.kind != "threads") return {};
     const roofline_point* r = nullptr;
     for (const auto* row : ctx.roofline)
@@ -525,7 +525,7 @@ private:
       f.explanation = fmt::format("The loop is compute-bound but reaches under 60% of the {} peak, which assumes "
                                   "every SIMD lane and both FMA units busy: scalar or branchy code reaches a small "
                                   "fraction of it.",
-                                  ctx.point.kind == "serial" ? "one core's" : "cores'");
+                                  ctx.point->kind == "serial" ? "one core's" : "cores'");
       f.next_experiment = "Vectorize (-O3 -march=native, -fopt-info-vec-missed), replace libm calls by vectorizable "
                           "ones, and run on every core (the threads variant).";
     }

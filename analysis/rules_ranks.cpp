@@ -1,7 +1,7 @@
-// Rules across the ranks of a job (rank_analysis.hpp): they read rule_context::ranks, the
-// job's cross-rank analysis, which only analyze_ranks sets (on the job as a whole, then on
-// each rank with rule_context::rank); on a suite point or a single process they return
-// nothing. Their findings name the rank ("rank 3") as the variant of workload "ranks".
+// Rules across the ranks of a job (rank_analysis.hpp), of scope job: they read
+// rule_context::ranks, the job's cross-rank analysis, which only analyze_ranks sets (on the
+// job as a whole, then on each rank with rule_context::rank); rule::evaluate keeps suite
+// points and single processes from them. Their findings name the rank ("rank 3") as the variant of workload "ranks".
 #include "analysis/rules.hpp"
 
 #include <algorithm>
@@ -41,7 +41,8 @@ public:
   std::string summary() const override {
     return "one rank computes longer per step than the others, who wait for it in each collective";
   }
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  rule_scope scope() const override { return rule_scope::job; }
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.ranks || ctx.rank || !ctx.ranks->straggler_index) return {};
     const rank_analysis& job = *ctx.ranks;
     const std::size_t slowest = *job.straggler_index, n = job.ranks.size();
@@ -99,7 +100,8 @@ public:
     return "communication not overlapped by compute above 20% of the rank's time";
   }
   std::string summary() const override { return "a rank's collectives run with no compute to hide them"; }
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  rule_scope scope() const override { return rule_scope::job; }
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.ranks || !ctx.rank) return {};
     const rank_summary& r = *ctx.rank;
     const double window = static_cast<double>(r.window_end - r.window_start);
@@ -129,7 +131,8 @@ public:
            "its first kernel)";
   }
   std::string summary() const override { return "a rank's GPU idles through most of its steps"; }
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  rule_scope scope() const override { return rule_scope::job; }
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.ranks || !ctx.rank) return {};
     const rank_summary& r = *ctx.rank;
     if (static_cast<double>(r.window_end - r.window_start) <= 0) return {}; // no profiled window: not judged

@@ -21,8 +21,8 @@ public:
   }
   std::string summary() const override { return "copies dominate the run: the GPU mostly waits for data"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     double W = ctx.wall_ns(), H = 0, D = 0, K = 0;
     std::string source;
     if (p.split_median) {
@@ -95,12 +95,13 @@ public:
   }
   std::string summary() const override { return "copies use pageable host memory: slower and never asynchronous"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.trace) return {};
     const trace_summary& t = *ctx.trace;
     const double W = ctx.wall_ns();
     time_split s;
-    if (ctx.point.split_median) s = *ctx.point.split_median;
+    if (ctx.point->split_median)
+      s = *ctx.point->split_median;
     else {
       s.h2d = t.per_rep(t.h2d.ns);
       s.d2h = t.per_rep(t.d2h.ns);
@@ -159,8 +160,8 @@ public:
   }
   std::string summary() const override { return "synchronous copies wait for kernels and kernels wait for copies"; }
 
-  std::vector<finding> evaluate(const rule_context& ctx) const override {
-    const point_result& p = ctx.point;
+  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
+    const point_result& p = *ctx.point;
     if (!p.split_median) return {};
     const time_split& s = *p.split_median;
     const double W = s.wall_ns, C = s.h2d + s.d2h, K = s.kernel;

@@ -2,139 +2,129 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "model/cuda_api.hpp"
 #include "model/statistics.hpp"
 
 namespace speedlab::analysis {
-namespace {
 
-// Categories in precedence order; a lower value wins where intervals overlap. The *_call
-// ones are GPU-idle time inside a synchronous copy call (staging through a bounce buffer,
-// driver setup): they count toward the copy's direction, after every GPU-busy category.
-enum category : std::uint8_t {
-  cat_kernel,
-  cat_h2d,
-  cat_d2h,
-  cat_copy_other,
-  cat_memset,
-  cat_h2d_call,
-  cat_d2h_call,
-  cat_copy_other_call,
-  cat_sync,
-  cat_api,
-  cat_count
-};
+namespace split {
 
-struct edge {
-  std::uint64_t time;
-  std::uint8_t cat;
-  std::int8_t delta;
-};
-
-struct segment {
-  std::uint64_t start, end;
-  std::uint8_t cat;
-};
-
-category copy_category(std::uint8_t kind) {
-  if (kind == trace::copy_htod) return cat_h2d;
-  if (kind == trace::copy_dtoh) return cat_d2h;
-  return cat_copy_other;
+category copy_category(std::uint8_t kind, bool call) {
+  if (kind == trace::copy_htod) return call ? h2d_call : h2d;
+  if (kind == trace::copy_dtoh) return call ? d2h_call : d2h;
+  return call ? copy_other_call : copy_other;
 }
 
-category copy_call_category(std::uint8_t kind) {
-  if (kind == trace::copy_htod) return cat_h2d_call;
-  if (kind == trace::copy_dtoh) return cat_d2h_call;
-  return cat_copy_other_call;
+void copy_call_kinds::finish() {
+  std::stable_sort(m_kinds.begin(), m_kinds.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
-bool earlier(const edge& a, const edge& b) { return a.time < b.time; }
-
-// The edges of every interval in time order. Records come mostly in time order per kind
-// (one stream, one thread), so each kind's start edges and end edges are runs that are
-// sorted already or nearly so; sorting each run and merging them pairwise costs far less
-// than sorting all edges at once (a whole program has tens of millions).
-class edge_runs {
-public:
-  void next_run() {
-    m_runs.emplace_back();
-    m_runs.emplace_back();
-  }
-  void add(std::uint64_t start, std::uint64_t end, std::uint8_t cat) {
-    m_runs[m_runs.size() - 2].push_back({start, cat, +1});
-    m_runs.back().push_back({end, cat, -1});
-  }
-  std::vector<edge> take_sorted() {
-    std::erase_if(m_runs, [](const auto& r) { return r.empty(); });
-    for (auto& r : m_runs)
-      if (!std::is_sorted(r.begin(), r.end(), earlier)) std::sort(r.begin(), r.end(), earlier);
-    while (m_runs.size() > 1) {
-      std::vector<std::vector<edge>> next;
-      for (std::size_t i = 0; i + 1 < m_runs.size(); i += 2) {
-        std::vector<edge> both(m_runs[i].size() + m_runs[i + 1].size());
-        std::merge(m_runs[i].begin(), m_runs[i].end(), m_runs[i + 1].begin(), m_runs[i + 1].end(), both.begin(), earlier);
-        m_runs[i] = {};
-        m_runs[i + 1] = {};
-        next.push_back(std::move(both));
-      }
-      if (m_runs.size() % 2) next.push_back(std::move(m_runs.back()));
-      m_runs = std::move(next);
-    }
-    return m_runs.empty() ? std::vector<edge>{} : std::move(m_runs.front());
-  }
-
-private:
-  std::vector<std::vector<edge>> m_runs; // start edges, end edges, per kind
-};
-
-// Sweeps all intervals once into disjoint segments, each labelled with the winning category.
-std::vector<segment> build_segments(const std::vector<edge>& edges) {
-  std::array<int, cat_count> open{};
-  std::vector<segment> segments;
-  segments.reserve(edges.size());
-  std::uint64_t prev = 0;
-  for (std::size_t i = 0; i < edges.size();) {
-    const std::uint64_t t = edges[i].time;
-    if (i > 0 && t > prev) {
-      std::uint8_t top = cat_count;
-      for (std::uint8_t c = 0; c < cat_count; ++c)
-        if (open[c] > 0) {
-          top = c;
-          break;
-        }
-      if (top != cat_count) {
-        if (!segments.empty() && segments.back().cat == top && segments.back().end == prev) segments.back().end = t;
-        else segments.push_back({prev, t, top});
-      }
-    }
-    for (; i < edges.size() && edges[i].time == t; ++i) open[edges[i].cat] += edges[i].delta;
-    prev = t;
-  }
-  return segments;
+std::optional<std::uint8_t> copy_call_kinds::find(std::uint32_t correlation) const {
+  auto it = std::lower_bound(m_kinds.begin(), m_kinds.end(), correlation,
+                             [](const auto& e, std::uint32_t x) { return e.first < x; });
+  if (it == m_kinds.end() || it->first != correlation) return std::nullopt;
+  return it->second;
 }
 
-} // namespace
-
-std::uint32_t phase_thread(const trace::device_trace& t) {
-  std::map<std::uint32_t, std::size_t> range_threads;
-  for (const auto& r : t.ranges)
-    if (r.domain == "speedlab") ++range_threads[r.thread];
-  if (!range_threads.empty())
-    return std::max_element(range_threads.begin(), range_threads.end(),
+std::uint32_t choose_thread(const std::map<std::uint32_t, std::size_t>& phase_range_threads,
+                            const std::map<std::uint32_t, std::size_t>& api_threads, std::uint32_t process) {
+  auto most = [](const std::map<std::uint32_t, std::size_t>& counts) {
+    return std::max_element(counts.begin(), counts.end(),
                             [](const auto& a, const auto& b) { return a.second < b.second; })
         ->first;
-  std::map<std::uint32_t, std::size_t> api_threads;
+  };
+  if (!phase_range_threads.empty()) return most(phase_range_threads);
+  if (process != 0 && api_threads.count(process)) return process; // main thread: tid == pid
+  if (!api_threads.empty()) return most(api_threads);
+  return 0;
+}
+
+category call_category(trace::api_kind kind, std::optional<std::uint8_t> copy_kind) {
+  if (!trace::split_as_waiting(kind)) return api;
+  if (kind == trace::api_kind::copy_sync && copy_kind) return copy_category(*copy_kind, true);
+  return sync;
+}
+
+void merge_all(sets& s) {
+  for (auto& v : s) intervals::merge_in_place(v);
+}
+
+cover_sums first_cover(const sets& s, std::uint64_t lo, std::uint64_t mid, std::uint64_t hi) {
+  cover_sums sum;
+  std::array<std::size_t, categories> used{}, at{};
+  std::size_t n = 0;
+  constexpr std::uint64_t none = UINT64_MAX;
+  std::uint64_t t = none;
+  // Only the sets that hold intervals in the window are visited (a trace fills three or four).
+  for (std::size_t c = 0; c < categories; ++c) {
+    const auto& v = s[c];
+    const auto first =
+        std::lower_bound(v.begin(), v.end(), lo, [](const interval& iv, std::uint64_t x) { return iv.second <= x; });
+    if (first == v.end() || first->first >= hi) continue;
+    used[n] = c;
+    at[n++] = static_cast<std::size_t>(first - v.begin());
+    t = std::min(t, std::max(first->first, lo));
+  }
+  auto add = [&](std::size_t c, std::uint64_t a, std::uint64_t b) {
+    if (a < mid) sum.before[c] += std::min(b, mid) - a;
+    if (b > mid) sum.after[c] += b - std::max(a, mid);
+  };
+  while (t < hi) {
+    std::size_t top = categories;
+    std::uint64_t next = none;
+    for (std::size_t u = 0; u < n; ++u) {
+      const auto& v = s[used[u]];
+      if (at[u] == v.size() || v[at[u]].first >= hi) continue;
+      const interval& iv = v[at[u]];
+      if (iv.first <= t) {
+        if (top == categories) top = used[u];
+        next = std::min(next, std::min(iv.second, hi));
+      } else {
+        next = std::min(next, iv.first);
+      }
+    }
+    if (next == none) break;
+    if (top != categories) add(top, t, next);
+    t = next;
+    for (std::size_t u = 0; u < n; ++u) {
+      const auto& v = s[used[u]];
+      while (at[u] < v.size() && std::min(v[at[u]].second, hi) <= t) ++at[u];
+    }
+  }
+  return sum;
+}
+
+time_split split_of(const sums& covered, std::uint64_t lo, std::uint64_t hi) {
+  std::uint64_t accounted = 0;
+  for (const auto v : covered) accounted += v;
+  auto ns = [&](std::initializer_list<category> parts) {
+    std::uint64_t v = 0;
+    for (const auto c : parts) v += covered[c];
+    return static_cast<double>(v);
+  };
+  time_split x;
+  x.kernel = ns({kernel});
+  x.h2d = ns({h2d, h2d_call});
+  x.d2h = ns({d2h, d2h_call});
+  x.copy_other = ns({copy_other, copy_other_call});
+  x.memset = ns({memset});
+  x.sync = ns({sync});
+  x.api = ns({api});
+  x.host = static_cast<double>((hi > lo ? hi - lo : 0) - accounted); // the sets are disjoint: accounted <= hi - lo
+  x.wall_ns = intervals::span(lo, hi);
+  return x;
+}
+
+} // namespace split
+
+std::uint32_t phase_thread(const trace::device_trace& t) {
+  std::map<std::uint32_t, std::size_t> range_threads, api_threads;
+  for (const auto& r : t.ranges)
+    if (r.domain == "speedlab") ++range_threads[r.thread];
   for (const auto& a : t.api_calls) ++api_threads[a.thread];
-  if (t.process != 0 && api_threads.count(t.process)) return t.process; // main thread: tid == pid
-  if (api_threads.empty()) return 0;
-  return std::max_element(api_threads.begin(), api_threads.end(),
-                          [](const auto& a, const auto& b) { return a.second < b.second; })
-      ->first;
+  return split::choose_thread(range_threads, api_threads, t.process);
 }
 
 std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
@@ -143,79 +133,29 @@ std::vector<time_split> compute_time_splits(const trace::device_trace& t) {
 
 std::vector<time_split> compute_time_splits(const trace::device_trace& t,
                                             const std::vector<trace::repetition_window>& windows) {
-  edge_runs edges;
-  auto add = [&](std::uint64_t start, std::uint64_t end, category c) {
-    if (end <= start) return; // empty or malformed: contributes nothing
-    edges.add(start, end, c);
-  };
-  edges.next_run();
-  for (const auto& k : t.kernels) add(k.start, k.end, cat_kernel);
-  edges.next_run();
-  std::unordered_map<std::uint32_t, std::uint8_t> copy_kind_of_call; // correlation -> copy kind
+  split::sets sets;
+  for (const auto& k : t.kernels) sets[split::kernel].emplace_back(k.start, k.end);
+  split::copy_call_kinds copies;
   for (const auto& m : t.memcpys) {
-    add(m.start, m.end, copy_category(m.copy_kind));
-    copy_kind_of_call.emplace(m.correlation, m.copy_kind);
+    sets[split::copy_category(m.copy_kind, false)].emplace_back(m.start, m.end);
+    copies.add(m.correlation, m.copy_kind);
   }
-  edges.next_run();
-  for (const auto& m : t.memsets) add(m.start, m.end, cat_memset);
-
+  copies.finish();
+  for (const auto& m : t.memsets) sets[split::memset].emplace_back(m.start, m.end);
   // Host side: only the phase thread's calls say what the measured code was waiting on.
-  const std::uint32_t thread = phase_thread(t);
-  // Which calls own the sync records (only needed when there are sync records).
-  std::unordered_set<std::uint32_t> phase_correlations, all_correlations;
-  const bool match_syncs = !t.syncs.empty();
-  edges.next_run();
-  for (const auto& a : t.api_calls) {
-    if (match_syncs) all_correlations.insert(a.correlation);
-    if (a.thread != thread) continue;
-    if (match_syncs) phase_correlations.insert(a.correlation);
-    category c = cat_api;
-    const trace::api_kind kind = trace::classify_api(a.name);
-    if (trace::split_as_waiting(kind)) {
-      c = cat_sync;
-      if (kind == trace::api_kind::copy_sync)
-        if (auto it = copy_kind_of_call.find(a.correlation); it != copy_kind_of_call.end())
-          c = copy_call_category(it->second);
-    }
-    add(a.start, a.end, c);
-  }
-  // Sync records have no thread: they count when their call is the phase thread's, or when
-  // API records were not collected. Stream-wait-event (type 2) never blocks the host.
-  edges.next_run();
-  for (const auto& s : t.syncs) {
-    if (s.type == 2) continue;
-    if (phase_correlations.count(s.correlation) || !all_correlations.count(s.correlation))
-      add(s.start, s.end, cat_sync);
-  }
-
-  const std::vector<segment> segments = build_segments(edges.take_sorted());
+  split::add_host_sets(
+      t.api_calls, t.syncs, phase_thread(t), [](const trace::api_record& a) { return trace::classify_api(a.name); },
+      copies, sets);
+  split::merge_all(sets);
 
   std::vector<time_split> out;
   out.reserve(windows.size());
   for (const auto& w : windows) {
-    time_split s;
     if (w.end <= w.start) {
-      out.push_back(s);
+      out.emplace_back();
       continue;
     }
-    std::array<std::uint64_t, cat_count> sum{};
-    auto it = std::upper_bound(segments.begin(), segments.end(), w.start,
-                               [](std::uint64_t x, const segment& seg) { return x < seg.end; });
-    for (; it != segments.end() && it->start < w.end; ++it)
-      sum[it->cat] += std::min(it->end, w.end) - std::max(it->start, w.start);
-    const std::uint64_t wall = w.end - w.start;
-    std::uint64_t accounted = 0;
-    for (auto v : sum) accounted += v;
-    s.kernel = static_cast<double>(sum[cat_kernel]);
-    s.h2d = static_cast<double>(sum[cat_h2d] + sum[cat_h2d_call]);
-    s.d2h = static_cast<double>(sum[cat_d2h] + sum[cat_d2h_call]);
-    s.copy_other = static_cast<double>(sum[cat_copy_other] + sum[cat_copy_other_call]);
-    s.memset = static_cast<double>(sum[cat_memset]);
-    s.sync = static_cast<double>(sum[cat_sync]);
-    s.api = static_cast<double>(sum[cat_api]);
-    s.host = static_cast<double>(wall - accounted); // segments are disjoint, so accounted <= wall
-    s.wall_ns = static_cast<double>(wall);
-    out.push_back(s);
+    out.push_back(split::split_of(split::first_cover(sets, w.start, w.end, w.end).before, w.start, w.end));
   }
   return out;
 }

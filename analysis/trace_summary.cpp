@@ -63,67 +63,103 @@ void add_copy(copy_stats& c, const trace::memcpy_record& m) {
   }
 }
 
-// One kernel's launches in the windows: counts, durations (also appended to `durations`),
-// the share in the compute phase, and the launch configuration of its longest launch.
-template <class InCompute>
-kernel_stats kernel_stats_of(const std::string& name, const std::vector<const trace::kernel_record*>& list,
-                             InCompute&& in_compute, std::vector<double>& durations) {
-  kernel_stats ks;
-  ks.name = name;
-  std::vector<double> d;
-  d.reserve(list.size());
-  const trace::kernel_record* longest = list.front();
-  double longest_ns = -1;
-  for (const auto* k : list) {
-    const double ns = k->end > k->start ? static_cast<double>(k->end - k->start) : 0;
-    d.push_back(ns);
-    durations.push_back(ns);
-    ks.total_ns += ns;
-    if (in_compute(k->start)) {
-      ++ks.compute_phase_launches;
-      ks.compute_phase_ns += ns;
-    }
-    if (ns > longest_ns) {
-      longest_ns = ns;
-      longest = k;
-    }
+void kernel_launches::add(const trace::kernel_record& k, bool in_compute) {
+  const double ns = intervals::span(k.start, k.end);
+  durations.push_back(ns);
+  total_ns += ns;
+  if (in_compute) {
+    ++compute_launches;
+    compute_ns += ns;
   }
-  ks.launches = list.size();
-  ks.min_ns = *std::min_element(d.begin(), d.end());
-  ks.max_ns = *std::max_element(d.begin(), d.end());
-  ks.median_ns = median_in_place(d);
-  ks.grid = longest->grid;
-  ks.block = longest->block;
-  ks.registers_per_thread = longest->registers_per_thread;
-  ks.shared_bytes = longest->static_shared_bytes + longest->dynamic_shared_bytes;
+  if (ns > longest_ns || (ns == longest_ns && k.start < longest_start)) {
+    longest_ns = ns;
+    longest_start = k.start;
+    grid = k.grid;
+    block = k.block;
+    registers = k.registers_per_thread;
+    shared = k.static_shared_bytes + k.dynamic_shared_bytes;
+  }
+}
+
+kernel_stats kernel_launches::finish(std::string name, std::vector<double>& all) {
+  kernel_stats ks;
+  ks.name = std::move(name);
+  ks.launches = durations.size();
+  ks.compute_phase_launches = compute_launches;
+  ks.total_ns = total_ns;
+  ks.compute_phase_ns = compute_ns;
+  all.insert(all.end(), durations.begin(), durations.end());
+  ks.min_ns = *std::min_element(durations.begin(), durations.end());
+  ks.max_ns = *std::max_element(durations.begin(), durations.end());
+  ks.median_ns = median_in_place(durations);
+  std::vector<double>().swap(durations);
+  ks.grid = grid;
+  ks.block = block;
+  ks.registers_per_thread = registers;
+  ks.shared_bytes = shared;
   return ks;
 }
 
-trace_summary summarize_trace(const trace::device_trace& t) {
+void call_counts::add_call(trace::api_kind kind, double ns) {
+  if (trace::synchronizes(kind)) {
+    ++sync_calls;
+    sync_call_ns += ns;
+  } else if (kind == trace::api_kind::launch) {
+    ++launch_calls;
+    launch_call_ns += ns;
+  }
+}
+
+void call_counts::add_sync_record(double ns) {
+  ++sync_records;
+  sync_record_ns += ns;
+}
+
+void call_counts::fill(trace_summary& s) const {
+  s.sync_count = std::max(sync_records, sync_calls);
+  s.sync_ns = std::max(sync_record_ns, sync_call_ns);
+  s.launch_calls = launch_calls;
+  s.launch_call_ns = launch_call_ns;
+}
+
+trace_summary start_summary(const std::vector<trace::repetition_window>& windows, std::uint64_t dropped_records) {
   trace_summary s;
-  s.dropped_records = t.dropped_records;
-  std::vector<trace::repetition_window> windows = t.repetitions;
-  std::sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  s.dropped_records = dropped_records;
   s.has_windows = !windows.empty();
   s.repetitions = windows.empty() ? 1 : windows.size();
-  auto inside = [&](std::uint64_t start) { return windows.empty() || repetition_of(windows, start) >= 0; };
-  auto in_compute = [&](std::uint64_t start) { return in_compute_phase(windows, start); };
+  return s;
+}
 
-  std::map<std::string, std::vector<const trace::kernel_record*>> by_name;
-  std::vector<interval> kernel_iv, copy_iv;
-  for (const auto& k : t.kernels) {
-    if (!inside(k.start)) continue;
-    by_name[k.name].push_back(&k);
-    kernel_iv.emplace_back(k.start, k.end);
-  }
-  for (auto& [name, list] : by_name) {
-    kernel_stats ks = kernel_stats_of(name, list, in_compute, s.kernel_durations);
+void add_kernel_stats(trace_summary& s, std::vector<std::pair<const std::string*, kernel_launches*>> kernels) {
+  std::size_t launches = 0;
+  for (const auto& [n, k] : kernels) launches += k->durations.size();
+  s.kernel_durations.reserve(s.kernel_durations.size() + launches);
+  for (auto& [n, k] : kernels) {
+    kernel_stats ks = k->finish(*n, s.kernel_durations);
     s.kernel_launches += ks.launches;
     s.kernel_ns += ks.total_ns;
     s.kernels.push_back(std::move(ks));
   }
   std::stable_sort(s.kernels.begin(), s.kernels.end(),
                    [](const kernel_stats& a, const kernel_stats& b) { return a.total_ns > b.total_ns; });
+}
+
+trace_summary summarize_trace(const trace::device_trace& t) {
+  std::vector<trace::repetition_window> windows = t.repetitions;
+  std::sort(windows.begin(), windows.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  trace_summary s = start_summary(windows, t.dropped_records);
+  auto inside = [&](std::uint64_t start) { return windows.empty() || repetition_of(windows, start) >= 0; };
+
+  std::map<std::string, kernel_launches> by_name;
+  std::vector<interval> kernel_iv, copy_iv;
+  for (const auto& k : t.kernels) {
+    if (!inside(k.start)) continue;
+    by_name[k.name].add(k, in_compute_phase(windows, k.start));
+    kernel_iv.emplace_back(k.start, k.end);
+  }
+  std::vector<std::pair<const std::string*, kernel_launches*>> kernels;
+  for (auto& [name, k] : by_name) kernels.emplace_back(&name, &k);
+  add_kernel_stats(s, std::move(kernels));
 
   for (const auto& m : t.memcpys) {
     if (!inside(m.start)) continue;
@@ -134,28 +170,12 @@ trace_summary summarize_trace(const trace::device_trace& t) {
   }
   s.copy_kernel_overlap_ns = intervals::intersection(intervals::merged(std::move(kernel_iv)), intervals::merged(std::move(copy_iv)));
 
-  std::size_t sync_records = 0, sync_calls = 0;
-  double sync_record_ns = 0, sync_call_ns = 0;
-  for (const auto& y : t.syncs) {
-    if (!inside(y.start)) continue;
-    ++sync_records;
-    sync_record_ns += y.end > y.start ? static_cast<double>(y.end - y.start) : 0;
-  }
-  for (const auto& a : t.api_calls) {
-    if (!inside(a.start)) continue;
-    const double ns = a.end > a.start ? static_cast<double>(a.end - a.start) : 0;
-    const trace::api_kind kind = trace::classify_api(a.name);
-    if (trace::synchronizes(kind)) { // synchronous copies count as copies above
-      ++sync_calls;
-      sync_call_ns += ns;
-    } else if (kind == trace::api_kind::launch) {
-      ++s.launch_calls;
-      s.launch_call_ns += ns;
-    }
-  }
-  // CUPTI reports a synchronization both as an activity record and as the API call.
-  s.sync_count = std::max(sync_records, sync_calls);
-  s.sync_ns = std::max(sync_record_ns, sync_call_ns);
+  call_counts calls;
+  for (const auto& y : t.syncs)
+    if (inside(y.start)) calls.add_sync_record(intervals::span(y.start, y.end));
+  for (const auto& a : t.api_calls)
+    if (inside(a.start)) calls.add_call(trace::classify_api(a.name), intervals::span(a.start, a.end));
+  calls.fill(s);
   return s;
 }
 

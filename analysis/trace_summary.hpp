@@ -8,8 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "model/cuda_api.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::analysis {
@@ -35,7 +37,8 @@ struct copy_stats {
 };
 
 // Pieces the trace summary shares with the streamed program analysis (program_accumulate.cpp),
-// so both decide "inside a repetition", medians and copy figures the same way.
+// so both decide "inside a repetition", medians, copy, kernel and call figures the same way:
+// one summary, two ways to collect its records (a point's whole trace; a process's chunks).
 long repetition_of(const std::vector<trace::repetition_window>& windows, std::uint64_t t); // sorted; -1 if none
 double median_in_place(std::vector<double>& v); // reorders v
 bool in_compute_phase(const std::vector<trace::repetition_window>& windows, std::uint64_t t); // true without windows
@@ -58,6 +61,39 @@ struct trace_summary {
 
   double per_rep(double total) const { return total / static_cast<double>(repetitions ? repetitions : 1); }
 };
+
+// One kernel's launches as they come: its durations, time, the compute phase's share and the
+// launch configuration of its longest launch (among equally long ones the earliest).
+struct kernel_launches {
+  std::vector<double> durations;
+  std::size_t compute_launches = 0;
+  double total_ns = 0, compute_ns = 0;
+  double longest_ns = -1;
+  std::uint64_t longest_start = 0;
+  std::array<std::int32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::int32_t registers = 0, shared = 0;
+
+  void add(const trace::kernel_record& k, bool in_compute);
+  // The kernel's statistics; its durations are appended to `all` in launch order, then released.
+  kernel_stats finish(std::string name, std::vector<double>& all);
+};
+
+// The synchronizations and launch calls inside the windows, from API calls and sync records.
+struct call_counts {
+  std::size_t sync_records = 0, sync_calls = 0, launch_calls = 0;
+  double sync_record_ns = 0, sync_call_ns = 0, launch_call_ns = 0;
+
+  void add_call(trace::api_kind kind, double ns); // synchronous copies count as copies
+  void add_sync_record(double ns);
+  // Into s: CUPTI reports a synchronization both as an activity record and as the API call,
+  // so the larger of the two counts.
+  void fill(trace_summary& s) const;
+};
+
+// The summary's head (windows sorted by start): repetitions, dropped records.
+trace_summary start_summary(const std::vector<trace::repetition_window>& windows, std::uint64_t dropped_records);
+// The kernels' statistics, in name order (`kernels`: name, launches), then longest first.
+void add_kernel_stats(trace_summary& s, std::vector<std::pair<const std::string*, kernel_launches*>> kernels);
 
 trace_summary summarize_trace(const trace::device_trace& t);
 

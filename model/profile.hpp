@@ -42,7 +42,7 @@ struct process_profile {
   // Source lines of its kernels (`speedlab profile --source`): one pass per CUDA context,
   // PC samples and SASS metrics of a window of its first launches, folded to file:line.
   std::vector<source::source_pass> source;
-  // Launch calls recorded in sampled windows only (`SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled`,
+  // Launch calls recorded in sampled windows only (profile_options.hpp's launch_mode::sampled,
   // the process tagged "launch_calls": "sampled"): the windows [first, second), steady
   // clock, in which every launch call that started was recorded. Outside them kernels have
   // no launch call. Empty without that tag (every launch call recorded, or none with

@@ -23,6 +23,7 @@
 #include "app/suite/names.hpp"
 #include "model/atomic_file.hpp"
 #include "model/file_problem.hpp"
+#include "model/profile_options.hpp"
 #include "profilers/profiler.hpp"
 #include "speedlab/config.hpp"
 
@@ -467,7 +468,9 @@ void add_profile_options(CLI::App* cmd, profile_options& options, number_texts& 
   cmd->add_option("--out,-o", options.out, "Output folder (refused if not empty, unless --force)")->type_name("DIR");
   cmd->add_flag("--force", options.force, "Write into a non-empty folder, removing an earlier profile's streams");
   add_number_option(cmd, numbers, "--flush-interval", limits::flush_interval_ms,
-                    "Milliseconds between flushes of each process's stream (default 500): what a crash can lose");
+                    fmt::format("Milliseconds between flushes of each process's stream (default {}): what a crash "
+                                "can lose",
+                                profile::default_flush_ms));
   cmd->add_option("--metrics", options.metrics,
                   "Hardware counters for the first K launches of each (kernel, grid, block), read by replaying "
                   "them (those launches run slower): default, full, dram, or metric names joined by commas")

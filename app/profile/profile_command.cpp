@@ -126,7 +126,9 @@ namespace {
 
 void check_options(const profile_options& options) {
   if (options.program.empty()) throw config_error("no program given: speedlab profile [options] -- PROGRAM [ARGS...]");
-  if (options.flush_interval_ms == 0) throw config_error("--flush-interval must be at least 1 ms");
+  if (!profile::valid_flush_ms(options.flush_interval_ms))
+    throw config_error(
+        fmt::format("--flush-interval must be {} to {} ms", profile::min_flush_ms, profile::max_flush_ms));
   if (!options.metrics.empty()) {
     try {
       (void)counters::metric_set(options.metrics);
@@ -180,17 +182,20 @@ std::filesystem::path choose_library(const profile_options& options, std::vector
 
 std::map<std::string, std::string> program_environment(const std::filesystem::path& library,
                                                        const std::filesystem::path& dir, const profile_options& options) {
-  auto environment = injection_environment(library, dir, options.flush_interval_ms);
+  profile::injection_options injected;
+  injected.dir = dir.string();
+  injected.flush_ms = options.flush_interval_ms;
+  if (!options.metrics.empty()) {
+    // The injection library reads the metric names themselves (it has no set of its own).
+    injected.metrics = counters::metric_set(options.metrics);
+    injected.metric_set = options.metrics;
+    injected.counters_per_kernel = options.counters_per_kernel;
+  }
+  if (options.source) injected.source_launches = options.source_launches;
+  auto environment = injection_environment(library, injected);
   const char* preload = std::getenv("LD_PRELOAD");
   if (const std::string with_shim = preload_with_exit_shim(library, preload ? preload : ""); !with_shim.empty())
     environment["LD_PRELOAD"] = with_shim;
-  if (!options.metrics.empty()) {
-    // The injection library reads the metric names themselves (it has no set of its own).
-    environment["SPEEDLAB_PROFILE_METRICS"] = fmt::format("{}", fmt::join(counters::metric_set(options.metrics), ","));
-    environment["SPEEDLAB_PROFILE_METRIC_SET"] = options.metrics;
-    environment["SPEEDLAB_PROFILE_COUNTERS_K"] = std::to_string(options.counters_per_kernel);
-  }
-  if (options.source) environment["SPEEDLAB_PROFILE_SOURCE_LAUNCHES"] = std::to_string(options.source_launches);
   return environment;
 }
 

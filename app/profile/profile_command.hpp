@@ -15,13 +15,14 @@
 
 #include "analysis/analysis.hpp"
 #include "model/profile.hpp"
+#include "model/profile_options.hpp"
 
 namespace speedlab::app {
 
 struct profile_options {
   std::string out = "speedlab-profile";
   bool force = false;                  // write into a non-empty DIR (an earlier profile's streams are removed)
-  std::uint32_t flush_interval_ms = 500;
+  std::uint32_t flush_interval_ms = profile::default_flush_ms;
   // Hardware counters (--metrics): a metric set or names joined by commas; empty: none. Read
   // for the first K launches of each distinct (kernel, grid, block) by replaying them.
   std::string metrics;

@@ -152,10 +152,9 @@ std::filesystem::path find_inject_library() {
 }
 
 std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
-                                                         const std::filesystem::path& out_dir,
-                                                         std::uint32_t flush_interval_ms) {
-  std::map<std::string, std::string> env{{"SPEEDLAB_PROFILE_DIR", std::filesystem::absolute(out_dir).string()},
-                                         {"SPEEDLAB_PROFILE_FLUSH_MS", std::to_string(flush_interval_ms)}};
+                                                         profile::injection_options options) {
+  options.dir = std::filesystem::absolute(options.dir).string();
+  std::map<std::string, std::string> env = profile::to_environment(options);
   if (!library.empty()) {
     env["CUDA_INJECTION64_PATH"] = library.string();
     env["NVTX_INJECTION64_PATH"] = library.string();

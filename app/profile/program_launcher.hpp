@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "model/profile_options.hpp"
+
 namespace speedlab::app {
 
 struct launch_result {
@@ -39,11 +41,11 @@ launch_result launch_and_wait(const std::vector<std::string>& argv, const std::m
 // executable (build tree), else <prefix>/lib/speedlab/ (installed). Empty if none exists.
 std::filesystem::path find_inject_library();
 
-// The variables the program gets (exposed for the tests); without a library only the
-// folder and interval (the program then runs unprofiled).
+// The variables the program gets (exposed for the tests): the library's options
+// (model/profile_options.hpp, their folder made absolute) and, with a library, the
+// injection paths (without one the program then runs unprofiled).
 std::map<std::string, std::string> injection_environment(const std::filesystem::path& library,
-                                                         const std::filesystem::path& out_dir,
-                                                         std::uint32_t flush_interval_ms);
+                                                         profile::injection_options options);
 
 // LD_PRELOAD for the program: the _exit shim beside the library (libspeedlab-exit.so,
 // profilers/inject/exit_shim.cpp), so a process leaving through _exit (os._exit, forked

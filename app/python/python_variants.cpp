@@ -389,14 +389,16 @@ private:
     }
     m_streams.emplace();
     // Flushed on request (collect_trace), not every 500 ms in the middle of a measurement.
-    auto env = injection_environment(library, m_streams->path(), 3600 * 1000);
-    env["SPEEDLAB_PROFILE_MAX_BUFFER_MIB"] = std::to_string(std::max<std::size_t>(1, tracing->max_buffer_bytes >> 20));
+    profile::injection_options o;
+    o.dir = m_streams->path().string();
+    o.flush_ms = 3600 * 1000;
+    o.max_buffer_mib = std::max<std::size_t>(1, tracing->max_buffer_bytes >> 20);
     // As `run`'s cupti profiler records: every runtime call (the library's default under
     // `speedlab profile` is the analysis's calls only), and the worker's signals left as
     // they are (run ends its worker itself and reads only what was flushed on request).
-    env["SPEEDLAB_PROFILE_API"] = "all";
-    env["SPEEDLAB_PROFILE_SIGNALS"] = "0";
-    return env;
+    o.all_api = true;
+    o.signals = false;
+    return injection_environment(library, o);
   }
 
   void check(const json& reply, const std::string& what) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/profile_options.hpp"
 #include "profilers/counters/counters_options.hpp"
 #include "profilers/options_section.hpp"
 
@@ -35,7 +36,7 @@ inline constexpr number_rule target_noise{0, 1, false, ""};
 inline constexpr number_rule counters_per_kernel = profiling::counters_limits::per_kernel; // --counters-per-kernel
 // The command line's own: compare --threshold, profile's options.
 inline constexpr number_rule threshold_percent{0, 1000, false, "percent"};
-inline constexpr number_rule flush_interval_ms{1, 3600000, true, "milliseconds"};
+inline constexpr number_rule flush_interval_ms{profile::min_flush_ms, profile::max_flush_ms, true, "milliseconds"};
 inline constexpr number_rule profile_counters_per_kernel{1, 1000, true, "launches"};
 inline constexpr number_rule source_launches{1, 1e6, true, "launches"};
 } // namespace limits

@@ -112,7 +112,7 @@ struct activity_selection {
   // is enabled and a note says so.
   bool analysis_calls_only = false;
   // The caller records runtime and driver calls itself through the callback API (the
-  // injection library's SPEEDLAB_PROFILE_API_SOURCE=callback): no RUNTIME or DRIVER records
+  // injection library's api_records callback): no RUNTIME or DRIVER records
   // here, SYNCHRONIZATION still with api_records.
   bool api_by_callback = false;
   // With analysis_calls_only: the launch calls too (false: a cost probe, issue 29).

@@ -1,5 +1,5 @@
 // API calls recorded from CUPTI's callback API instead of RUNTIME/DRIVER activity records
-// (SPEEDLAB_PROFILE_API_SOURCE=callback, issue 29: the activity path cost 144 us a step on a
+// (injection_options::api_records callback, issue 29: the activity path cost 144 us a step on a
 // PyTorch loop). Each launching thread appends to its own buffer without a lock; the flush
 // thread drains every buffer into trace::api_record, the records the activity path made, so
 // the stream, the reader and the analysis see no difference.
@@ -17,7 +17,7 @@
 // Each thread keeps its open calls by correlation id, so an exit is recorded only after its
 // own entry was seen.
 //
-// Launch calls in windows (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): the flush thread switches
+// Launch calls in windows (launch_mode::sampled): the flush thread switches
 // the launch ids' callbacks on and off, then calls switched(). A call in flight at a switch
 // loses its entry or its exit: an exit without its entry is not recorded, and an open
 // switched call from before a switch is dropped at the thread's next call (its exit will not

@@ -4,7 +4,8 @@
 // - CUDA calls InitializeInjection() when the process initializes CUDA: the stream file
 //   (model/profile_stream.hpp) is created, CUPTI activity is enabled through the collection
 //   core shared with `speedlab run` (profilers/cupti/cupti_collector.hpp), and a flush thread
-//   appends a records chunk every SPEEDLAB_PROFILE_FLUSH_MS (500 ms by default). At exit the
+//   appends a records chunk every flush interval (model/profile_options.hpp, the library's
+//   settings as `speedlab profile` writes them; 500 ms by default). At exit the
 //   CUPTI buffers are forced out and a closing chunk written. A process that never
 //   initializes CUDA never gets here: no file, no thread, no cost.
 // - NVTX calls InitializeInjectionNvtx2() at the program's first NVTX call: this library
@@ -17,7 +18,7 @@
 // - speedlab_inject_flush() writes a records chunk on demand: `speedlab run` injects this
 //   library into the Python worker of a Python variant under the cupti profiler and asks
 //   for the records after the measured repetitions (app/python/python_variants.cpp).
-// - --source (SPEEDLAB_PROFILE_SOURCE_LAUNCHES=N): the source collector (profilers/source)
+// - --source (injection_options::source_launches = N): the source collector (profilers/source)
 //   on this library's subscription: PC sampling over the process's first N kernel launches,
 //   SASS metrics (patched kernels) over the next N, then off; the folded lines are written
 //   as a source chunk at exit or when the context is destroyed.
@@ -47,6 +48,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/profile_options.hpp"
 #include "model/profile_stream.hpp"
 #include "profilers/cupti/cupti_collector.hpp"
 #include "profilers/counters/counter_collector.hpp"
@@ -67,7 +69,6 @@ namespace cupti = profiling::cupti;
 std::mutex g_test_flush_lock;
 using profiling::steady_now_ns;
 
-constexpr std::uint32_t default_flush_ms = 500;
 constexpr std::size_t buffer_bytes = 8u << 20;
 constexpr std::size_t default_cap_bytes = 256u << 20;
 
@@ -75,11 +76,6 @@ std::uint64_t realtime_now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
 }
 
 std::vector<std::string> read_cmdline() {
@@ -170,38 +166,20 @@ public:
   // Returns false (after noting why on stderr) when the stream cannot be written at all.
   bool start() {
     m_pid = static_cast<std::uint32_t>(::getpid());
-    const std::string dir = env("SPEEDLAB_PROFILE_DIR");
-    if (dir.empty()) {
-      std::fprintf(stderr, "speedlab-inject: SPEEDLAB_PROFILE_DIR is not set; this process is not profiled\n");
+    m_settings = profile::parse_injection_options();
+    const profile::injection_options& o = m_settings.options;
+    if (o.dir.empty()) {
+      std::fprintf(stderr, "speedlab-inject: %s is not set; this process is not profiled\n",
+                   profile::variable_name(profile::option::dir));
       return false;
     }
-    if (const std::string ms = env("SPEEDLAB_PROFILE_FLUSH_MS"); !ms.empty()) {
-      const long v = std::strtol(ms.c_str(), nullptr, 10);
-      if (v > 0) m_flush_ms = static_cast<std::uint32_t>(v);
-    }
+    m_flush_ms = o.flush_ms;
     // A flush forces CUPTI's buffers out once GPU records were held back this long (a GPU
     // never idle at a flush): flush_policy.hpp. 0: never.
-    std::uint64_t force_after_ms = std::max<std::uint64_t>(5000, 10ull * m_flush_ms);
-    std::string force_after_problem; // noted once the stream has its header
-    std::string note_later;          // likewise
-    if (const std::string ms = env("SPEEDLAB_PROFILE_FORCE_AFTER_MS"); !ms.empty()) {
-      char* end = nullptr;
-      const long v = std::strtol(ms.c_str(), &end, 10);
-      if (end != ms.c_str() && *end == '\0' && v >= 0) force_after_ms = static_cast<std::uint64_t>(v);
-      else force_after_problem = "SPEEDLAB_PROFILE_FORCE_AFTER_MS='" + ms + "' is not a whole number of milliseconds: " +
-                                 std::to_string(force_after_ms) + " ms is used";
-    }
-    m_policy = flush_policy(force_after_ms * 1000000ull);
-    if (const std::string mib = env("SPEEDLAB_PROFILE_MAX_BUFFER_MIB"); !mib.empty()) {
-      const long v = std::strtol(mib.c_str(), nullptr, 10);
-      if (v > 0) m_cap_bytes = static_cast<std::size_t>(v) << 20;
-    }
+    m_policy = flush_policy(o.force_after_ms_or_default() * 1000000ull);
+    if (o.max_buffer_mib) m_cap_bytes = *o.max_buffer_mib << 20;
     // Cost knob (scripts/bench/profile_overhead.sh's breakdown): CUPTI's buffer size.
-    if (const std::string kib = env("SPEEDLAB_PROFILE_BUFFER_KIB"); !kib.empty()) {
-      const long v = std::strtol(kib.c_str(), nullptr, 10);
-      if (v >= 64 && v <= (1l << 20)) m_buffer_bytes = static_cast<std::size_t>(v) << 10;
-      else note_later = "SPEEDLAB_PROFILE_BUFFER_KIB='" + kib + "' is not 64 to 1048576: the default is used";
-    }
+    if (o.buffer_kib) m_buffer_bytes = *o.buffer_kib << 10;
     profile::process_info info;
     info.pid = m_pid;
     info.parent_pid = static_cast<std::uint32_t>(::getppid());
@@ -210,25 +188,24 @@ public:
     info.start_ns = steady_now_ns();
     info.tags = launcher_tags();
     info.tags["libcupti"] = cupti_in_use();
-    std::string launch_problem; // launch_sampler.hpp: the launch calls recorded
-    const launch_settings launches = parse_launch_settings(env("SPEEDLAB_PROFILE_LAUNCH_CALLS"),
-                                                           env("SPEEDLAB_PROFILE_LAUNCH_SAMPLE"), launch_problem);
+    const launch_settings launches = o.launches; // launch_sampler.hpp: the launch calls recorded
     m_launch_mode = launches.mode;
     m_sampling = launches.sampling;
     if (m_launch_mode == launch_mode::sampled) info.tags["launch_calls"] = "sampled";
     if (m_launch_mode == launch_mode::none) info.tags["launch_calls"] = "none";
     const std::uint64_t realtime = realtime_now_ns();
     std::string error;
-    m_writer = profile::stream_writer::create(std::filesystem::path(dir) / profile::stream_file_name(info.host, m_pid), error);
+    m_writer = profile::stream_writer::create(
+        std::filesystem::path(o.dir) / profile::stream_file_name(info.host, m_pid), error);
     if (!m_writer) {
       std::fprintf(stderr, "speedlab-inject: %s; this process is not profiled\n", error.c_str());
       return false;
     }
     m_writer->write(profile::chunk_type::header, profile::header_json(info, realtime, m_flush_ms, "libspeedlab-inject"));
     m_start_ns = info.start_ns;
-    if (!force_after_problem.empty()) note(force_after_problem);
-    if (!note_later.empty()) note(note_later);
-    if (!launch_problem.empty()) note(launch_problem);
+    for (const auto which :
+         {profile::option::force_after_ms, profile::option::buffer_kib, profile::option::launch_calls})
+      if (const std::string* why = m_settings.problem(which)) note(*why);
 
     if (const auto files = mapped_cupti_files(); files.size() > 1)
       note(fmt::format("{} libcupti copies are loaded in this process ({}); records come from {}", files.size(),
@@ -312,13 +289,13 @@ private:
       // Another CUPTI client (nsys, ncu, torch.profiler...): leave CUPTI to it untouched;
       // NVTX ranges still come through this library.
       note(sub.other_client ? sub.error + "; NVTX ranges are still recorded" : sub.error);
-      if (!env("SPEEDLAB_PROFILE_SOURCE_LAUNCHES").empty()) note(profile_source_note(sub.error));
+      if (m_settings.is_set(profile::option::source_launches)) note(profile_source_note(sub.error));
       return;
     }
     m_subscriber = sub.handle;
-    // Cost knob: SPEEDLAB_PROFILE_CLOCK=offset maps CUPTI's times to the steady clock from
-    // offsets read at start instead of CUPTI calling back for every timestamp.
-    const cupti::process_setup& setup = cupti::setup_process(env("SPEEDLAB_PROFILE_CLOCK") != "offset");
+    // Cost knob: clock_offset maps CUPTI's times to the steady clock from offsets read at
+    // start instead of CUPTI calling back for every timestamp.
+    const cupti::process_setup& setup = cupti::setup_process(!m_settings.options.clock_offset);
     for (const auto& n : setup.notes) note(n);
     if (!setup.error.empty()) {
       note("cupti: " + setup.error);
@@ -333,19 +310,19 @@ private:
     std::vector<std::string> notes;
     // Driver API records too: CuPy and Numba launch and copy through the driver API only.
     // Only the calls the analysis uses (launches, synchronizations, copies, memsets,
-    // allocations, frees) unless SPEEDLAB_PROFILE_API=all: the other calls (PyTorch makes
-    // several per launch) cost a record each and are read by no analysis.
-    // SPEEDLAB_PROFILE_RUNTIME_API=0: no runtime or synchronization records, a cost knob only
-    // (the analysis then has kernels without launch calls).
-    cupti::activity_selection what{env("SPEEDLAB_PROFILE_RUNTIME_API") != "0", env("SPEEDLAB_PROFILE_DRIVER_API") != "0",
-                                   false};
-    what.analysis_calls_only = env("SPEEDLAB_PROFILE_API") != "all";
+    // allocations, frees) unless all_api: the other calls (PyTorch makes several per launch)
+    // cost a record each and are read by no analysis. runtime_api off: no runtime or
+    // synchronization records, a cost knob only (the analysis then has kernels without
+    // launch calls).
+    const profile::injection_options& o = m_settings.options;
+    cupti::activity_selection what{o.runtime_api, o.driver_api, false};
+    what.analysis_calls_only = !o.all_api;
     what.api_by_callback = api_source_is_callback();
     what.launch_calls = m_launch_mode != launch_mode::none;
-    // No SYNCHRONIZATION records unless SPEEDLAB_PROFILE_SYNC_RECORDS=1: on the H100 they
+    // No SYNCHRONIZATION records unless sync_records: on the H100 they
     // cost more than every API record together, and the synchronizing calls (waits and
     // polls) are recorded as API calls the analysis reads in their place.
-    what.sync_records = env("SPEEDLAB_PROFILE_SYNC_RECORDS") == "1";
+    what.sync_records = o.sync_records;
     m_enabled = cupti::enable_activities(what, notes);
     for (const auto& n : notes) note(n);
     if (!m_enabled.error.empty()) {
@@ -360,7 +337,7 @@ private:
     cuptiEnableCallback(1, m_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     m_cupti_on = true;
     start_source();
-    if (m_source && !env("SPEEDLAB_PROFILE_METRICS").empty())
+    if (m_source && m_settings.is_set(profile::option::metrics))
       note("counters: not read with --source (replays and PC sampling were not checked together); profile again "
            "with --metrics alone");
     else start_counters();
@@ -381,9 +358,10 @@ private:
     if (sw && sw->usable()) {
       m_launch_switch = std::move(sw);
       m_sampler = std::make_unique<launch_sampler>(m_sampling, steady_now_ns());
-      note(fmt::format("launch calls recorded {} ms of every {} ms (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled): a kernel "
-                       "launched between these windows has no launch call",
-                       m_sampling.window_ns / 1000000, m_sampling.period_ns / 1000000));
+      note(fmt::format("launch calls recorded {} ms of every {} ms ({}=sampled): a kernel launched between these "
+                       "windows has no launch call",
+                       m_sampling.window_ns / 1000000, m_sampling.period_ns / 1000000,
+                       profile::variable_name(profile::option::launch_calls)));
       return;
     }
     note(what.api_by_callback
@@ -396,8 +374,8 @@ private:
   // The callback path samples launch calls unless --metrics or --source needs every launch
   // callback on.
   bool sampling_by_callback() const {
-    return m_launch_mode == launch_mode::sampled && env("SPEEDLAB_PROFILE_METRICS").empty() &&
-           env("SPEEDLAB_PROFILE_SOURCE_LAUNCHES").empty();
+    return m_launch_mode == launch_mode::sampled && !m_settings.is_set(profile::option::metrics) &&
+           !m_settings.is_set(profile::option::source_launches);
   }
 
   // The ids the callback path switches (marked switched_mark by start_api_callbacks).
@@ -444,20 +422,17 @@ private:
     else m_writer->write(profile::chunk_type::launch_windows, profile::launch_windows_json(now, {{m_start_ns, now}}));
   }
 
-  // SPEEDLAB_PROFILE_API_SOURCE: where runtime and driver API records come from. "activity"
+  // injection_options::api_records: where runtime and driver API records come from. "activity"
   // (CUPTI's RUNTIME/DRIVER activity records, the default) or "callback" (this library's
   // callbacks, api_recorder.hpp: the same records; on the H100 not cheaper, so not the
   // default: docs/results/profile-termination-h100.md).
   bool api_source_is_callback() {
-    const std::string v = env("SPEEDLAB_PROFILE_API_SOURCE");
-    if (v == "callback") return true;
-    if (!v.empty() && v != "activity")
-      note("SPEEDLAB_PROFILE_API_SOURCE='" + v + "' is not activity or callback: activity records are used");
-    return false;
+    if (const std::string* why = m_settings.problem(profile::option::api_source)) note(*why);
+    return m_settings.options.api_records == profile::api_source::callback;
   }
 
   // The callback API for the calls the activity path would record (the analysis's calls, or
-  // every call with SPEEDLAB_PROFILE_API=all), marked by id in m_api_runtime_ids and
+  // every call with all_api), marked by id in m_api_runtime_ids and
   // m_api_driver_ids so the callback knows them at the cost of an index.
   void start_api_callbacks(const cupti::activity_selection& what) {
     m_api = std::make_unique<api_recorder>(m_pid);
@@ -510,9 +485,9 @@ private:
 
   // At exit: what the callback path left out, so a stream says how its API calls were taken.
   void note_api_callbacks() {
-    note(fmt::format("cupti: API calls recorded through callbacks (SPEEDLAB_PROFILE_API_SOURCE=callback); {} driver "
-                     "call(s) made inside a recorded runtime call were not recorded (one record per runtime call){}",
-                     m_api->nested_driver_calls(),
+    note(fmt::format("cupti: API calls recorded through callbacks ({}=callback); {} driver call(s) made inside a "
+                     "recorded runtime call were not recorded (one record per runtime call){}",
+                     profile::variable_name(profile::option::api_source), m_api->nested_driver_calls(),
                      m_launch_switch ? fmt::format("; {} launch call(s) in flight when a window opened or closed were "
                                                    "not recorded",
                                                    m_api->cut_by_switch())
@@ -527,15 +502,12 @@ private:
   // --source: a collector fed this library's callbacks (CUPTI allows one subscription), the
   // windows counted in launches (launch callbacks, shared with the counters' list).
   void start_source() {
-    const std::string n = env("SPEEDLAB_PROFILE_SOURCE_LAUNCHES");
-    if (n.empty()) return;
-    char* end = nullptr;
-    const long v = std::strtol(n.c_str(), &end, 10);
-    if (end == n.c_str() || *end != '\0' || v <= 0) {
-      note(profile_source_note("SPEEDLAB_PROFILE_SOURCE_LAUNCHES='" + n + "' is not a positive whole number"));
+    if (!m_settings.is_set(profile::option::source_launches)) return;
+    if (const std::string* why = m_settings.problem(profile::option::source_launches)) {
+      note(profile_source_note(*why));
       return;
     }
-    m_source_window = static_cast<std::uint64_t>(v);
+    m_source_window = *m_settings.options.source_launches;
     try {
       m_source = std::make_unique<profiling::source_core::source_collector>(
           profiling::source_core::collector_options{true});
@@ -628,24 +600,16 @@ private:
                        std::min(seen, n), sass, seen, seen > 2 * n ? "+" : "", static_cast<double>(m_source_host_ns) / 1e6);
   }
 
-  // --metrics: SPEEDLAB_PROFILE_METRICS names the metrics. A collector per CUDA context,
+  // --metrics: injection_options::metrics names the metrics. A collector per CUDA context,
   // made at the context's first launch (it must be current), fed the launch callbacks of
   // this library's subscription (CUPTI allows one per process), read when the context is
   // destroyed or at exit.
   void start_counters() {
-    const std::string names = env("SPEEDLAB_PROFILE_METRICS");
-    if (names.empty()) return;
-    for (std::size_t at = 0; at <= names.size();) {
-      const std::size_t comma = std::min(names.find(',', at), names.size());
-      if (comma > at) m_counter_options.metrics.push_back(names.substr(at, comma - at));
-      at = comma + 1;
-    }
-    m_counter_options.metric_set = env("SPEEDLAB_PROFILE_METRIC_SET");
-    if (m_counter_options.metric_set.empty()) m_counter_options.metric_set = names;
-    if (const std::string k = env("SPEEDLAB_PROFILE_COUNTERS_K"); !k.empty()) {
-      const long v = std::strtol(k.c_str(), nullptr, 10);
-      if (v > 0) m_counter_options.per_kernel_limit = static_cast<std::size_t>(v);
-    }
+    if (!m_settings.is_set(profile::option::metrics)) return;
+    const profile::injection_options& o = m_settings.options;
+    m_counter_options.metrics = o.metrics;
+    m_counter_options.metric_set = o.metric_set_or_names();
+    if (o.counters_per_kernel) m_counter_options.per_kernel_limit = *o.counters_per_kernel;
     m_counter_options.external_callbacks = true;
     for (const auto& [domain, id] : profiling::counters_core::counter_collector::launch_callbacks()) {
       m_launch_callbacks.insert({domain, id});
@@ -766,18 +730,12 @@ private:
     pthread_sigmask(SIG_BLOCK, &block, &old);
     m_thread = std::thread([this] { flush_loop(); });
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    std::uint32_t wait_ms = termination::default_wait_ms;
-    if (const std::string ms = env("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS"); !ms.empty()) {
-      char* end = nullptr;
-      const long v = std::strtol(ms.c_str(), &end, 10);
-      if (end != ms.c_str() && *end == '\0' && v > 0 && v <= 600000) wait_ms = static_cast<std::uint32_t>(v);
-      else note("SPEEDLAB_PROFILE_SIGNAL_WAIT_MS='" + ms + "' is not a number of milliseconds from 1 to 600000: " +
-                std::to_string(wait_ms) + " ms is used");
-    }
+    if (const std::string* why = m_settings.problem(profile::option::signal_wait_ms)) note(*why);
+    const std::uint32_t wait_ms = m_settings.options.signal_wait_ms;
     m_signal_wait_ms = wait_ms;
     std::string error;
-    // SPEEDLAB_PROFILE_SIGNALS=0: the program's signals untouched (_exit is still handled).
-    if (!termination::install(wait_ms, env("SPEEDLAB_PROFILE_SIGNALS") != "0", error))
+    // signals off: the program's signals untouched (_exit is still handled).
+    if (!termination::install(wait_ms, m_settings.options.signals, error))
       note("signals: " + error + "; records since the last flush are lost if the process is ended by a signal");
   }
 
@@ -825,8 +783,9 @@ private:
           note(fmt::format("cupti: no kernel or copy record came out for {:.1f} s while work was launched (the "
                            "GPU was busy at every flush): this flush, and any later one after as long, forced "
                            "CUPTI's buffers out; records of work running at such a flush are lost and counted as "
-                           "dropped (SPEEDLAB_PROFILE_FORCE_AFTER_MS, 0: never force)",
-                           static_cast<double>(m_policy.force_after_ns()) / 1e9));
+                           "dropped ({}, 0: never force)",
+                           static_cast<double>(m_policy.force_after_ns()) / 1e9,
+                           profile::variable_name(profile::option::force_after_ms)));
         }
       }
     } catch (...) {
@@ -921,9 +880,10 @@ private:
       m_dropped += dropped;
       if (m_buffers->refused() > m_refused_said) {
         m_refused_said = m_buffers->refused();
-        note(fmt::format("cupti: buffer cap of {} reached: CUPTI dropped records (set SPEEDLAB_PROFILE_MAX_BUFFER_MIB "
-                         "or a shorter --flush-interval)",
-                         cupti::readable_size(m_buffers->max_bytes())));
+        note(fmt::format("cupti: buffer cap of {} reached: CUPTI dropped records (set {} or a shorter "
+                         "--flush-interval)",
+                         cupti::readable_size(m_buffers->max_bytes()),
+                         profile::variable_name(profile::option::max_buffer_mib)));
       }
     }
     for (const auto& k : batch.kernels) // each GPU the process ran kernels on, named once
@@ -946,8 +906,9 @@ private:
 
   std::uint32_t m_pid = 0;
   std::uint64_t m_start_ns = 0;
-  std::uint32_t m_flush_ms = default_flush_ms;
-  // Launch calls (SPEEDLAB_PROFILE_LAUNCH_CALLS); with sampling, the sampler and the ids it
+  profile::parsed_injection_options m_settings; // read once, at start()
+  std::uint32_t m_flush_ms = profile::default_flush_ms;
+  // Launch calls (injection_options::launches); with sampling, the sampler and the ids it
   // switches, under m_flush_mutex once the flush thread runs.
   launch_mode m_launch_mode = launch_mode::all;
   launch_sampling m_sampling;
@@ -977,7 +938,7 @@ private:
   bool m_cupti_on = false;
   cupti::enabled_activities m_enabled;
   std::shared_ptr<cupti::buffer_state> m_buffers;
-  // SPEEDLAB_PROFILE_API_SOURCE=callback: the recorder and the callback ids it records,
+  // api_records callback: the recorder and the callback ids it records,
   // written before the callbacks are enabled and only read after.
   std::unique_ptr<api_recorder> m_api;
   std::vector<std::uint8_t> m_api_runtime_ids, m_api_driver_ids; // 1: recorded; switched_mark: a sampled launch
@@ -1069,8 +1030,8 @@ __attribute__((visibility("default"))) int speedlab_inject_flush(void) {
 // NVTX's injection entry point (NVTX_INJECTION64_PATH).
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
   using namespace speedlab::inject;
-  // Cost knob: SPEEDLAB_PROFILE_NVTX=0 declines to be the NVTX tool (no ranges recorded).
-  if (const char* v = std::getenv("SPEEDLAB_PROFILE_NVTX"); v && std::strcmp(v, "0") == 0) return 0;
+  // Cost knob: nvtx off declines to be the NVTX tool (no ranges recorded).
+  if (!speedlab::profile::parse_injection_options().options.nvtx) return 0;
   try {
     start_nvtx_capture();
   } catch (...) {

@@ -1,4 +1,4 @@
-// Launch calls recorded in windows (SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled, issue 29): on the
+// Launch calls recorded in windows (launch_mode::sampled, issue 29): on the
 // H100 what speedlab adds to CUPTI's kernel records is what puts its cost level with nsys's,
 // and on a launch-bound program that is mostly one API record per launch. So the launch call
 // ids are switched on for `window` of every `period` (the other calls and every GPU record
@@ -19,56 +19,16 @@
 #include <utility>
 #include <vector>
 
+#include "model/profile_options.hpp"
+
 namespace speedlab::inject {
 
-struct launch_sampling {
-  std::uint64_t window_ns = 20'000'000;  // recorded ...
-  std::uint64_t period_ns = 200'000'000; // ... of every period, from the first window's start
-};
-
-// "W/P" in milliseconds ("20/200"): 1 <= W < P <= 600000. nullopt (and `problem` said) otherwise.
-inline std::optional<launch_sampling> parse_launch_sampling(const std::string& text, std::string& problem) {
-  const auto slash = text.find('/');
-  auto whole = [](const std::string& s, std::uint64_t& out) {
-    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
-    out = std::stoull(s);
-    return true;
-  };
-  std::uint64_t w = 0, p = 0;
-  if (slash == std::string::npos || !whole(text.substr(0, slash), w) || !whole(text.substr(slash + 1), p) || w < 1 ||
-      w >= p || p > 600000) {
-    problem = "'" + text + "' is not WINDOW/PERIOD in whole milliseconds with 1 <= WINDOW < PERIOD <= 600000";
-    return std::nullopt;
-  }
-  return launch_sampling{w * 1'000'000, p * 1'000'000};
-}
-
-// SPEEDLAB_PROFILE_LAUNCH_CALLS ("" or "all": every launch call; "sampled"; "none" or "0")
-// and SPEEDLAB_PROFILE_LAUNCH_SAMPLE ("W/P", with "sampled"). A value that is neither is
-// said in `problem` and the default taken (every call; 20/200).
-enum class launch_mode { all, sampled, none };
-struct launch_settings {
-  launch_mode mode = launch_mode::all;
-  launch_sampling sampling;
-};
-inline launch_settings parse_launch_settings(const std::string& calls, const std::string& sample, std::string& problem) {
-  launch_settings s;
-  if (calls.empty() || calls == "all") return s;
-  if (calls == "none" || calls == "0") {
-    s.mode = launch_mode::none;
-    return s;
-  }
-  if (calls != "sampled") {
-    problem = "SPEEDLAB_PROFILE_LAUNCH_CALLS='" + calls + "' is not all, sampled or none: every launch call is recorded";
-    return s;
-  }
-  s.mode = launch_mode::sampled;
-  if (sample.empty()) return s;
-  std::string why;
-  if (const auto w = parse_launch_sampling(sample, why)) s.sampling = *w;
-  else problem = "SPEEDLAB_PROFILE_LAUNCH_SAMPLE=" + why + ": 20/200 is used";
-  return s;
-}
+// The settings and their parsing are the options module's (model/profile_options.hpp).
+using profile::launch_mode;
+using profile::launch_sampling;
+using profile::launch_settings;
+using profile::parse_launch_sampling;
+using profile::parse_launch_settings;
 
 class launch_sampler {
 public:

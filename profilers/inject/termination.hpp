@@ -27,10 +27,12 @@
 #include <cstdint>
 #include <string>
 
+#include "model/profile_options.hpp"
+
 namespace speedlab::inject::termination {
 
 inline constexpr std::uint32_t recheck_interval_ms = 250;
-inline constexpr std::uint32_t default_wait_ms = 5000;
+inline constexpr std::uint32_t default_wait_ms = profile::default_signal_wait_ms;
 
 // What the flush thread is asked to do.
 struct request {

@@ -139,7 +139,10 @@ TEST_CASE("profile: the program gets the injection variables; children inherit t
   } else {
     CHECK_THAT(r.output, Contains("CUDA=" + lib.string() + " NVTX=" + lib.string()));
   }
-  const auto env = app::injection_environment("/x/libspeedlab-inject.so", "rel", 250);
+  profile::injection_options injected;
+  injected.dir = "rel";
+  injected.flush_ms = 250;
+  const auto env = app::injection_environment("/x/libspeedlab-inject.so", injected);
   CHECK(env.at("CUDA_INJECTION64_PATH") == "/x/libspeedlab-inject.so");
   CHECK(env.at("NVTX_INJECTION64_PATH") == "/x/libspeedlab-inject.so");
   CHECK(env.at("SPEEDLAB_PROFILE_FLUSH_MS") == "250");

@@ -116,13 +116,34 @@ TEST_CASE("rank rules: nothing on a suite point or a single process", "[rules][r
   const auto p = cuda_point("vector", "cuda_lesson", {{"n", "16777216"}}, make_split(0.5e6, 6e6, 2e6, 0, 0, 1.5e6));
   const auto device = h100();
   analysis::analysis_options o;
-  const analysis::rule_context ctx{p, device, o, nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, nullptr};
+  const analysis::rule_context ctx{.point = &p, .device = device, .options = o};
   for (const auto& name : rank_rules) CHECK(analysis::find_rule(name)->evaluate(ctx).empty());
   // The job's context alone (no rank) judges no single rank.
   const auto job = analysis::analyze_ranks({ddp_rank(0, 0, 1500 * us), ddp_rank(1, 1500 * us, 1500 * us)});
-  analysis::rule_context whole{p, device, o, nullptr, nullptr, nullptr, nullptr, nullptr, {}, {}, {}, nullptr};
-  whole.ranks = &job;
+  const analysis::rule_context whole{.device = device, .options = o, .ranks = &job};
   CHECK(analysis::find_rule("exposed-communication")->evaluate(whole).empty());
   CHECK(analysis::find_rule("rank-gpu-idle")->evaluate(whole).empty());
   CHECK(analysis::find_rule("straggler")->evaluate(whole).size() == 1);
+}
+
+TEST_CASE("rule driver: a job is a context of its own, which only the job rules judge", "[rules][ranks]") {
+  const auto device = h100();
+  analysis::analysis_options o;
+  const auto job = analysis::analyze_ranks({ddp_rank(0, 0, 1500 * us), ddp_rank(1, 1500 * us, 1500 * us)});
+  const analysis::rule_context whole{.device = device, .options = o, .subject = "the ranks", .ranks = &job};
+  CHECK(whole.scope() == analysis::rule_scope::job);
+  std::vector<analysis::finding> found;
+  std::vector<std::string> notes;
+  analysis::run_rules(whole, found, notes);
+  REQUIRE(found.size() == 1); // the straggler, from the one loop; no point rule ran on the job
+  CHECK(found[0].rule == "straggler");
+  CHECK(notes.empty());
+  for (const auto& name : analysis::rule_names())
+    if (analysis::find_rule(name)->scope() == analysis::rule_scope::point)
+      CHECK(analysis::find_rule(name)->evaluate(whole).empty());
+  // A disabled rule is left out by the same loop.
+  o.disabled_rules = {"straggler"};
+  found.clear();
+  analysis::run_rules(whole, found, notes);
+  CHECK(found.empty());
 }

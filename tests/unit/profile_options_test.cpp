@@ -1,0 +1,112 @@
+// The injection library's options (model/profile_options.hpp): what speedlab writes into a
+// profiled program's environment parses back to the same options, defaults stay out of the
+// environment, and a bad value is named, its default used.
+#include "model/profile_options.hpp"
+
+#include <map>
+#include <string>
+
+#include "speedlab_catch.hpp"
+
+using namespace speedlab;
+using profile::option;
+
+namespace {
+
+profile::parsed_injection_options parse(const std::map<std::string, std::string>& env) {
+  return profile::parse_injection_options([&](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+} // namespace
+
+TEST_CASE("profile options: every setting survives the round trip through the environment", "[profile_options]") {
+  profile::injection_options o;
+  o.dir = "/tmp/out";
+  o.flush_ms = 250;
+  o.force_after_ms = 0;
+  o.max_buffer_mib = 64;
+  o.buffer_kib = 512;
+  o.launches.mode = profile::launch_mode::sampled;
+  o.launches.sampling = {5'000'000, 50'000'000};
+  o.clock_offset = true;
+  o.runtime_api = false;
+  o.driver_api = false;
+  o.all_api = true;
+  o.api_records = profile::api_source::callback;
+  o.sync_records = true;
+  o.source_launches = 3;
+  o.metrics = {"dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  o.metric_set = "dram";
+  o.counters_per_kernel = 4;
+  o.signal_wait_ms = 1500;
+  o.signals = false;
+  o.nvtx = false;
+  const auto env = profile::to_environment(o);
+  CHECK(env.size() == profile::option_count); // every setting differs from its default here
+  const auto back = parse(env);
+  CHECK(back.problems.empty());
+  CHECK(back.options == o);
+  CHECK(back.set.size() == profile::option_count);
+}
+
+TEST_CASE("profile options: defaults stay out of the environment and parse back as defaults", "[profile_options]") {
+  profile::injection_options o;
+  o.dir = "/tmp/out";
+  const auto env = profile::to_environment(o);
+  // The folder and the interval, nothing else: a user's cost knob set outside passes through.
+  REQUIRE(env.size() == 2);
+  CHECK(env.at(profile::variable_name(option::dir)) == "/tmp/out");
+  CHECK(env.at(profile::variable_name(option::flush_ms)) == std::to_string(profile::default_flush_ms));
+  const auto back = parse(env);
+  CHECK(back.options == o);
+  CHECK(back.options.force_after_ms_or_default() == 5000);
+  CHECK(back.options.signal_wait_ms == profile::default_signal_wait_ms);
+  CHECK_FALSE(back.is_set(option::metrics));
+  // The variable names are distinct and all of the module's prefix.
+  std::map<std::string, int> seen;
+  for (std::size_t i = 0; i < profile::option_count; ++i) {
+    const std::string name = profile::variable_name(static_cast<option>(i));
+    CHECK(name.rfind("SPEEDLAB_PROFILE_", 0) == 0);
+    CHECK(++seen[name] == 1);
+  }
+}
+
+TEST_CASE("profile options: a bad value is named and its default used", "[profile_options]") {
+  auto var = [](option o) { return std::string(profile::variable_name(o)); };
+  const auto p = parse({{var(option::dir), "/d"},
+                        {var(option::flush_ms), "0"},
+                        {var(option::force_after_ms), "abc"},
+                        {var(option::buffer_kib), "8"},
+                        {var(option::launch_calls), "sometimes"},
+                        {var(option::api_source), "both"},
+                        {var(option::source_launches), "-2"},
+                        {var(option::signal_wait_ms), "700000"}});
+  CHECK(p.options.flush_ms == profile::default_flush_ms);
+  REQUIRE(p.problem(option::force_after_ms));
+  CHECK(*p.problem(option::force_after_ms) ==
+        var(option::force_after_ms) + "='abc' is not a whole number of milliseconds: 5000 ms is used");
+  CHECK_FALSE(p.options.force_after_ms);
+  REQUIRE(p.problem(option::buffer_kib));
+  CHECK(*p.problem(option::buffer_kib) == var(option::buffer_kib) + "='8' is not 64 to 1048576: the default is used");
+  CHECK_FALSE(p.options.buffer_kib);
+  REQUIRE(p.problem(option::launch_calls));
+  CHECK(p.options.launches.mode == profile::launch_mode::all);
+  REQUIRE(p.problem(option::api_source));
+  CHECK(p.options.api_records == profile::api_source::activity);
+  REQUIRE(p.problem(option::source_launches));
+  CHECK(*p.problem(option::source_launches) == var(option::source_launches) + "='-2' is not a positive whole number");
+  CHECK(p.is_set(option::source_launches)); // asked for, though unusable: the library says so
+  CHECK_FALSE(p.options.source_launches);
+  REQUIRE(p.problem(option::signal_wait_ms));
+  CHECK(p.options.signal_wait_ms == profile::default_signal_wait_ms);
+  REQUIRE(p.problem(option::flush_ms));
+  CHECK(p.problems.size() == 7);
+  // The flush interval's one check, as `--flush-interval` applies it too.
+  CHECK_FALSE(profile::valid_flush_ms(0));
+  CHECK(profile::valid_flush_ms(1));
+  CHECK(profile::valid_flush_ms(profile::max_flush_ms));
+  CHECK_FALSE(profile::valid_flush_ms(profile::max_flush_ms + 1ll));
+}
