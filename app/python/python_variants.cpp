@@ -28,6 +28,7 @@
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"
 #include "model/trace_fold.hpp"
+#include "profilers/profiler.hpp"
 #include "speedlab/config.hpp"
 
 extern char** environ;
@@ -143,6 +144,8 @@ public:
                                          {reply_fd, theirs.get()}};
     if (arrays >= 0) fds.push_back({arrays_fd, arrays});
     m_pid = spawn(argv, python_environment(package_dir, env), fds);
+    // The worker does the point's work: its CPU time is the point's (the host backend).
+    profiling::add_helper_process(m_pid);
     m_interpreter = settings.interpreter;
   }
   ~python_process() { stop(); }
@@ -178,6 +181,7 @@ public:
 
   void stop() {
     if (m_pid <= 0) return;
+    profiling::remove_helper_process(m_pid);
     m_socket.reset(); // the worker's stdin ends: it leaves its loop
     int status = 0;
     for (int i = 0; i < 200; ++i) { // up to 2 s for a clean exit, then no more waiting
@@ -198,6 +202,7 @@ public:
 
 private:
   [[noreturn]] void ended(const std::string& phase) {
+    profiling::remove_helper_process(m_pid);
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
