@@ -340,8 +340,10 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
   for (const auto& f : all) {
     const series& s = *f.s;
     auto& b = bases[{s.base_key, s.python}];
-    if (s.kind == "serial") b.serial.push_back(&f);
-    else if (s.kind == "threads" && (!b.threads || s.threads > b.threads->s->threads)) b.threads = &f;
+    if (s.kind == "serial")
+      b.serial.push_back(&f);
+    else if (s.kind == "threads" && (!b.threads || s.threads > b.threads->s->threads))
+      b.threads = &f;
   }
   auto best_serial = [&](const series& judged, bool python) -> const fitted* {
     auto it = bases.find({judged.base_key, python});

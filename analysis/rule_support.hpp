@@ -10,9 +10,9 @@
 
 #include "analysis/analysis.hpp"
 #include "analysis/comparisons.hpp"
-#include "model/device_keys.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
+#include "model/device_keys.hpp"
 
 namespace speedlab::analysis::detail {
 

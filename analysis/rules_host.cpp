@@ -159,10 +159,10 @@ public:
       f.severity = severity_for_gain(f.estimated_gain);
       f.title = fmt::format("{:.0f} threads are {} than {}", n, text::speed(speedup), base);
       if (S < startup_scale_ns)
-        f.explanation = fmt::format(
-            "At this size the threaded variant is slower than {}: starting, waking and joining {:.0f} "
-            "threads costs more than the {} of work they share.",
-            plain_words(ctx), n, text::time(S));
+        f.explanation =
+            fmt::format("At this size the threaded variant is slower than {}: starting, waking and joining {:.0f} "
+                        "threads costs more than the {} of work they share.",
+                        plain_words(ctx), n, text::time(S));
       else
         f.explanation = fmt::format(
             "The threaded variant is slower than {} although there is {} of work to share, more than "
@@ -187,8 +187,8 @@ public:
     const scaling_limit lim = diagnose_scaling(ctx, f, speedup);
     f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target_efficiency / eff);
     f.severity = severity_for_gain(f.estimated_gain);
-    f.title = fmt::format("{:.0f} threads are {} than {} ({} efficiency)", n, text::speed(speedup), base,
-                          text::percent(eff));
+    f.title =
+        fmt::format("{:.0f} threads are {} than {} ({} efficiency)", n, text::speed(speedup), base, text::percent(eff));
     explain_scaling(f, lim, ctx.point, n);
     return {f};
   }
@@ -212,7 +212,9 @@ public:
     const speedup& s = *ctx.vs_serial;
     const double gain = s.ratio > 0 ? 1 / s.ratio : 1;
     const std::string base = base_words(ctx);
-    finding f = start(ctx, fmt::format("the GPU variant is {} than {} at this size", text::speed(s.ratio > 0 ? s.ratio : 1), base), gain);
+    finding f = start(
+        ctx, fmt::format("the GPU variant is {} than {} at this size", text::speed(s.ratio > 0 ? s.ratio : 1), base),
+        gain);
     f.compared_with = ctx.serial->id;
     add(f, "GPU median", text::time(p.wall.median));
     add(f, base + " median", text::time(ctx.serial->wall.median));
@@ -226,10 +228,9 @@ public:
                                            text::time(t.host)));
       where = fmt::format(" Kernels are only {} of the GPU variant's time.", text::percent(t.kernel / t.wall_ns));
     }
-    f.explanation = fmt::format(
-        "At this size {} is faster. A GPU run pays fixed costs (copies, launches, "
-        "synchronization) that only enough work can amortize.{}",
-        is_python(p) ? base : std::string("the plain serial loop"), where);
+    f.explanation = fmt::format("At this size {} is faster. A GPU run pays fixed costs (copies, launches, "
+                                "synchronization) that only enough work can amortize.{}",
+                                is_python(p) ? base : std::string("the plain serial loop"), where);
     f.next_experiment = "Sweep the size upward and read the crossover size in the report; batch more work per "
                         "call or keep data on the device to lower the fixed cost.";
     return {f};
@@ -363,15 +364,15 @@ public:
     if (c) add(f, "crossover threads vs " + base, crossover_text(*c));
     if (s.verdict != "faster") {
       f.title = fmt::format("{:.0f} threads are {} than {}: no clear gain", n, text::speed(s.ratio), base);
-      f.explanation = fmt::format(
-          "The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
-          "measurably against {}; their start-up and joining eat what they share.",
-          speedup_text(s), n, plain_words(ctx));
-      f.next_experiment = c ? fmt::format("{} below {} and with threads above it.", run_serially_words(ctx),
-                                          crossover_text(*c))
-                            : fmt::format("Sweep the size upward to where threads pay off (the crossover threads vs "
-                                          "{}), or rerun with more repetitions to narrow the interval.",
-                                          base);
+      f.explanation =
+          fmt::format("The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
+                      "measurably against {}; their start-up and joining eat what they share.",
+                      speedup_text(s), n, plain_words(ctx));
+      f.next_experiment =
+          c ? fmt::format("{} below {} and with threads above it.", run_serially_words(ctx), crossover_text(*c))
+            : fmt::format("Sweep the size upward to where threads pay off (the crossover threads vs "
+                          "{}), or rerun with more repetitions to narrow the interval.",
+                          base);
       return {f};
     }
     f.title = fmt::format("{:.0f} threads are {} than {} ({} efficiency)", n, text::speed(s.ratio), base,
@@ -419,8 +420,9 @@ public:
     const crossover* c = serial_crossover(ctx);
     if (!c || !largest_of_sweep(ctx, *c)) return {};
     const std::string where = crossover_text(*c);
-    finding f = start(ctx, fmt::format("threads beat {} {} {} ≈ {}", base_words(ctx), c->faster_above ? "above" : "below",
-                                       c->size_param, text::number(*c->size)),
+    finding f = start(ctx,
+                      fmt::format("threads beat {} {} {} ≈ {}", base_words(ctx), c->faster_above ? "above" : "below",
+                                  c->size_param, text::number(*c->size)),
                       1);
     f.compared_with = ctx.serial->id;
     add(f, "crossover", where);

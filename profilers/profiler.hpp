@@ -50,7 +50,7 @@ struct host_usage {
   std::uint64_t wall_ns = 0;
   std::uint64_t process_cpu_ns = 0; // this process's and its helper processes' (helper_cpu_ns)
   std::uint64_t thread_cpu_ns = 0;
-  std::uint64_t helper_cpu_ns = 0;  // the helper processes' share (a Python variant's worker)
+  std::uint64_t helper_cpu_ns = 0; // the helper processes' share (a Python variant's worker)
 };
 
 // Processes doing a point's work beside this one (a Python variant's worker, spawned by the

@@ -2,10 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,14 +12,18 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/process/child_process.hpp"
-#include "app/run/point_tracing.hpp"
 #include "app/profile/program_launcher.hpp"
+#include "app/run/point_tracing.hpp"
 #include "app/run/runner.hpp"
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"

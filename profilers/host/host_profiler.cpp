@@ -2,7 +2,6 @@
 // that ran the repetition (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID), so the
 // report can show how busy a multithreaded variant kept its cores; plus the CPU time of the
 // helper processes that did the point's work (a Python variant's worker).
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <sys/syscall.h>
 
 #include "profilers/nvtx/nvtx_capture.hpp"
 #include "profilers/profiler.hpp"
@@ -81,8 +81,10 @@ public:
     std::uint64_t helpers = 0;
     for (const auto& [pid, before] : m_helpers) {
       const auto now = helper_cpu_ns(pid);
-      if (now && *now >= before) helpers += *now - before;
-      else note_once("host: a helper process ended inside a repetition; its CPU time there is not counted");
+      if (now && *now >= before)
+        helpers += *now - before;
+      else
+        note_once("host: a helper process ended inside a repetition; its CPU time there is not counted");
     }
     if (!m_open) {
       note_once("host: repetition_end without repetition_begin; repetition ignored");

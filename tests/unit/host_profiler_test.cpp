@@ -1,17 +1,16 @@
-#include "speedlab_catch.hpp"
-
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <sys/wait.h>
 #include <thread>
 #include <vector>
 
 #include "profilers/profiler.hpp"
 #include "speedlab/config.hpp"
+#include "speedlab_catch.hpp"
 
 using namespace speedlab;
 
@@ -41,6 +40,8 @@ public:
     m_pid = ::fork();
     REQUIRE(m_pid >= 0);
     if (m_pid == 0) {
+      ::close(to_child[1]); // so the parent's close ends this child's reads
+      ::close(to_parent[0]);
       char c;
       while (::read(to_child[0], &c, 1) == 1) {
         if (in_grandchild) {
@@ -143,8 +144,8 @@ TEST_CASE("host profiler: wall, process and thread CPU time per repetition", "[h
   CHECK(sleep_rep.thread_cpu_ns < 10'000'000u); // asleep, not burning CPU
 
   const auto& threads_rep = data.host[2];
-  CHECK(threads_rep.thread_cpu_ns < 10'000'000u);        // the caller only waited
-  CHECK(threads_rep.process_cpu_ns >= 80'000'000u);      // both helpers' CPU time counts
+  CHECK(threads_rep.thread_cpu_ns < 10'000'000u);   // the caller only waited
+  CHECK(threads_rep.process_cpu_ns >= 80'000'000u); // both helpers' CPU time counts
   CHECK(threads_rep.process_cpu_ns > 4 * threads_rep.thread_cpu_ns);
 }
 
