@@ -330,8 +330,7 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
     all.push_back(std::move(f));
   }
 
-  // Baseline series at each base key, per language: the serial candidates (one chosen per
-  // judged series, comparisons.hpp) and the threads series with the most threads.
+  // Per base key and language: serial candidates (comparisons.hpp), the threads with the most.
   struct base_series {
     std::vector<const fitted*> serial;
     const fitted* threads = nullptr;
@@ -347,14 +346,12 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
   }
   auto best_serial = [&](const series& judged, bool python) -> const fitted* {
     auto it = bases.find({judged.base_key, python});
-    if (it == bases.end()) return nullptr;
-    const fitted* best = nullptr;
-    for (const auto* f : it->second.serial) {
-      const int rank = serial_baseline_rank(judged.variant, python, f->s->variant);
-      const int best_rank = best ? serial_baseline_rank(judged.variant, python, best->s->variant) : 0;
-      if (!best || rank < best_rank || (rank == best_rank && f->s->variant < best->s->variant)) best = f;
-    }
-    return best;
+    if (it == bases.end() || it->second.serial.empty()) return nullptr;
+    auto rank = [&](const fitted* f) {
+      return std::make_pair(serial_baseline_rank(judged.variant, python, f->s->variant), f->s->variant);
+    };
+    const auto& c = it->second.serial;
+    return *std::min_element(c.begin(), c.end(), [&](const fitted* x, const fitted* y) { return rank(x) < rank(y); });
   };
   for (const auto& f : all) {
     const series& s = *f.s;
@@ -378,8 +375,7 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
     // A Python series also against C++ serial: its baseline names the C++ variant.
     if (s.python) emit(best_serial(s, false));
     emit(best_serial(s, s.python));
-    // Serial against threads is the inverse of threads against serial, and thread counts
-    // against each other are not a crossover.
+    // Serial vs threads is threads vs serial inverted; thread counts are no crossover.
     if (s.kind != "serial" && s.kind != "threads") {
       auto it = bases.find({s.base_key, s.python});
       if (it != bases.end()) emit(it->second.threads);
