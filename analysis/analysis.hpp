@@ -37,6 +37,9 @@ struct finding {
   std::string explanation;   // plain words
   std::string next_experiment;
   double estimated_gain = 0; // projected speedup factor of the run if fixed (1 = none)
+  // The point this finding judges point_id against (its baseline), empty when it compares
+  // with none. A Python variant's baseline is Python, unless the title says "C++".
+  std::string compared_with;
 };
 
 struct roofline_point {

@@ -7,8 +7,8 @@
 namespace speedlab::analysis {
 
 SPEEDLAB_JSON_FIELDS(evidence_item, name, value)
-SPEEDLAB_JSON_FIELDS(finding, rule, title, severity, point_id, workload, variant, threshold, evidence,
-                     explanation, next_experiment, estimated_gain)
+SPEEDLAB_JSON_FIELDS(finding, rule, title, severity, point_id, workload, variant, threshold, evidence, explanation,
+                     next_experiment, estimated_gain, compared_with)
 SPEEDLAB_JSON_FIELDS(roofline_point, point_id, workload, variant, kernel, processor, intensity,
                      achieved_gbps, achieved_gflops, roof_gbps, roof_gflops, bound, percent_of_bound,
                      time_ns, roof_measured, roof_source, note, level, work_source, above_roof, kernel_mangled,

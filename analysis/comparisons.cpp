@@ -21,11 +21,20 @@ std::string match_key(const point_result& p, bool without_size) {
   return key;
 }
 
-namespace {
-bool better_serial(const point_result& a, const point_result& b) { // a preferred over b
-  if ((a.variant == "serial") != (b.variant == "serial")) return a.variant == "serial";
-  return a.variant < b.variant;
+bool is_python(const point_result& p) { return p.language == "python" || p.variant.rfind("py-", 0) == 0; }
+
+int serial_baseline_rank(const std::string& judged, bool python, const std::string& candidate) {
+  if (!python) return candidate == "serial" ? 0 : 3;
+  static const std::string parallel = "-parallel";
+  if (judged.size() > parallel.size() && judged.ends_with(parallel) &&
+      candidate == judged.substr(0, judged.size() - parallel.size()))
+    return 0;
+  if (candidate == "py-numpy") return 1;
+  if (candidate == "py-loop") return 2;
+  return 3;
 }
+
+namespace {
 bool better_threads(const point_result& a, const point_result& b) {
   if (a.threads != b.threads) return a.threads > b.threads;
   if ((a.variant == "threads") != (b.variant == "threads")) return a.variant == "threads";
@@ -36,15 +45,37 @@ bool better_threads(const point_result& a, const point_result& b) {
 baseline_index::baseline_index(const std::vector<point_result>& points) {
   for (const auto& p : points) {
     if (!p.valid() || !(p.wall.median > 0)) continue;
-    auto& b = m_by_key[match_key(p)];
-    if (p.kind == "serial" && (!b.serial || better_serial(p, *b.serial))) b.serial = &p;
-    if (p.kind == "threads" && (!b.threads || better_threads(p, *b.threads))) b.threads = &p;
+    auto& c = m_by_key[match_key(p)];
+    const int lang = is_python(p) ? 1 : 0;
+    if (p.kind == "serial") c.serial[lang].push_back(&p);
+    if (p.kind == "threads" && (!c.threads[lang] || better_threads(p, *c.threads[lang]))) c.threads[lang] = &p;
   }
+}
+
+const point_result* baseline_index::best_serial(const std::vector<const point_result*>& serial,
+                                                const std::string& judged, bool python) {
+  const point_result* best = nullptr;
+  int best_rank = 0;
+  for (const auto* s : serial) {
+    const int rank = serial_baseline_rank(judged, python, s->variant);
+    if (!best || rank < best_rank || (rank == best_rank && s->variant < best->variant)) {
+      best = s;
+      best_rank = rank;
+    }
+  }
+  return best;
 }
 
 baselines baseline_index::at(const point_result& p) const {
   auto it = m_by_key.find(match_key(p));
-  return it == m_by_key.end() ? baselines{} : it->second;
+  if (it == m_by_key.end()) return {};
+  const bool python = is_python(p);
+  return {best_serial(it->second.serial[python ? 1 : 0], p.variant, python), it->second.threads[python ? 1 : 0]};
+}
+
+const point_result* baseline_index::cpp_serial(const point_result& p) const {
+  auto it = m_by_key.find(match_key(p));
+  return it == m_by_key.end() ? nullptr : best_serial(it->second.serial[0], p.variant, false);
 }
 
 std::string verdict_for(double lo, double hi, double band) {
@@ -108,7 +139,7 @@ std::vector<speedup> cpp_over_python(const std::vector<point_result>& points, co
     const std::string key = match_key(p);
     auto [it, added] = by_key.try_emplace(key);
     if (added) order.push_back(key);
-    const point_result*& slot = p.language == "python" ? it->second.python : it->second.cpp;
+    const point_result*& slot = is_python(p) ? it->second.python : it->second.cpp;
     if (!slot || p.wall.median < slot->wall.median) slot = &p;
   }
   std::vector<speedup> out;
@@ -125,6 +156,8 @@ std::vector<speedup> all_speedups(const std::vector<point_result>& points, const
   for (const auto& p : points) {
     if (!p.valid() || !(p.wall.median > 0)) continue;
     const baselines b = index.at(p);
+    if (is_python(p))
+      if (const point_result* cpp = index.cpp_serial(p)) out.push_back(compare(p, *cpp, o));
     if (b.serial && b.serial != &p) out.push_back(compare(p, *b.serial, o));
     // Serial over threads is the inverse of threads over serial, and thread counts against
     // each other are a scaling question (poor-scaling), not a comparison of implementations.

@@ -21,6 +21,7 @@ std::string size_text(double s) { return text::number(s); } // never "6.554e+04"
 struct series {
   std::string workload, variant, kind, size_param, params_key, base_key;
   int threads = 1;
+  bool python = false; // a Python variant's: its baselines are Python series (comparisons.hpp)
   std::vector<std::pair<double, const point_result*>> points; // (size along the axis, point), sorted by size
 };
 
@@ -292,6 +293,7 @@ std::map<std::string, series> series_of(const std::vector<point_result>& points)
         s.params_key = params_key;
         s.base_key = base_key_of(p, axis);
         s.threads = p.threads;
+        s.python = is_python(p);
       }
       s.points.emplace_back(axis.size, &p);
     }
@@ -328,39 +330,55 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
     all.push_back(std::move(f));
   }
 
-  // Baseline series at each base key: serial (variant "serial" preferred), threads (most threads).
-  std::map<std::string, const fitted*> serial, threads;
+  // Per base key and language: serial candidates (comparisons.hpp), the threads with the most.
+  struct base_series {
+    std::vector<const fitted*> serial;
+    const fitted* threads = nullptr;
+  };
+  std::map<std::pair<std::string, bool>, base_series> bases;
   for (const auto& f : all) {
     const series& s = *f.s;
-    if (s.kind == "serial") {
-      auto& cur = serial[s.base_key];
-      if (!cur || (s.variant == "serial" && cur->s->variant != "serial")) cur = &f;
-    } else if (s.kind == "threads") {
-      auto& cur = threads[s.base_key];
-      if (!cur || s.threads > cur->s->threads) cur = &f;
-    }
+    auto& b = bases[{s.base_key, s.python}];
+    if (s.kind == "serial")
+      b.serial.push_back(&f);
+    else if (s.kind == "threads" && (!b.threads || s.threads > b.threads->s->threads))
+      b.threads = &f;
   }
+  auto best_serial = [&](const series& judged, bool python) -> const fitted* {
+    auto it = bases.find({judged.base_key, python});
+    if (it == bases.end() || it->second.serial.empty()) return nullptr;
+    auto rank = [&](const fitted* f) {
+      return std::make_pair(serial_baseline_rank(judged.variant, python, f->s->variant), f->s->variant);
+    };
+    const auto& c = it->second.serial;
+    return *std::min_element(c.begin(), c.end(), [&](const fitted* x, const fitted* y) { return rank(x) < rank(y); });
+  };
   for (const auto& f : all) {
     const series& s = *f.s;
-    auto emit = [&](const fitted* base, const cost_curve& curve, bool with_transfers) {
-      crossover c;
-      c.workload = s.workload;
-      c.variant = s.variant;
-      c.baseline = base->s->variant;
-      c.size_param = s.size_param;
-      c.params_key = s.params_key;
-      c.with_transfers = with_transfers;
-      locate_crossover(curve, *base->total, c);
-      if (c.size) c.size = text::finite(*c.size);
-      out.crossovers.push_back(std::move(c));
+    auto emit = [&](const fitted* base) {
+      if (!base || base == &f) return;
+      for (const bool with_transfers : {true, false}) {
+        const std::optional<cost_curve>& curve = with_transfers ? f.total : f.without;
+        if (!curve) continue;
+        crossover c;
+        c.workload = s.workload;
+        c.variant = s.variant;
+        c.baseline = base->s->variant;
+        c.size_param = s.size_param;
+        c.params_key = s.params_key;
+        c.with_transfers = with_transfers;
+        locate_crossover(*curve, *base->total, c);
+        if (c.size) c.size = text::finite(*c.size);
+        out.crossovers.push_back(std::move(c));
+      }
     };
-    for (const auto* table : {&serial, &threads}) {
-      auto it = table->find(s.base_key);
-      if (it == table->end() || it->second == &f) continue;
-      if (s.kind == "serial" && table == &threads) continue;  // the inverse of threads vs serial
-      if (s.kind == "threads" && table == &threads) continue; // thread counts are not a crossover
-      emit(it->second, *f.total, true);
-      if (f.without) emit(it->second, *f.without, false);
+    // A Python series also against C++ serial: its baseline names the C++ variant.
+    if (s.python) emit(best_serial(s, false));
+    emit(best_serial(s, s.python));
+    // Serial vs threads is threads vs serial inverted; thread counts are no crossover.
+    if (s.kind != "serial" && s.kind != "threads") {
+      auto it = bases.find({s.base_key, s.python});
+      if (it != bases.end()) emit(it->second.threads);
     }
   }
   return out;

@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "analysis/analysis.hpp"
-#include "model/device_keys.hpp"
+#include "analysis/comparisons.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/text.hpp"
+#include "model/device_keys.hpp"
 
 namespace speedlab::analysis::detail {
 
@@ -28,6 +29,16 @@ inline void add(finding& f, std::string name, std::string value) {
 inline std::string ceiling_text(const ceiling& c) {
   return fmt::format("{} {} ({}{})", text::number(c.value), c.unit, c.measured ? "measured" : "estimate",
                      c.source.empty() ? "" : ", " + c.source);
+}
+
+// How a finding names the baseline it judges p against: "serial" for a C++ variant's C++
+// serial baseline (the word every C++ finding has used), the variant ("py-numba") for a
+// Python variant's Python baseline, and "C++ serial" (the name, labelled) across languages, so
+// no Python-to-C++ ratio passes for a like-with-like one.
+inline std::string baseline_words(const point_result& p, const point_result& base) {
+  if (is_python(p) == is_python(base)) return is_python(p) ? base.variant : std::string("serial");
+  if (is_python(base)) return "Python " + base.variant;
+  return base.variant == "serial" ? std::string("C++ serial") : "C++ " + base.variant;
 }
 
 inline double phase_ns(const point_result& p, const char* name) {

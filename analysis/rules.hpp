@@ -41,11 +41,13 @@ struct rule_context {
   const point_result* point = nullptr; // the point judged (null for a job: there is no point)
   const device_model& device;
   const analysis_options& options;
-  std::string subject = {};              // what a failure note names: a point id, a process, "the ranks"
-  const trace_summary* trace = nullptr;  // null: the point has no device trace
-  const point_result* serial = nullptr;  // serial baseline at the same parameters
-  const point_result* threads = nullptr; // threads baseline at the same parameters
-  const speedup* vs_serial = nullptr;    // this point over the serial baseline
+  std::string subject = {};                    // what a failure note names: a point id, a process, "the ranks"
+  const trace_summary* trace = nullptr;        // null: the point has no device trace
+  // Baselines at the same parameters, of the point's own language (comparisons.hpp): a C++
+  // variant's are C++, a Python variant's the lesson's Python baseline.
+  const point_result* serial = nullptr;        // serial baseline
+  const point_result* threads = nullptr;       // threads baseline
+  const speedup* vs_serial = nullptr;          // this point over the serial baseline
   const speedup* vs_threads = nullptr;
   std::vector<const roofline_point*> roofline = {}; // this point's placements: phase first, then kernels
   // Crossovers of this point's sweep (its workload, variant and other parameters) against
@@ -78,6 +80,10 @@ public:
   virtual std::string threshold() const = 0;   // in words, as the docs and findings show it
   virtual std::string summary() const = 0;     // what the rule looks for, one line
   virtual rule_scope scope() const { return rule_scope::point; }
+  // Which points it judges, and against which baselines, in words (docs/analysis.md, "Which
+  // variants each rule judges"). A rule that compares variants compares like with like: a
+  // point with baselines of its own language (rule_context::serial, threads).
+  virtual std::string judges() const { return "every valid point it has the data for, on that point's own figures"; }
   // Nothing when the context is not of the rule's scope (a point rule on a job, a job rule
   // on a point), else the hook's findings.
   std::vector<finding> evaluate(const rule_context& ctx) const;

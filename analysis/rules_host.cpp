@@ -86,6 +86,22 @@ void explain_scaling(finding& f, const scaling_limit& lim, const point_result& p
   }
 }
 
+// The words for the point's serial baseline ("serial", "py-numba"; detail::baseline_words)
+// and for running it instead ("the plain loop" for C++, the Python baseline's name).
+std::string base_words(const rule_context& ctx) { return detail::baseline_words(*ctx.point, *ctx.serial); }
+std::string plain_words(const rule_context& ctx) {
+  return is_python(*ctx.point) ? base_words(ctx) : std::string("the plain loop");
+}
+std::string run_serially_words(const rule_context& ctx) {
+  return is_python(*ctx.point) ? "Run " + base_words(ctx) : std::string("Run serially");
+}
+
+// What the comparing rules say they judge (rule::judges).
+constexpr const char* threads_scope =
+    "threads-kind variants with 2 or more threads, against the serial baseline of their own language: a C++ "
+    "threads variant against C++ serial; a Python one against its own serial build (py-numba for "
+    "py-numba-parallel), else py-numpy, else py-loop";
+
 // Where this threads point's series starts to beat serial inside its swept sizes (the
 // total time's crossover), or nullptr.
 const crossover* serial_crossover(const rule_context& ctx) {
@@ -115,6 +131,7 @@ public:
            "serially)";
   }
   std::string summary() const override { return "the multithreaded variant gains far less than its thread count"; }
+  std::string judges() const override { return threads_scope; }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -126,10 +143,12 @@ public:
     const double eff_high = ctx.vs_serial && ctx.vs_serial->method != "none" ? ctx.vs_serial->ci_high / n : eff;
     if (eff_high >= min_efficiency) return {};
     const ceiling* cores = find_ceiling(ctx.device.host, keys::cores);
+    const std::string base = base_words(ctx);
     finding f = start(ctx, "", 1);
-    add(f, "serial median", text::time(S));
+    f.compared_with = ctx.serial->id;
+    add(f, base + " median", text::time(S));
     add(f, "threads median", text::time(T));
-    add(f, "speedup over serial", ctx.vs_serial ? speedup_text(*ctx.vs_serial) : text::speed(speedup));
+    add(f, "speedup over " + base, ctx.vs_serial ? speedup_text(*ctx.vs_serial) : text::speed(speedup));
     add(f, "parallel efficiency", fmt::format("{} / ({} x {:.0f}) = {}", text::time(S), text::time(T), n, text::percent(eff)));
     if (p.cpu_utilization > 0) add(f, "CPU utilization (busy cores)", fmt::format("{:.2f} of {:.0f} threads", p.cpu_utilization, n));
     if (cores) add(f, "host cores", detail::ceiling_text(*cores));
@@ -138,28 +157,29 @@ public:
       // Slower than the plain loop: the fix at this size is not to use threads.
       f.estimated_gain = text::finite(1 / speedup);
       f.severity = severity_for_gain(f.estimated_gain);
-      f.title = fmt::format("{:.0f} threads are {} than serial", n, text::speed(speedup));
+      f.title = fmt::format("{:.0f} threads are {} than {}", n, text::speed(speedup), base);
       if (S < startup_scale_ns)
-        f.explanation = fmt::format(
-            "At this size the threaded variant is slower than the plain loop: starting, waking and joining {:.0f} "
-            "threads costs more than the {} of work they share.",
-            n, text::time(S));
+        f.explanation =
+            fmt::format("At this size the threaded variant is slower than {}: starting, waking and joining {:.0f} "
+                        "threads costs more than the {} of work they share.",
+                        plain_words(ctx), n, text::time(S));
       else
         f.explanation = fmt::format(
-            "The threaded variant is slower than the plain loop although there is {} of work to share, more than "
+            "The threaded variant is slower than {} although there is {} of work to share, more than "
             "thread start-up costs. The threads waited{}: for cores taken by other programs, for each other "
             "(uneven chunks), or for memory.",
-            text::time(S),
+            plain_words(ctx), text::time(S),
             p.cpu_utilization > 0 ? fmt::format(" (on average {:.2f} of {:.0f} were busy)", p.cpu_utilization, n)
                                   : std::string());
       if (const crossover* c = serial_crossover(ctx)) {
-        add(f, "crossover threads vs serial", crossover_text(*c));
-        f.next_experiment = fmt::format("Run serially below {} and with threads above it (the crossover threads vs "
-                                        "serial this sweep shows).",
-                                        crossover_text(*c));
+        add(f, "crossover threads vs " + base, crossover_text(*c));
+        f.next_experiment = fmt::format("{} below {} and with threads above it (the crossover threads vs "
+                                        "{} this sweep shows).",
+                                        run_serially_words(ctx), crossover_text(*c), base);
       } else {
-        f.next_experiment = "Sweep the size to find where threads start to pay off (the crossover threads vs serial "
-                            "in the report) and run smaller inputs serially.";
+        f.next_experiment = fmt::format("Sweep the size to find where threads start to pay off (the crossover threads "
+                                        "vs {} in the report) and run smaller inputs {}.",
+                                        base, is_python(p) ? "with " + base : std::string("serially"));
       }
       return {f};
     }
@@ -167,7 +187,8 @@ public:
     const scaling_limit lim = diagnose_scaling(ctx, f, speedup);
     f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target_efficiency / eff);
     f.severity = severity_for_gain(f.estimated_gain);
-    f.title = fmt::format("{:.0f} threads are {} than serial ({} efficiency)", n, text::speed(speedup), text::percent(eff));
+    f.title =
+        fmt::format("{:.0f} threads are {} than {} ({} efficiency)", n, text::speed(speedup), base, text::percent(eff));
     explain_scaling(f, lim, *ctx.point, n);
     return {f};
   }
@@ -180,16 +201,24 @@ public:
     return "the GPU variant is slower than the serial variant at the same parameters (speedup interval below 1)";
   }
   std::string summary() const override { return "at this size the GPU's fixed costs outweigh its speed"; }
+  std::string judges() const override {
+    return "CUDA-kind variants against the serial baseline of their own language: C++ CUDA against C++ serial, a "
+           "Python GPU variant (CuPy, Numba CUDA) against py-numpy, else py-loop";
+  }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
     if (p.kind != "cuda" || !ctx.serial || !ctx.vs_serial || ctx.vs_serial->verdict != "slower") return {};
     const speedup& s = *ctx.vs_serial;
     const double gain = s.ratio > 0 ? 1 / s.ratio : 1;
-    finding f = start(ctx, fmt::format("the GPU variant is {} than serial at this size", text::speed(s.ratio > 0 ? s.ratio : 1)), gain);
+    const std::string base = base_words(ctx);
+    finding f = start(
+        ctx, fmt::format("the GPU variant is {} than {} at this size", text::speed(s.ratio > 0 ? s.ratio : 1), base),
+        gain);
+    f.compared_with = ctx.serial->id;
     add(f, "GPU median", text::time(p.wall.median));
-    add(f, "serial median", text::time(ctx.serial->wall.median));
-    add(f, "speedup over serial", speedup_text(s));
+    add(f, base + " median", text::time(ctx.serial->wall.median));
+    add(f, "speedup over " + base, speedup_text(s));
     if (!p.size_param().empty()) add(f, "size", p.size_param() + " = " + p.params.at(p.size_param()));
     std::string where;
     if (p.split_median && p.split_median->wall_ns > 0) {
@@ -199,10 +228,9 @@ public:
                                            text::time(t.host)));
       where = fmt::format(" Kernels are only {} of the GPU variant's time.", text::percent(t.kernel / t.wall_ns));
     }
-    f.explanation = fmt::format(
-        "At this size the plain serial loop is faster. A GPU run pays fixed costs (copies, launches, "
-        "synchronization) that only enough work can amortize.{}",
-        where);
+    f.explanation = fmt::format("At this size {} is faster. A GPU run pays fixed costs (copies, launches, "
+                                "synchronization) that only enough work can amortize.{}",
+                                is_python(p) ? base : std::string("the plain serial loop"), where);
     f.next_experiment = "Sweep the size upward and read the crossover size in the report; batch more work per "
                         "call or keep data on the device to lower the fixed cost.";
     return {f};
@@ -312,6 +340,7 @@ public:
            "(gain projected to 80% from the high end), else undecided";
   }
   std::string summary() const override { return "how much of its thread count a multithreaded variant turns into speed"; }
+  std::string judges() const override { return threads_scope; }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -321,28 +350,33 @@ public:
     if (s.method == "none" || !(s.ratio > 0)) return {};
     const efficiency e = efficiency_of(s, n);
     if (e.high < poor) return {};
+    const std::string base = base_words(ctx);
     finding f = start(ctx, "", 1);
-    add(f, "serial median", text::time(ctx.serial->wall.median));
+    f.compared_with = ctx.serial->id;
+    add(f, base + " median", text::time(ctx.serial->wall.median));
     add(f, "threads median", text::time(p.wall.median));
-    add(f, "speedup over serial", speedup_text(s));
+    add(f, "speedup over " + base, speedup_text(s));
     add(f, "parallel efficiency (speedup / threads)", efficiency_text(e));
     if (p.cpu_utilization > 0) add(f, "CPU utilization (busy cores)", fmt::format("{:.2f} of {:.0f} threads", p.cpu_utilization, n));
     const ceiling* cores = find_ceiling(ctx.device.host, keys::cores);
     if (cores) add(f, "host cores", detail::ceiling_text(*cores));
     const crossover* c = serial_crossover(ctx);
-    if (c) add(f, "crossover threads vs serial", crossover_text(*c));
+    if (c) add(f, "crossover threads vs " + base, crossover_text(*c));
     if (s.verdict != "faster") {
-      f.title = fmt::format("{:.0f} threads are {} than serial: no clear gain", n, text::speed(s.ratio));
-      f.explanation = fmt::format(
-          "The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
-          "measurably against the plain loop; their start-up and joining eat what they share.",
-          speedup_text(s), n);
-      f.next_experiment = c ? fmt::format("Run serially below {} and with threads above it.", crossover_text(*c))
-                            : std::string("Sweep the size upward to where threads pay off (the crossover threads vs "
-                                          "serial), or rerun with more repetitions to narrow the interval.");
+      f.title = fmt::format("{:.0f} threads are {} than {}: no clear gain", n, text::speed(s.ratio), base);
+      f.explanation =
+          fmt::format("The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
+                      "measurably against {}; their start-up and joining eat what they share.",
+                      speedup_text(s), n, plain_words(ctx));
+      f.next_experiment =
+          c ? fmt::format("{} below {} and with threads above it.", run_serially_words(ctx), crossover_text(*c))
+            : fmt::format("Sweep the size upward to where threads pay off (the crossover threads vs "
+                          "{}), or rerun with more repetitions to narrow the interval.",
+                          base);
       return {f};
     }
-    f.title = fmt::format("{:.0f} threads are {} than serial ({} efficiency)", n, text::speed(s.ratio), text::percent(e.median));
+    f.title = fmt::format("{:.0f} threads are {} than {} ({} efficiency)", n, text::speed(s.ratio), base,
+                          text::percent(e.median));
     if (e.low >= target) {
       f.explanation = fmt::format("Each thread adds nearly a full core: efficiency is at least {} within the "
                                   "interval, so neither a serial part nor memory limits this loop on {:.0f} threads.",
@@ -375,6 +409,10 @@ public:
            "its interval from the cost fits); reported on the sweep's largest size";
   }
   std::string summary() const override { return "the size above which the multithreaded variant beats serial"; }
+  std::string judges() const override {
+    return "threads-kind variants swept over a size, against the serial baseline of their own language (as "
+           "poor-scaling)";
+  }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -382,17 +420,20 @@ public:
     const crossover* c = serial_crossover(ctx);
     if (!c || !largest_of_sweep(ctx, *c)) return {};
     const std::string where = crossover_text(*c);
-    finding f = start(ctx, fmt::format("threads beat serial {} {} ≈ {}", c->faster_above ? "above" : "below",
-                                       c->size_param, text::number(*c->size)),
+    finding f = start(ctx,
+                      fmt::format("threads beat {} {} {} ≈ {}", base_words(ctx), c->faster_above ? "above" : "below",
+                                  c->size_param, text::number(*c->size)),
                       1);
+    f.compared_with = ctx.serial->id;
     add(f, "crossover", where);
     add(f, "beats", c->baseline);
     if (!c->method.empty()) add(f, "method", c->method);
     if (!c->note.empty()) add(f, "note", c->note);
     f.explanation = c->faster_above
-                        ? fmt::format("Below {} ≈ {} the plain loop ({}) is faster: the work is too small to pay "
+                        ? fmt::format("Below {} ≈ {} {} is faster: the work is too small to pay "
                                       "for starting, waking and joining the threads; above it the threads win.",
-                                      c->size_param, text::number(*c->size), c->baseline)
+                                      c->size_param, text::number(*c->size),
+                                      is_python(p) ? c->baseline : "the plain loop (" + c->baseline + ")")
                         : fmt::format("The threads win only below {} ≈ {}; above it {} is faster.", c->size_param,
                                       text::number(*c->size), c->baseline);
     f.next_experiment = fmt::format("Choose by size: {} on one side of {}, threads on the other; a persistent "
@@ -429,6 +470,9 @@ public:
            "past twice the last-level cache), from cache when the working set fits in it, else undecided";
   }
   std::string summary() const override { return "how close a CPU variant runs to the host's memory or compute roof"; }
+  std::string judges() const override {
+    return "serial- and threads-kind variants of either language, each against the host's roofs (no other variant)";
+  }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;

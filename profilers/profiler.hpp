@@ -48,9 +48,18 @@ struct profiler_options {
 // so multithreaded variants show how busy their workers were.
 struct host_usage {
   std::uint64_t wall_ns = 0;
-  std::uint64_t process_cpu_ns = 0;
+  std::uint64_t process_cpu_ns = 0; // this process's and its helper processes' (helper_cpu_ns)
   std::uint64_t thread_cpu_ns = 0;
+  std::uint64_t helper_cpu_ns = 0; // the helper processes' share (a Python variant's worker)
 };
+
+// Processes doing a point's work beside this one (a Python variant's worker, spawned by the
+// variant's run): while one is registered, the host backend counts its CPU time (user +
+// system of all its threads, and of its children it waited for) with this process's, so a
+// point's "cores busy" covers the work wherever it ran. Thread-safe.
+void add_helper_process(int pid);
+void remove_helper_process(int pid);
+std::vector<int> helper_processes();
 
 struct profile_data {
   trace::device_trace device;

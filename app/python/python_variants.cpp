@@ -2,10 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,19 +12,24 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/process/child_process.hpp"
-#include "app/run/point_tracing.hpp"
 #include "app/profile/program_launcher.hpp"
+#include "app/run/point_tracing.hpp"
 #include "app/run/runner.hpp"
 #include "device/device_probe.hpp"
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"
 #include "model/trace_fold.hpp"
+#include "profilers/profiler.hpp"
 #include "speedlab/config.hpp"
 
 extern char** environ;
@@ -144,6 +145,8 @@ public:
                                          {reply_fd, theirs.get()}};
     if (arrays >= 0) fds.push_back({arrays_fd, arrays});
     m_pid = spawn(argv, python_environment(package_dir, env), fds);
+    // The worker does the point's work: its CPU time is the point's (the host backend).
+    profiling::add_helper_process(m_pid);
     m_interpreter = settings.interpreter;
   }
   ~python_process() { stop(); }
@@ -179,6 +182,7 @@ public:
 
   void stop() {
     if (m_pid <= 0) return;
+    profiling::remove_helper_process(m_pid);
     m_socket.reset(); // the worker's stdin ends: it leaves its loop
     int status = 0;
     for (int i = 0; i < 200; ++i) { // up to 2 s for a clean exit, then no more waiting
@@ -199,6 +203,7 @@ public:
 
 private:
   [[noreturn]] void ended(const std::string& phase) {
+    profiling::remove_helper_process(m_pid);
     int status = 0;
     while (::waitpid(m_pid, &status, 0) < 0 && errno == EINTR) {
     }
