@@ -337,7 +337,10 @@ def cases(ctx):
     folder("analyze: one point id four times", {"results.jsonl": (good_line + "\n") * 4, "run.json": run_json},
            r"appears 4 times, on lines 1, 2, 3, 4", codes=(0,), command="analyze")
     no_internals = r"^(?![\s\S]*json\.exception)(?![\s\S]*last read)[\s\S]*"
-    torn = good_line[:good_line.index('"', 140) + 3]  # cut inside a string: the parser meets the end, not a bare word
+    # Cut just inside the opening quote of a key: the parser meets the end of the line inside a
+    # string ("truncated") wherever the run's own line puts its keys (a fixed column once met a
+    # bare word).
+    torn = good_line[:re.search(r',\s*"', good_line[140:]).end() + 140 + 2]
     folder("a torn line says what is wrong in words", {"results.jsonl": good_line + "\n" + torn + "\n",
                                                       "run.json": run_json},
            no_internals + r"results.jsonl:2: skipped: not valid JSON at column \d+: truncated", codes=(0,))
