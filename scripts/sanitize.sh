@@ -26,9 +26,10 @@ echo "sanitize: build took $((built - start)) s"
 # it does without the sanitizer, not of ASan's abort.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:handle_segv=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-# bad_inputs runs below against this build; doc_numbers checks the docs, not memory, and ran in
+# bad_inputs runs below against this build; doc_numbers and man_pages check the docs and the
+# pages this build does not make (only the targets above), and ran in
 # scripts/test.sh (its default-suite run would only be slower here).
-ctest --test-dir "$build" -L unit -E "bad_inputs|doc_numbers" --output-on-failure -j "$jobs"
+ctest --test-dir "$build" -L unit -E "bad_inputs|doc_numbers|man_pages" --output-on-failure -j "$jobs"
 tested=$(date +%s)
 echo "sanitize: unit tests took $((tested - built)) s"
 
