@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "analysis/comparisons.hpp"
 #include "analysis/crossover.hpp"
 #include "analysis/program_analysis.hpp"
@@ -34,6 +36,33 @@ void device_notes(const std::vector<point_result>& points, const device_model& d
   }
   if (cpu_points && !find_ceiling(d.host, keys::memory_bw))
     notes.push_back("host memory bandwidth unknown (no calibration): CPU points have no memory roof");
+}
+
+// Other programs' load over the whole run: every point's figure pooled by its span, so the
+// 10 ms ticks of /proc/stat even out (-1: none measured).
+double pooled_machine_load(const std::vector<point_result>& points) {
+  double busy = 0, span = 0;
+  for (const auto& p : points)
+    if (p.other_busy_cores >= 0 && p.other_busy_span_s > 0) {
+      busy += p.other_busy_cores * p.other_busy_span_s;
+      span += p.other_busy_span_s;
+    }
+  return span > 0 ? busy / span : -1;
+}
+
+// The run's load once, where a reader would misread the timings without it (from a quarter
+// of a core); the rules name it where it explains a point.
+void machine_load_note(const std::vector<point_result>& points, double pooled, const device_model& d,
+                       std::vector<std::string>& notes) {
+  if (pooled < 0.25) return;
+  double span = 0;
+  for (const auto& p : points) span += p.other_busy_cores >= 0 ? p.other_busy_span_s : 0;
+  const ceiling* cores = find_ceiling(d.host, keys::cores);
+  notes.push_back(fmt::format(
+      "other programs kept {:.1f}{} cores busy while the points ran ({:.0f} s of rounds): their times include "
+      "waiting for cores, multi-threaded points most; measure on a quiet machine to judge the code (each point's "
+      "other_busy_cores in results.json)",
+      pooled, cores ? fmt::format(" of {:g}", cores->value) : std::string(), span));
 }
 
 // The axes a crossover or fit names: "n", or "rows*cols" for the product of two.
@@ -101,6 +130,8 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
   analysis_result r;
   r.device = device;
   device_notes(points, device, r.notes);
+  const double run_load = pooled_machine_load(points);
+  machine_load_note(points, run_load, device, r.notes);
 
   const baseline_index index(points);
   r.speedups = all_speedups(points, index, options);
@@ -153,6 +184,7 @@ analysis_result analyze(const std::vector<point_result>& points, const device_mo
                      .activity = activity};
     ctx.vs_serial = find_speedup(p, ctx.serial);
     ctx.vs_threads = find_speedup(p, ctx.threads);
+    ctx.run_other_busy_cores = run_load;
     for (const auto& row : rows) ctx.roofline.push_back(&row);
     run_rules(ctx, r.findings, r.notes);
     for (auto& row : rows) r.roofline.push_back(std::move(row));

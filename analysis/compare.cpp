@@ -1,6 +1,7 @@
 #include "analysis/compare.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "analysis/analyze.hpp"
@@ -105,6 +106,23 @@ bool paired_interval(point_delta& d, const point_result& b, const point_result& 
   return true;
 }
 
+// Two runs measured apart, one while other programs held more of the machine: a change
+// toward the busier side is the load's as much as the code's, so it is not stated.
+void discount_machine_load(point_delta& d, double cores) {
+  if (d.base_other_cores < 0 || d.new_other_cores < 0 || !(cores > 0)) return;
+  if (d.base_other_span_s < load_min_span_s || d.new_other_span_s < load_min_span_s) return;
+  const double more = d.new_other_cores - d.base_other_cores; // > 0: NEW's machine was busier
+  const bool toward_busier = (d.verdict == "slower" && more > 0) || (d.verdict == "faster" && more < 0);
+  if (!toward_busier || std::abs(more) < load_shift_share * cores) return;
+  d.reason = fmt::format(
+      "{} than BASE, but other programs kept {:.2f} of {:g} cores busy while NEW was measured and {:.2f} while BASE "
+      "was: a change the busier machine explains as well as the code; measure both on a quiet machine, or both "
+      "sides at once with `speedlab compare --base-plugins DIR --new-plugins DIR`",
+      d.verdict, d.new_other_cores, cores, d.base_other_cores);
+  d.verdict = "unclear";
+  d.load_discounted = true;
+}
+
 point_delta delta_of(const point_result& b, const point_result& n, const compare_options& options,
                      double family_confidence, bool paired) {
   point_delta d;
@@ -122,11 +140,16 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
   d.new_rounds = static_cast<int>(round_medians(n.samples_by_round()).size());
   d.base_rounds_planned = b.rounds_planned;
   d.new_rounds_planned = n.rounds_planned;
+  d.base_other_cores = b.other_busy_cores;
+  d.new_other_cores = n.other_busy_cores;
+  d.base_other_span_s = b.other_busy_span_s;
+  d.new_other_span_s = n.other_busy_span_s;
   if (both_valid(b, n)) {
     if (paired && paired_interval(d, b, n, options.threshold, family_confidence)) {
     } else if (has_rounds(b) && has_rounds(n)) rounds_interval(d, b, n, options.threshold, family_confidence);
     else
       one_process_interval(d, b, n, options);
+    if (d.method != "paired") discount_machine_load(d, options.cores);
     d.parts = split_parts(b, n);
   } else {
     d.method = "none";
@@ -139,8 +162,9 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
 
 // What the reader must know about how the intervals were made.
 void describe_method(comparison& c) {
-  std::size_t fallback = 0, short_rounds = 0, paired = 0;
+  std::size_t fallback = 0, short_rounds = 0, paired = 0, discounted = 0;
   for (const auto& d : c.points) {
+    discounted += d.load_discounted;
     fallback += d.method == "bootstrap" || d.method == "median-ci";
     paired += d.method == "paired";
     short_rounds += (d.method == "rounds" || d.method == "paired") &&
@@ -176,6 +200,11 @@ void describe_method(comparison& c) {
         "run-to-run allowance measured for 1-round runs (docs/reports.md); measure both runs with --rounds 5 or "
         "more, or both sides at once with `speedlab compare --base-plugins DIR --new-plugins DIR`",
         fallback, c.one_round_allowance));
+  if (discounted)
+    c.method_notes.push_back(fmt::format(
+        "{} points changed toward the run measured while other programs kept at least {:g}% more of the cores busy "
+        "(other_busy_cores in results.json): unclear, since the load explains the change as well as the code",
+        discounted, 100 * load_shift_share));
   if (short_rounds)
     c.method_notes.push_back(fmt::format("{} points have fewer rounds than planned (a stopped run): their intervals "
                                          "are wider",
@@ -255,7 +284,9 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   // Each end of the interval errs with probability alpha / family: the gate's question (any
   // point slower where nothing changed) is one-sided, and so is "any point faster".
   const double confidence = 1 - 2 * options.alpha / static_cast<double>(std::max<std::size_t>(1, c.family));
-  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, options, confidence, c.paired));
+  compare_options opts = options;
+  if (!(opts.cores > 0)) opts.cores = std::min(base_run.cpu_cores, new_run.cpu_cores);
+  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, opts, confidence, c.paired));
   describe_method(c);
   for (const auto& n : next)
     if (!seen.count(n.id) && std::find(c.only_new.begin(), c.only_new.end(), n.id) == c.only_new.end())

@@ -25,6 +25,14 @@ namespace speedlab::analysis {
 // (docs/reports.md, "One-round points").
 inline constexpr double one_round_allowance = 4.0;
 
+// Separate runs whose point was measured while other programs held this share of the
+// machine's cores more on one side (point_result::other_busy_cores): a change toward the
+// busier side is "unclear", the load explaining it as well as the code.
+inline constexpr double load_shift_share = 0.25;
+// ...read over at least this many seconds of rounds on each side (/proc/stat counts 10 ms
+// ticks; a shorter span reads too coarsely to judge by).
+inline constexpr double load_min_span_s = 0.2;
+
 struct compare_options {
   // The smallest change that matters: a point is slower/faster only when its ratio is beyond
   // it and the change is significant. Chosen from the self-comparisons measured in
@@ -38,6 +46,9 @@ struct compare_options {
   bool allow_missing = false;
   // Fewer than 2 rounds on a side: slower/faster only beyond this factor (see above).
   double one_round_allowance = analysis::one_round_allowance;
+  // The cores load_shift_share is a share of; 0: the runs' own (run.json cpu_cores, the
+  // smaller of the two).
+  double cores = 0;
 };
 
 // One part of the time (a split part, later a kernel): median per repetition on each side.
@@ -67,6 +78,10 @@ struct point_delta {
   std::string verdict;
   // Why the verdict, where the table alone does not say (a one-round side: what to do).
   std::string reason;
+  // Cores other programs kept busy while each side was measured; -1 where not measured.
+  double base_other_cores = -1, new_other_cores = -1;
+  double base_other_span_s = 0, new_other_span_s = 0; // the seconds of rounds each figure covers
+  bool load_discounted = false; // slower/faster toward the busier side, made unclear
   std::vector<part_delta> parts;
 };
 

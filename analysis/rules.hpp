@@ -63,6 +63,10 @@ struct rule_context {
   // ranks (rank set). Null on every other path.
   const rank_analysis* ranks = nullptr;
   const rank_summary* rank = nullptr;
+  // Cores other programs kept busy over the whole run (every point's other_busy_cores pooled
+  // by its span: /proc/stat's coarse ticks even out); -1 unknown. For a point too short to
+  // read on its own.
+  double run_other_busy_cores = -1;
 
   rule_scope scope() const { return ranks ? rule_scope::job : rule_scope::point; }
   // Per-repetition wall time: the split's when present, else the wall median.

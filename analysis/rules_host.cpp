@@ -2,6 +2,7 @@
 // threads-crossover, cpu-roof (the answers a CPU-only run gets), problem-too-small,
 // noisy-measurement, too-few-repetitions, dropped-records.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -86,6 +87,53 @@ void explain_scaling(finding& f, const scaling_limit& lim, const point_result& p
   }
 }
 
+// Other programs held cores this threads point needed while it was measured: its threads
+// waited for cores, which says how the machine was, not what the code does. The point's own
+// figure where its rounds ran long enough to read /proc/stat's 10 ms ticks, else the run's.
+struct busy_machine {
+  double other = 0, cores = 0;
+  bool whole_run = false; // the figure is the run's, not this point's
+};
+constexpr double busy_min_span_s = 0.2;    // a shorter span reads /proc/stat's ticks too coarsely
+constexpr double busy_missing_cores = 0.5; // this much of the cores the threads needed was taken
+
+std::optional<busy_machine> machine_was_busy(const rule_context& ctx, double threads) {
+  const point_result& p = *ctx.point;
+  const ceiling* cores = find_ceiling(ctx.device.host, keys::cores);
+  if (!cores || !(cores->value > 0)) return {};
+  busy_machine b{p.other_busy_cores, cores->value, false};
+  if (p.other_busy_cores < 0 || p.other_busy_span_s < busy_min_span_s) b = {ctx.run_other_busy_cores, cores->value, true};
+  if (b.other < 0) return {};
+  b.other = std::min(b.other, b.cores);
+  if (b.cores - b.other > std::min(threads, b.cores) - busy_missing_cores) return {};
+  return b;
+}
+
+// A threads point slower than it should be on a machine other programs kept busy: a warning
+// about the measurement with nothing gained by changing the code (estimated gain 1).
+void explain_busy(finding& f, const busy_machine& b, const point_result& p, double n, const std::string& base) {
+  add(f, "other programs' busy cores",
+      fmt::format("{:.2f} of {:.0f} {}", b.other, b.cores,
+                  b.whole_run ? "over the whole run (this point's rounds were too short to read on their own)"
+                              : fmt::format("while this point's rounds ran ({:.2g} s)", p.other_busy_span_s)));
+  f.title += fmt::format(" while other programs held {:.1f} of {:.0f} cores", b.other, b.cores);
+  f.explanation = fmt::format(
+      "Other programs kept {:.1f} of the {:.0f} cores busy {}, so its {:.0f} threads had about {:.1f} cores between "
+      "them{}; a parallel region ends with its last thread, so each time one was descheduled the others waited. This "
+      "measures the machine during the run, not the code: the comparison with {} does not hold for a quiet machine.",
+      b.other, b.cores, b.whole_run ? "during this run" : "while this point was measured", n,
+      std::max(0.0, b.cores - b.other),
+      p.cpu_utilization > 0 ? fmt::format(" (they were busy {:.2f} of {:.0f} on average)", p.cpu_utilization, n)
+                            : std::string(),
+      base);
+  f.next_experiment = fmt::format(
+      "Measure again while the machine is quiet (results.json gives each point's other_busy_cores), or with "
+      "--threads {:.0f} to leave the other programs their cores.",
+      std::max(1.0, std::floor(b.cores - b.other)));
+  f.estimated_gain = 1;
+  f.severity = "warning";
+}
+
 // The words for the point's serial baseline ("serial", "py-numba"; detail::baseline_words)
 // and for running it instead ("the plain loop" for C++, the Python baseline's name).
 std::string base_words(const rule_context& ctx) { return detail::baseline_words(*ctx.point, *ctx.serial); }
@@ -158,6 +206,10 @@ public:
       f.estimated_gain = text::finite(1 / speedup);
       f.severity = severity_for_gain(f.estimated_gain);
       f.title = fmt::format("{:.0f} threads are {} than {}", n, text::speed(speedup), base);
+      if (const auto busy = machine_was_busy(ctx, n)) {
+        explain_busy(f, *busy, p, n, base);
+        return {f};
+      }
       if (S < startup_scale_ns)
         f.explanation =
             fmt::format("At this size the threaded variant is slower than {}: starting, waking and joining {:.0f} "
@@ -189,7 +241,8 @@ public:
     f.severity = severity_for_gain(f.estimated_gain);
     f.title =
         fmt::format("{:.0f} threads are {} than {} ({} efficiency)", n, text::speed(speedup), base, text::percent(eff));
-    explain_scaling(f, lim, *ctx.point, n);
+    if (const auto busy = machine_was_busy(ctx, n)) explain_busy(f, *busy, p, n, base);
+    else explain_scaling(f, lim, *ctx.point, n);
     return {f};
   }
 };
@@ -387,7 +440,8 @@ public:
       const scaling_limit lim = diagnose_scaling(ctx, f, s.ratio);
       f.estimated_gain = lim.memory_bound ? 1.0 : text::finite(target / e.high);
       f.severity = severity_for_gain(f.estimated_gain);
-      explain_scaling(f, lim, p, n);
+      if (const auto busy = machine_was_busy(ctx, n)) explain_busy(f, *busy, p, n, base);
+      else explain_scaling(f, lim, p, n);
     } else {
       f.explanation = fmt::format("The interval of the efficiency, {}–{}, straddles the 80% of a near-linear loop: "
                                   "the data cannot tell whether something limits these {:.0f} threads.",

@@ -98,6 +98,12 @@ struct point_result {
   work_figures work;
 
   double cpu_utilization = 0;                  // median process CPU time / wall time
+  // Cores other programs kept busy while the point's rounds ran (app/process/machine_load.hpp:
+  // the machine's busy CPU time, a VM's steal time included, less speedlab's and the round's
+  // process's own, over the rounds' wall time, weighted by it); -1 where not measured (no
+  // /proc/stat, results from before it). other_busy_span_s: the seconds it covers.
+  double other_busy_cores = -1;
+  double other_busy_span_s = 0;
   std::vector<time_split> splits;              // one per repetition (with device data)
   std::optional<time_split> split_median;      // component-wise median over repetitions
   std::optional<time_split> split_q1, split_q3;

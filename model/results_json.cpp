@@ -146,6 +146,10 @@ void to_json(nlohmann::json& j, const point_result& p) {
     j["rounds"] = p.rounds;
     j["rounds_planned"] = p.rounds_planned;
   }
+  if (p.other_busy_cores >= 0) { // only points the host backend measured the machine for
+    j["other_busy_cores"] = p.other_busy_cores;
+    j["other_busy_span_s"] = p.other_busy_span_s;
+  }
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
   if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
   if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
@@ -194,6 +198,8 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("plugin_build", p.build);
   get("sample_rounds", p.sample_rounds);
   get("rounds", p.rounds);
+  get("other_busy_cores", p.other_busy_cores);
+  get("other_busy_span_s", p.other_busy_span_s);
   get("rounds_planned", p.rounds_planned);
   // A round list that does not match the samples cannot say where they came from: refused,
   // like any other malformed field, rather than guessed.

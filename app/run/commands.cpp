@@ -29,6 +29,7 @@
 #include "app/run/device_list.hpp"
 #include "app/run/device_step.hpp"
 #include "app/process/interrupt.hpp"
+#include "app/process/machine_load.hpp"
 #include "app/run/isolation.hpp"
 #include "app/suite/names.hpp"
 #include "app/run/output_folder.hpp"
@@ -380,9 +381,16 @@ void finish_round(point_result& r, const round_plan& plan, const suite_config& s
 std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
                                           const plugin_registry& registry, output_folder& folder, int threads) {
   const round_plan plan = plan_round(pp, rounds, round, suite, registry, folder, threads);
+  const machine_load_meter load; // what other programs take of the machine during this round
   std::optional<point_result> r =
       suite.isolate ? run_isolated(plan.request, suite.timeout_s) : measure_point(plan.request);
-  if (r) finish_round(*r, plan, suite);
+  if (r) {
+    if (const auto l = load.read()) {
+      r->other_busy_cores = l->other_busy_cores;
+      r->other_busy_span_s = l->span_s;
+    }
+    finish_round(*r, plan, suite);
+  }
   return r;
 }
 

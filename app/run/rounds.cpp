@@ -24,6 +24,21 @@ measure_options round_measure(const measure_options& point, int rounds) {
 
 namespace {
 
+// Other programs' busy cores over the rounds' spans together (weighted by span): a round
+// without the figure leaves the others' standing.
+void add_machine_share(point_result& into, const point_result& r) {
+  if (r.other_busy_cores < 0 || !(r.other_busy_span_s > 0)) return;
+  if (into.other_busy_cores < 0 || !(into.other_busy_span_s > 0)) {
+    into.other_busy_cores = r.other_busy_cores;
+    into.other_busy_span_s = r.other_busy_span_s;
+    return;
+  }
+  const double span = into.other_busy_span_s + r.other_busy_span_s;
+  into.other_busy_cores =
+      (into.other_busy_cores * into.other_busy_span_s + r.other_busy_cores * r.other_busy_span_s) / span;
+  into.other_busy_span_s = span;
+}
+
 // The running mean over rounds of a per-round figure (a phase median, CPU utilization).
 double running_mean(double so_far, double next, int rounds_before) {
   return (so_far * rounds_before + next) / (rounds_before + 1);
@@ -84,6 +99,7 @@ void merge_round(point_result& into, point_result r, int round, int rounds_plann
   into.last_validation = r.last_validation;
   into.stop_reason = r.stop_reason; // the last round's: the earlier ones ended the same way or a point failed
   into.cpu_utilization = running_mean(into.cpu_utilization, r.cpu_utilization, before);
+  add_machine_share(into, r);
   for (const auto& [name, ns] : r.phase_median_ns)
     into.phase_median_ns[name] = running_mean(into.phase_median_ns[name], ns, before);
   if (into.trace_file.empty()) into.trace_file = r.trace_file;

@@ -229,6 +229,10 @@ nlohmann::json compare_json(const analysis::comparison& c) {
                       {"base_rounds_planned", d.base_rounds_planned},
                       {"new_rounds_planned", d.new_rounds_planned},
                       {"parts", parts}});
+    if (d.base_other_cores >= 0 || d.new_other_cores >= 0) {
+      points.back()["base_other_busy_cores"] = d.base_other_cores;
+      points.back()["new_other_busy_cores"] = d.new_other_cores;
+    }
   }
   j["points"] = points;
   j["only_base"] = c.only_base;

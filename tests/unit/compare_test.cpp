@@ -464,3 +464,41 @@ TEST_CASE("speedlab compare on the command line: NaN, infinite threshold and sev
   r = speedlab::testing::run_command(cmd + " --threshold 10 --allow-missing");
   CHECK(r.exit_code == 0);
 }
+
+TEST_CASE("a change toward the side measured on a busier machine is unclear, and says so", "[compare]") {
+  run_info b = run(), n = run();
+  b.cpu_cores = n.cpu_cores = 2;
+  auto base = std::vector<point_result>{sampled("serial", 1e6), sampled("threads", 3e5)};
+  auto next = std::vector<point_result>{sampled("serial", 1e6, 1.3), sampled("threads", 3e5, 1.3)};
+  for (auto* side : {&base, &next})
+    for (auto& p : *side) p.other_busy_span_s = 1.0;
+  base[0].other_busy_cores = 0.1, next[0].other_busy_cores = 1.2; // NEW's machine was busier
+  base[1].other_busy_cores = 0.1, next[1].other_busy_cores = 0.3; // about as busy: the change stands
+  const auto c = compare_runs(b, base, n, next);
+  REQUIRE(c.points.size() == 2);
+  const auto& serial = c.points[0].variant == "serial" ? c.points[0] : c.points[1];
+  const auto& threads = c.points[0].variant == "serial" ? c.points[1] : c.points[0];
+  CHECK(serial.verdict == "unclear");
+  CHECK(serial.reason.find("1.20 of 2 cores busy while NEW was measured and 0.10 while BASE") != std::string::npos);
+  CHECK(threads.verdict == "slower");
+  CHECK(c.has_regression());
+  CHECK(reports::compare_json(c).at("points")[0].contains("new_other_busy_cores"));
+  // Faster on the busier side is stated: the load cannot explain a gain.
+  auto faster = next;
+  faster[0] = sampled("serial", 1e6, 0.7);
+  faster[0].other_busy_cores = 1.2, faster[0].other_busy_span_s = 1.0;
+  const auto f = compare_runs(b, base, n, faster);
+  CHECK(std::any_of(f.points.begin(), f.points.end(),
+                    [](const point_delta& d) { return d.variant == "serial" && d.verdict == "faster"; }));
+  // Rounds too short to read the load on: the change stands.
+  auto short_rounds = next;
+  short_rounds[0].other_busy_span_s = 0.05;
+  const auto sr = compare_runs(b, base, n, short_rounds);
+  CHECK(std::all_of(sr.points.begin(), sr.points.end(), [](const point_delta& d) { return d.verdict == "slower"; }));
+  // An interleaved comparison pairs its rounds: the load cancels there, nothing is discounted.
+  run_info pb = b, pn = n;
+  pb.interleave_id = pn.interleave_id = "i1";
+  pb.interleave_side = "base", pn.interleave_side = "new";
+  const auto p = compare_runs(pb, base, pn, next);
+  CHECK(std::all_of(p.points.begin(), p.points.end(), [](const point_delta& d) { return d.verdict == "slower"; }));
+}

@@ -304,3 +304,38 @@ TEST_CASE("disabled rules do not run", "[rules]") {
   CHECK(findings_of(r, "transfer-bound").empty());
   CHECK(!findings_of(run({p}, h100()), "transfer-bound").empty());
 }
+
+TEST_CASE("poor-scaling on a machine other programs kept busy blames the machine, not the code", "[rules][host]") {
+  const auto s = make_point("vector", "serial", "serial", {{"n", "65536"}}, spread(100e3, 0.01));
+  auto t = make_point("vector", "threads", "threads", {{"n", "65536"}}, spread(2e6, 0.01), 2);
+  t.cpu_utilization = 0.3;
+  auto d = h100();
+  d.host[keys::cores] = ceiling{2, "cores", true, "test"};
+  t.other_busy_cores = 1.4; // of 2 cores: the 2 threads had 0.6 between them
+  t.other_busy_span_s = 1.0;
+  auto f = findings_of(run({s, t}, d), "poor-scaling");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "warning");
+  CHECK(f[0].estimated_gain == 1.0);
+  CHECK(f[0].title.find("while other programs held 1.4 of 2 cores") != std::string::npos);
+  CHECK(f[0].next_experiment.find("--threads 1") != std::string::npos);
+  // A quiet machine: the code is judged.
+  t.other_busy_cores = 0.2;
+  f = findings_of(run({s, t}, d), "poor-scaling");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "critical");
+  CHECK(f[0].title.find("other programs") == std::string::npos);
+  // Rounds too short to read /proc/stat's ticks: the run's pooled load decides.
+  auto quiet_serial = s;
+  quiet_serial.other_busy_cores = 0.1, quiet_serial.other_busy_span_s = 2.0;
+  t.other_busy_cores = 1.9, t.other_busy_span_s = 0.05; // (0.2 + 0.095) / 2.05: a quiet run
+  f = findings_of(run({quiet_serial, t}, d), "poor-scaling");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "critical");
+  auto busy_serial = quiet_serial;
+  busy_serial.other_busy_cores = 1.6; // a busy run
+  f = findings_of(run({busy_serial, t}, d), "poor-scaling");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == "warning");
+  CHECK(evidence(f[0], "other programs' busy cores").find("over the whole run") != std::string::npos);
+}
