@@ -360,6 +360,19 @@ void step_collectives(step_path& s, const std::vector<rank_view>& ranks, const p
   }
 }
 
+// The other ranks' own pace: the median over them of their median step range on the host.
+double others_host_step(const std::vector<rank_view>& ranks, const std::string& range, int culprit) {
+  std::vector<double> per_rank;
+  for (const auto& v : ranks) {
+    if (v.input.rank == culprit || range.empty()) continue;
+    std::vector<double> d;
+    for (const auto& g : v.host_ranges)
+      if (v.name(g.name) == range) d.push_back(static_cast<double>(g.end - g.start));
+    if (!d.empty()) per_rank.push_back(median_of(std::move(d)));
+  }
+  return median_of(std::move(per_rank));
+}
+
 } // namespace
 
 void summarize_path(critical_path& p); // critical_path_findings.cpp
@@ -372,6 +385,7 @@ critical_path find_critical_path(const std::vector<path_input>& inputs) {
     ranks.emplace_back(in);
   }
   if (ranks.empty()) return p;
+  for (const auto& v : ranks) p.ranks.push_back(v.input.rank);
   const std::string range = step_range(ranks.front());
   p.step_method = range.empty() ? "program" : "nvtx:" + range;
   std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> intervals;
@@ -400,9 +414,10 @@ critical_path find_critical_path(const std::vector<path_input>& inputs) {
     p.steps.push_back(std::move(s));
   }
   summarize_path(p);
-  if (p.culprit)
+  if (p.culprit) {
     culprit_work(p, ranks, intervals);
-  else if (ranks.size() == 1)
+    p.culprit->others_host_step_ns = others_host_step(ranks, range, p.culprit->rank);
+  } else if (ranks.size() == 1)
     sync_culprit(p, ranks.front());
   // A rank is named for work of its own: its excess over the others' same work must reach
   // 5% of the step (and 100 us); a rank that is only slower at the same work is not.

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analysis/analysis.hpp"
@@ -118,9 +119,13 @@ struct path_culprit {
   std::string what; // "kernel spin_kernel(long)", "host work in load_batch", ...
   segment_kind kind = segment_kind::host;
   std::string name;
-  double cost_ns = 0;        // per step (median): its path time above the other ranks' same work
-  double others_wait_ns = 0; // multi-rank: the other ranks' median wait per step
-  double sync_wait_ns = 0;   // one process: the host's median time blocked in the sync per step
+  double cost_ns = 0;                          // per step (median): its path time above the other ranks' same work
+  double others_wait_ns = 0;                   // multi-rank: the other ranks' median wait per step (the largest)
+  std::vector<std::pair<int, double>> waiting; // each other rank and its median wait per step
+  // What a step cannot go below if the culprit matched the others: the other ranks' median
+  // step range on the host (their host's own pace); 0 when unknown.
+  double others_host_step_ns = 0;
+  double sync_wait_ns = 0; // one process: the host's median time blocked in the sync per step
   std::string sync_call;
 };
 
@@ -133,6 +138,7 @@ struct path_input {
 
 struct critical_path {
   std::string step_method;      // "nvtx:train_step", or "program" (one step: no steps found)
+  std::vector<int> ranks;       // the rank of each process walked (-1: one process), as path_jump::wait_ns
   std::vector<step_path> steps; // every step; the first is judged apart (no previous end)
   std::size_t judged = 0;       // steps the figures are medians over (all but the first)
   double median_step_ns = 0;

@@ -46,19 +46,19 @@ void path_items(critical_path& p, const std::vector<const step_path*>& judged) {
 void rank_culprit(critical_path& p, const std::vector<const step_path*>& judged) {
   std::vector<double> waits;
   std::map<int, std::size_t> on_path;
+  std::vector<std::vector<double>> per_rank(p.ranks.size());
   for (const auto* s : judged) {
     std::map<int, double> by_rank;
     for (const auto& g : s->segments) by_rank[g.rank] += g.ns();
     if (by_rank.empty()) continue;
     const int q =
         std::max_element(by_rank.begin(), by_rank.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-    std::map<std::size_t, double> waited; // by input index
+    std::vector<double> waited(p.ranks.size(), 0.0); // by input index
     for (const auto& j : s->jumps)
       if (j.last_rank == q)
-        for (std::size_t r = 0; r < j.wait_ns.size(); ++r) waited[r] += j.wait_ns[r];
-    double w = 0;
-    for (const auto& [r, x] : waited) w = std::max(w, x);
-    waits.push_back(w);
+        for (std::size_t r = 0; r < j.wait_ns.size() && r < waited.size(); ++r) waited[r] += j.wait_ns[r];
+    for (std::size_t r = 0; r < waited.size(); ++r) per_rank[r].push_back(waited[r]);
+    waits.push_back(waited.empty() ? 0.0 : *std::max_element(waited.begin(), waited.end()));
     if (q >= 0) ++on_path[q];
   }
   const double w = median(waits);
@@ -67,6 +67,8 @@ void rank_culprit(critical_path& p, const std::vector<const step_path*>& judged)
   c.rank =
       std::max_element(on_path.begin(), on_path.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   c.others_wait_ns = w;
+  for (std::size_t r = 0; r < p.ranks.size(); ++r)
+    if (p.ranks[r] != c.rank) c.waiting.emplace_back(p.ranks[r], median(per_rank[r]));
   p.culprit = c;
 }
 
@@ -141,26 +143,27 @@ void rank_findings(const critical_path& p, std::vector<finding>& out, std::vecto
   f.next_experiment = "Make " + who + "'s " + what_of(c) +
                       " match the other ranks (balance the work, move it off the step), "
                       "then compare the step time.";
-  out.push_back(std::move(f));
-  finding wait =
-      path_finding("waiting ranks",
-                   fmt::format("consequence of {}: the other ranks wait {} per step in collectives (their GPU idles)",
-                               who, text::time(c.others_wait_ns)),
-                   step, 0);
-  wait.severity = "info";
-  wait.explanation = "Not a cause of its own: this wait disappears when " + who + " matches the others.";
-  out.push_back(std::move(wait));
   const double saved = std::min(c.cost_ns, c.others_wait_ns);
-  what_if w{"",
-            "ranks",
-            who,
-            who + " matched the others",
-            step,
-            step - saved,
-            step > saved ? step / (step - saved) : 1,
-            fmt::format("W' = step - min(its excess, the others' wait) = {} - min({}, {}) = {}", text::time(step),
-                        text::time(c.cost_ns), text::time(c.others_wait_ns), text::time(step - saved))};
-  what_ifs.push_back(std::move(w));
+  const double projected = std::max(step - saved, c.others_host_step_ns);
+  f.estimated_gain = text::finite(projected > 0 && step > projected ? step / projected : 1);
+  out.push_back(f);
+  for (const auto& [rank, waited] : c.waiting) {
+    finding wait =
+        path_finding(fmt::format("rank {}", rank),
+                     fmt::format("consequence of {}: rank {} waits {} per step in collectives (its GPU idles)", who,
+                                 rank, text::time(waited)),
+                     step, 0);
+    wait.severity = "info";
+    wait.estimated_gain = f.estimated_gain; // fixed by the same fix
+    wait.explanation = "Not a cause of its own: this wait disappears when " + who + " matches the others.";
+    out.push_back(std::move(wait));
+  }
+  what_ifs.push_back(
+      {"", "ranks", who, who + " matched the others", step, projected, f.estimated_gain,
+       fmt::format("W' = max(step - min(its excess, the others' wait), the others' host step) = max({} - "
+                   "min({}, {}), {}) = {}",
+                   text::time(step), text::time(c.cost_ns), text::time(c.others_wait_ns),
+                   text::time(c.others_host_step_ns), text::time(projected))});
 }
 
 void sync_findings(const critical_path& p, std::vector<finding>& out, std::vector<what_if>& what_ifs) {

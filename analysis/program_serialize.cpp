@@ -76,11 +76,64 @@ nlohmann::json sampling_json(const launch_sampling& x) {
           {"range_instances_measured", x.range_instances_measured}};
 }
 
+// The critical path (docs/results-schema.md, program.critical_path): up to 2000 steps and
+// the first 1000 segments of each (in time order), with how many were left out.
+nlohmann::json path_segment_json(const path_segment& s) {
+  return {{"rank", s.rank >= 0 ? nlohmann::json(s.rank) : nlohmann::json(nullptr)},
+          {"pid", s.pid},
+          {"where", s.where},
+          {"kind", std::string(to_string(s.kind))},
+          {"name", s.name},
+          {"pageable", s.pageable},
+          {"start_ns", s.start},
+          {"duration_ns", s.ns()}};
+}
+
+nlohmann::json critical_path_json(const critical_path& p) {
+  nlohmann::json j{{"step_method", p.step_method},       {"steps_judged", p.judged},
+                   {"median_step_ns", p.median_step_ns}, {"unmatched_collectives", p.unmatched_collectives},
+                   {"items", nlohmann::json::array()},   {"steps", nlohmann::json::array()}};
+  for (const auto& it : p.items)
+    j["items"].push_back({{"rank", it.rank >= 0 ? nlohmann::json(it.rank) : nlohmann::json(nullptr)},
+                          {"pid", it.pid},
+                          {"kind", std::string(to_string(it.kind))},
+                          {"name", it.name},
+                          {"pageable", it.pageable},
+                          {"per_step_ns", it.per_step_ns},
+                          {"share", it.share}});
+  if (p.culprit) {
+    const auto& c = *p.culprit;
+    j["culprit"] = {{"rank", c.rank >= 0 ? nlohmann::json(c.rank) : nlohmann::json(nullptr)},
+                    {"pid", c.pid},
+                    {"kind", std::string(to_string(c.kind))},
+                    {"name", c.name},
+                    {"cost_ns", c.cost_ns},
+                    {"others_wait_ns", c.others_wait_ns},
+                    {"sync_call", c.sync_call},
+                    {"sync_wait_ns", c.sync_wait_ns}};
+  } else {
+    j["culprit"] = nullptr;
+  }
+  constexpr std::size_t max_steps = 2000, max_segments = 1000;
+  for (std::size_t k = 0; k < p.steps.size() && k < max_steps; ++k) {
+    const auto& s = p.steps[k];
+    nlohmann::json o{{"step", s.step}, {"start_ns", s.start}, {"length_ns", s.length_ns()}};
+    auto& segs = o["segments"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < s.segments.size() && i < max_segments; ++i)
+      segs.push_back(path_segment_json(s.segments[i]));
+    o["segments_omitted"] = s.segments.size() > max_segments ? s.segments.size() - max_segments : 0;
+    j["steps"].push_back(std::move(o));
+  }
+  j["steps_omitted"] = p.steps.size() > max_steps ? p.steps.size() - max_steps : 0;
+  return j;
+}
+
 } // namespace
 
 void to_json(nlohmann::json& j, const program_analysis& a) {
   j = nlohmann::json::object();
   if (a.ranks) j["ranks"] = ranks_json(*a.ranks);
+  if (!a.path.steps.empty()) j["critical_path"] = critical_path_json(a.path);
   j["facts"] = a.facts;
   j["records"] = a.records;
   j["split"] = a.split;
