@@ -1,9 +1,12 @@
 // The program analysis as JSON (results.json's "program"): the facts, the processes with
 // their gaps, allocations and copies, the merged kernels, ranges and streams, the ranks.
-#include "analysis/intervals.hpp"
-#include "analysis/program_analysis.hpp"
+#include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "analysis/intervals.hpp"
+#include "analysis/program_analysis.hpp"
 
 namespace speedlab::analysis {
 namespace {
@@ -114,15 +117,27 @@ nlohmann::json critical_path_json(const critical_path& p) {
   } else {
     j["culprit"] = nullptr;
   }
-  constexpr std::size_t max_steps = 2000, max_segments = 1000;
+  // Every step's length and path time by kind; the segments of one step only, the median
+  // one (as report.html draws it), up to 300: a host-bound step has two per launch call.
+  constexpr std::size_t max_steps = 2000, max_segments = 300;
+  const step_path* median = nullptr;
+  for (std::size_t k = p.steps.size() > 1 ? 1 : 0; k < p.steps.size(); ++k)
+    if (!median ||
+        std::abs(p.steps[k].length_ns() - p.median_step_ns) < std::abs(median->length_ns() - p.median_step_ns))
+      median = &p.steps[k];
   for (std::size_t k = 0; k < p.steps.size() && k < max_steps; ++k) {
     const auto& s = p.steps[k];
     nlohmann::json o{{"step", s.step}, {"start_ns", s.start}, {"length_ns", s.length_ns()}};
-    auto& segs = o["segments"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < s.segments.size() && i < max_segments; ++i)
-      segs.push_back(path_segment_json(s.segments[i]));
-    o["segments_omitted"] = s.segments.size() > max_segments ? s.segments.size() - max_segments : 0;
+    std::map<std::string, double> by_kind;
+    for (const auto& g : s.segments) by_kind[std::string(to_string(g.kind))] += g.ns();
+    o["by_kind_ns"] = by_kind;
     j["steps"].push_back(std::move(o));
+  }
+  if (median) {
+    auto& m = j["median_step"] = {{"step", median->step}, {"segments", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < median->segments.size() && i < max_segments; ++i)
+      m["segments"].push_back(path_segment_json(median->segments[i]));
+    m["segments_omitted"] = median->segments.size() > max_segments ? median->segments.size() - max_segments : 0;
   }
   j["steps_omitted"] = p.steps.size() > max_steps ? p.steps.size() - max_steps : 0;
   return j;
