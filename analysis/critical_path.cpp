@@ -138,6 +138,13 @@ rank_view::rank_view(const path_input& in) : input(in), r(*in.records) {
             [this](std::size_t a, std::size_t b) { return r.calls[a].end < r.calls[b].end; });
   for (const auto& g : r.ranges)
     if (launching.count(g.thread)) host_ranges.push_back(g);
+  for (std::size_t i = 0; i < r.ops.size(); ++i) {
+    const auto c = launch_call(i);
+    ops_by_launch.emplace_back(c ? r.calls[*c].start : r.ops[i].start, i);
+  }
+  std::sort(ops_by_launch.begin(), ops_by_launch.end());
+  for (const std::size_t i : host_calls) calls_by_start.emplace_back(r.calls[i].start, i);
+  std::sort(calls_by_start.begin(), calls_by_start.end());
   std::sort(host_ranges.begin(), host_ranges.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
 }
 
@@ -228,15 +235,12 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> step_intervals(const rank_v
 // launch call; a record without its call by its own start) and of the calls made in it.
 path_walk::step_end last_work(const rank_view& v, std::size_t rank, std::uint64_t a, std::uint64_t b) {
   path_walk::step_end e{rank, true, SIZE_MAX, 0};
-  for (std::size_t i = 0; i < v.r.ops.size(); ++i) {
-    const auto c = v.launch_call(i);
-    const std::uint64_t when = c ? v.r.calls[*c].start : v.r.ops[i].start;
-    if (when >= a && when < b && v.at(v.r.ops[i].end) > e.time) e = {rank, true, i, v.at(v.r.ops[i].end)};
-  }
-  for (const std::size_t i : v.host_calls) {
-    const auto& c = v.r.calls[i];
-    if (c.start >= a && c.start < b && v.at(c.end) > e.time) e = {rank, false, i, v.at(c.end)};
-  }
+  v.ops_launched(a, b, [&](std::size_t i) {
+    if (v.at(v.r.ops[i].end) > e.time) e = {rank, true, i, v.at(v.r.ops[i].end)};
+  });
+  for (auto it = std::lower_bound(v.calls_by_start.begin(), v.calls_by_start.end(), std::make_pair(a, std::size_t{0}));
+       it != v.calls_by_start.end() && it->first < b; ++it)
+    if (v.at(v.r.calls[it->second].end) > e.time) e = {rank, false, it->second, v.at(v.r.calls[it->second].end)};
   return e;
 }
 
@@ -262,13 +266,9 @@ double same_work_ns(const rank_view& v, const path_item& it, std::pair<std::uint
         ns += static_cast<double>(c.end - c.start);
     return ns;
   }
-  for (std::size_t i = 0; i < v.r.ops.size(); ++i) {
-    const auto& o = v.r.ops[i];
-    if (o.name != name) continue;
-    const auto c = v.launch_call(i);
-    const std::uint64_t when = c ? v.r.calls[*c].start : o.start;
-    if (when >= iv.first && when < iv.second) ns += static_cast<double>(o.end - o.start);
-  }
+  v.ops_launched(iv.first, iv.second, [&](std::size_t i) {
+    if (v.r.ops[i].name == name) ns += static_cast<double>(v.r.ops[i].end - v.r.ops[i].start);
+  });
   return ns;
 }
 
@@ -282,10 +282,13 @@ double median_of(std::vector<double> v) {
 // time most exceeds the other ranks' time on the same work in the same step (median).
 void culprit_work(critical_path& p, const std::vector<rank_view>& ranks, const step_intervals_t& iv) {
   path_culprit& c = *p.culprit;
+  std::size_t tried = 0; // its 20 longest path items: each costs a pass over the steps
   for (const auto& it : p.items) {
+    if (tried >= 20) break;
     if (it.rank != c.rank || it.kind == segment_kind::gap || it.kind == segment_kind::collective ||
         it.kind == segment_kind::sync || it.name == "(no range)")
       continue;
+    ++tried;
     std::vector<double> excess;
     for (std::size_t k = p.steps.size() > 1 ? 1 : 0; k < p.steps.size(); ++k) {
       const step_path& s = p.steps[k];

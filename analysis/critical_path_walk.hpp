@@ -2,6 +2,7 @@
 // the collectives matched across ranks, and the walk of one step.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,6 +26,15 @@ struct rank_view {
   std::uint64_t local(std::uint64_t t) const; // the first rank's clock -> own
   const std::string& name(std::uint32_t id) const { return r.names[id]; }
   std::optional<std::size_t> launch_call(std::size_t op) const;
+  // The ops by when they were launched (their call's start, else their own; own clock), and
+  // the host calls by start: what a step's interval holds, found by binary search.
+  std::vector<std::pair<std::uint64_t, std::size_t>> ops_by_launch, calls_by_start;
+  template <class F>
+  void ops_launched(std::uint64_t a, std::uint64_t b, F&& f) const {
+    for (auto it = std::lower_bound(ops_by_launch.begin(), ops_by_launch.end(), std::make_pair(a, std::size_t{0}));
+         it != ops_by_launch.end() && it->first < b; ++it)
+      f(it->second);
+  }
   std::optional<std::size_t> last_op_ending(std::uint64_t lo, std::uint64_t hi, std::uint32_t not_stream,
                                             bool any_stream) const;
   std::optional<std::size_t> host_call_before(std::uint64_t t, std::uint64_t lo) const;
