@@ -64,9 +64,13 @@ void walker::emit_host(std::size_t rank, std::uint32_t thread, std::uint64_t a, 
   const rank_view& v = ranks[rank];
   std::vector<const path_records::range*> open;
   std::vector<std::uint64_t> cuts{a, b};
-  for (const auto& g : v.host_ranges) {
+  // The ranges starting before b, latest first; the 256 latest are enough to hold the ones
+  // open in a gap between two calls (nesting is shallow), and keep a long trace's walk linear.
+  auto last = std::lower_bound(v.host_ranges.begin(), v.host_ranges.end(), v.local(b),
+                               [](const path_records::range& g, std::uint64_t t) { return g.start < t; });
+  for (std::size_t seen = 0; last != v.host_ranges.begin() && seen < 256; ++seen) {
+    const auto& g = *--last;
     const std::uint64_t s = v.at(g.start), e = v.at(g.end);
-    if (s >= b) break;
     if (e <= a) continue;
     open.push_back(&g);
     if (s > a) cuts.push_back(s);
