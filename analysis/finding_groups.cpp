@@ -84,13 +84,16 @@ std::vector<finding_group> group_findings(const analysis_result& a, const std::v
       return severity_rank(fx.severity) < severity_rank(fy.severity);
     });
     if (const rule* r = find_rule(g.rule)) g.headline = r->summary();
+    if (g.rule == critical_path_rule)
+      g.headline = "what sets the step's length, the culprit first (its consequences under it)";
     g.title = a.findings[g.findings.front()].title;
     std::string severity = "info";
     double max_saving = 0, group_ns = 0;
     bool first_figure = true;
     for (std::size_t i : g.findings) {
       const auto& f = a.findings[i];
-      if (std::find(g.variants.begin(), g.variants.end(), f.variant) == g.variants.end()) g.variants.push_back(f.variant);
+      if (std::find(g.variants.begin(), g.variants.end(), f.variant) == g.variants.end())
+        g.variants.push_back(f.variant);
       if (severity_rank(f.severity) < severity_rank(severity)) severity = f.severity;
       max_saving = std::max(max_saving, saving_of(f));
       max_saving = std::max(max_saving, run_share(f));
@@ -116,8 +119,11 @@ std::vector<finding_group> group_findings(const analysis_result& a, const std::v
     out.push_back(std::move(g));
   }
   std::stable_sort(out.begin(), out.end(), [](const finding_group& x, const finding_group& y) {
+    // What sets the step's length comes first: the other findings' savings are bounded by it.
+    if ((x.rule == critical_path_rule) != (y.rule == critical_path_rule)) return x.rule == critical_path_rule;
     if (x.saved_share != y.saved_share) return x.saved_share > y.saved_share;
-    if (severity_rank(x.severity) != severity_rank(y.severity)) return severity_rank(x.severity) < severity_rank(y.severity);
+    if (severity_rank(x.severity) != severity_rank(y.severity))
+      return severity_rank(x.severity) < severity_rank(y.severity);
     if (x.time_share != y.time_share) return x.time_share > y.time_share;
     return std::tie(x.rule, x.workload) < std::tie(y.rule, y.workload);
   });

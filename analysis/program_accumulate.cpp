@@ -711,7 +711,9 @@ void scale_sampled_launches(process_summary& s) {
 
 } // namespace
 
-struct process_accumulator::state : accumulator_state {};
+struct process_accumulator::state : accumulator_state {
+  path_accumulator path; // what the critical path walks (analysis/critical_path.hpp)
+};
 
 process_accumulator::process_accumulator(std::vector<trace::repetition_window> trace_windows, program_options options)
     : m(std::make_unique<state>()) {
@@ -733,6 +735,7 @@ void process_accumulator::add(const trace::device_trace& t) {
   add_kernels(s, t.kernels);
   add_copies_and_memsets(s, t);
   add_host_side(s, t);
+  s.path.add(t);
 }
 
 process_summary process_accumulator::finish(const profile::process_profile& p) {
@@ -765,6 +768,7 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   if (!busy.empty()) s.gaps = idle_gaps(st, busy, thread, s.window_start, steady.first);
   release(busy);
   host_call_figures(st, s);
+  if (st.any_gpu) s.path = std::make_shared<const path_records>(st.path.finish());
   return s;
 }
 

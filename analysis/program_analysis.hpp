@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include "analysis/activity.hpp"
 #include "analysis/analysis.hpp"
+#include "analysis/critical_path.hpp"
 #include "analysis/rank_analysis.hpp"
 #include "analysis/trace_summary.hpp"
 #include "model/profile.hpp"
@@ -109,6 +111,9 @@ struct process_summary : activity_summary {
   std::optional<source::source_pass> source;
   // Launch calls recorded in sampled windows only; absent when every launch call was recorded.
   std::optional<launch_sampling> sampling;
+  // Its records as the critical path walks them (absent without GPU work, or when the
+  // process came from a summary file); shared: a summary is copied into the analysis.
+  std::shared_ptr<const path_records> path;
 };
 
 process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});
@@ -135,6 +140,9 @@ struct program_analysis {
   // Two or more processes that used CUDA under a launcher's rank variable: the ranks side by
   // side (analysis/rank_analysis.hpp); their findings are in result too.
   std::optional<rank_analysis> ranks;
+  // The critical path of each step (analysis/critical_path.hpp): of the ranks when compared,
+  // else of the one process that used CUDA.
+  critical_path path;
 };
 
 program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,

@@ -1,15 +1,14 @@
 // The processes' summaries merged into the program's analysis: each process that used
 // CUDA becomes a point (process_point) and goes through the rules; the program's kernels,
 // ranges, copies and split are the sums over its processes; two or more ranks are compared.
-#include "analysis/intervals.hpp"
-#include "analysis/program_analysis.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "analysis/intervals.hpp"
+#include "analysis/program_analysis.hpp"
 #include "analysis/roofline.hpp"
 #include "analysis/rules.hpp"
 #include "analysis/what_if.hpp"
@@ -187,8 +186,46 @@ point_result process_point(const process_summary& p) {
   return r;
 }
 
-program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,
-                                 const device_model& device, const program_options& options) {
+namespace {
+
+// The critical path: of the ranks when compared (their clocks aligned as the rank merge
+// aligned them), else of the one process that used the GPU; its findings go first.
+void attach_path(program_analysis& a) {
+  std::vector<path_input> inputs;
+  auto path_of = [&a](std::uint32_t pid) -> const process_summary* {
+    for (const auto& p : a.processes)
+      if (p.info.pid == pid && p.path) return &p;
+    return nullptr;
+  };
+  if (a.ranks) {
+    for (const auto& r : a.ranks->ranks) {
+      const process_summary* p = path_of(r.pid);
+      if (!p || !r.id.rank || !compared(r, a.ranks->steps)) continue;
+      double offset = 0;
+      for (const auto& c : a.ranks->clocks)
+        if (c.host == r.host) offset = c.offset_ns;
+      inputs.push_back({*r.id.rank, r.pid, offset, p->path.get()});
+    }
+  } else {
+    for (const auto& p : a.processes)
+      if (p.path && !p.path->ops.empty()) inputs.push_back({-1, p.info.pid, 0, p.path.get()});
+    if (inputs.size() > 1) {
+      a.result.notes.push_back("critical path: several processes used the GPU outside a launcher's ranks; the path is "
+                               "walked only within one process or across ranks");
+      inputs.clear();
+    }
+  }
+  for (const auto& in : inputs)
+    if (in.records->over_limit)
+      a.result.notes.push_back(fmt::format("critical path: pid {} has more than {} records; no path is walked", in.pid,
+                                           path_records::max_records));
+  a.path = find_critical_path(inputs);
+  for (const auto& n : a.path.notes) a.result.notes.push_back("critical path: " + n);
+  critical_path_findings(a.path, a.result.findings, a.result.what_ifs);
+}
+
+program_analysis analyze_processes(std::vector<process_summary> processes, program_facts facts,
+                                   const device_model& device, const program_options& options) {
   program_analysis a;
   a.facts = std::move(facts);
   a.result.device = device;
@@ -216,12 +253,22 @@ program_analysis analyze_program(std::vector<process_summary> processes, program
     p.trace.kernel_durations.shrink_to_fit();
   }
   if (with_cuda == 0)
-    a.result.notes.push_back(a.processes.empty() ? "no process was recorded"
-                                                 : "no process of the program used CUDA: there is no GPU time to split");
+    a.result.notes.push_back(a.processes.empty()
+                                 ? "no process was recorded"
+                                 : "no process of the program used CUDA: there is no GPU time to split");
   a.kernels = merge_kernels(a.processes);
   a.ranges = merge_ranges(a.processes);
   std::stable_sort(a.result.findings.begin(), a.result.findings.end(),
                    [](const finding& x, const finding& y) { return x.estimated_gain > y.estimated_gain; });
+  return a;
+}
+
+} // namespace
+
+program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,
+                                 const device_model& device, const program_options& options) {
+  program_analysis a = analyze_processes(std::move(processes), std::move(facts), device, options);
+  attach_path(a);
   return a;
 }
 
@@ -239,10 +286,10 @@ program_analysis analyze_program(const std::vector<profile::process_profile>& pr
 
 program_analysis analyze_program(std::vector<process_summary> processes, std::vector<rank_summary> ranks,
                                  program_facts facts, const device_model& device, const program_options& options) {
-  program_analysis a = analyze_program(std::move(processes), std::move(facts), device, options);
+  program_analysis a = analyze_processes(std::move(processes), std::move(facts), device, options);
   attach_ranks(a, std::move(ranks), options);
+  attach_path(a);
   return a;
 }
-
 
 } // namespace speedlab::analysis

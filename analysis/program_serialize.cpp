@@ -1,9 +1,12 @@
 // The program analysis as JSON (results.json's "program"): the facts, the processes with
 // their gaps, allocations and copies, the merged kernels, ranges and streams, the ranks.
-#include "analysis/intervals.hpp"
-#include "analysis/program_analysis.hpp"
+#include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "analysis/intervals.hpp"
+#include "analysis/program_analysis.hpp"
 
 namespace speedlab::analysis {
 namespace {
@@ -76,11 +79,76 @@ nlohmann::json sampling_json(const launch_sampling& x) {
           {"range_instances_measured", x.range_instances_measured}};
 }
 
+// The critical path (docs/results-schema.md, program.critical_path): up to 2000 steps and
+// the first 1000 segments of each (in time order), with how many were left out.
+nlohmann::json path_segment_json(const path_segment& s) {
+  return {{"rank", s.rank >= 0 ? nlohmann::json(s.rank) : nlohmann::json(nullptr)},
+          {"pid", s.pid},
+          {"where", s.where},
+          {"kind", std::string(to_string(s.kind))},
+          {"name", s.name},
+          {"pageable", s.pageable},
+          {"start_ns", s.start},
+          {"duration_ns", s.ns()}};
+}
+
+nlohmann::json critical_path_json(const critical_path& p) {
+  nlohmann::json j{{"step_method", p.step_method},       {"steps_judged", p.judged},
+                   {"median_step_ns", p.median_step_ns}, {"unmatched_collectives", p.unmatched_collectives},
+                   {"items", nlohmann::json::array()},   {"steps", nlohmann::json::array()}};
+  for (const auto& it : p.items)
+    j["items"].push_back({{"rank", it.rank >= 0 ? nlohmann::json(it.rank) : nlohmann::json(nullptr)},
+                          {"pid", it.pid},
+                          {"kind", std::string(to_string(it.kind))},
+                          {"name", it.name},
+                          {"pageable", it.pageable},
+                          {"per_step_ns", it.per_step_ns},
+                          {"share", it.share}});
+  if (p.culprit) {
+    const auto& c = *p.culprit;
+    j["culprit"] = {{"rank", c.rank >= 0 ? nlohmann::json(c.rank) : nlohmann::json(nullptr)},
+                    {"pid", c.pid},
+                    {"kind", std::string(to_string(c.kind))},
+                    {"name", c.name},
+                    {"cost_ns", c.cost_ns},
+                    {"others_wait_ns", c.others_wait_ns},
+                    {"sync_call", c.sync_call},
+                    {"sync_wait_ns", c.sync_wait_ns}};
+  } else {
+    j["culprit"] = nullptr;
+  }
+  // Every step's length and path time by kind; the segments of one step only, the median
+  // one (as report.html draws it), up to 300: a host-bound step has two per launch call.
+  constexpr std::size_t max_steps = 2000, max_segments = 300;
+  const step_path* median = nullptr;
+  for (std::size_t k = p.steps.size() > 1 ? 1 : 0; k < p.steps.size(); ++k)
+    if (!median ||
+        std::abs(p.steps[k].length_ns() - p.median_step_ns) < std::abs(median->length_ns() - p.median_step_ns))
+      median = &p.steps[k];
+  for (std::size_t k = 0; k < p.steps.size() && k < max_steps; ++k) {
+    const auto& s = p.steps[k];
+    nlohmann::json o{{"step", s.step}, {"start_ns", s.start}, {"length_ns", s.length_ns()}};
+    std::map<std::string, double> by_kind;
+    for (const auto& g : s.segments) by_kind[std::string(to_string(g.kind))] += g.ns();
+    o["by_kind_ns"] = by_kind;
+    j["steps"].push_back(std::move(o));
+  }
+  if (median) {
+    auto& m = j["median_step"] = {{"step", median->step}, {"segments", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < median->segments.size() && i < max_segments; ++i)
+      m["segments"].push_back(path_segment_json(median->segments[i]));
+    m["segments_omitted"] = median->segments.size() > max_segments ? median->segments.size() - max_segments : 0;
+  }
+  j["steps_omitted"] = p.steps.size() > max_steps ? p.steps.size() - max_steps : 0;
+  return j;
+}
+
 } // namespace
 
 void to_json(nlohmann::json& j, const program_analysis& a) {
   j = nlohmann::json::object();
   if (a.ranks) j["ranks"] = ranks_json(*a.ranks);
+  if (!a.path.steps.empty()) j["critical_path"] = critical_path_json(a.path);
   j["facts"] = a.facts;
   j["records"] = a.records;
   j["split"] = a.split;

@@ -20,7 +20,8 @@
 
 namespace speedlab::analysis {
 struct rank_analysis;
-}
+struct critical_path;
+} // namespace speedlab::analysis
 
 namespace speedlab::reports {
 
@@ -39,6 +40,8 @@ struct report_table {
   // A chart above the rows, drawn by the formats that draw (report.html): the ranks of a job
   // by time. Owned by the analysis the content was built from, which outlives the report.
   const analysis::rank_analysis* rank_timeline = nullptr;
+  // The critical path of the median step, drawn above the rows (report.html), likewise owned.
+  const analysis::critical_path* critical_path = nullptr;
 };
 
 // A part of the human reports: the first table's title is its heading, the others' below it.

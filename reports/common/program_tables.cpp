@@ -1,5 +1,8 @@
 #include "reports/common/program_tables.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include <fmt/format.h>
 
 #include "reports/common/text.hpp"
@@ -206,10 +209,63 @@ report_table rank_table(const analysis::rank_analysis& r) {
   return tb;
 }
 
+// The critical path step by step (analysis/critical_path.hpp): each step's length and its
+// path time by kind, and the longest thing on it.
+std::string path_intro(const analysis::critical_path& p) {
+  std::string s = fmt::format("Steps by {}; the median step's path is {} (over {} steps; the first, with no "
+                              "previous end, apart). Each step's path runs backward from its last work to the "
+                              "previous step's end, so its segments add up to the step.",
+                              p.step_method, fmt_duration(p.median_step_ns), p.judged);
+  if (p.culprit && p.culprit->rank >= 0)
+    s += fmt::format(" Culprit: rank {}, {} per step of {} {} that the other ranks wait for ({} per step).",
+                     p.culprit->rank, fmt_duration(p.culprit->cost_ns), analysis::to_string(p.culprit->kind),
+                     p.culprit->name, fmt_duration(p.culprit->others_wait_ns));
+  else if (p.culprit)
+    s += fmt::format(" Culprit: the per-step synchronization ({}, {} per step) and {} of host work after it.",
+                     p.culprit->sync_call, fmt_duration(p.culprit->sync_wait_ns), fmt_duration(p.culprit->cost_ns));
+  else
+    s += " No culprit named.";
+  return s;
+}
+
+report_table path_table(const analysis::critical_path& p) {
+  using analysis::segment_kind;
+  report_table tb{"program-critical-path",
+                  "Critical path",
+                  path_intro(p),
+                  {"step", "length", "host work", "API calls", "GPU work", "sync wait", "collective", "gaps",
+                   "longest on the path"},
+                  {true, true, true, true, true, true, true, true, false},
+                  {},
+                  "",
+                  0,
+                  nullptr,
+                  &p};
+  for (const auto& s : p.steps) {
+    std::map<segment_kind, double> by_kind;
+    std::map<std::string, double> by_thing;
+    for (const auto& g : s.segments) {
+      by_kind[g.kind] += g.ns();
+      by_thing[(g.rank >= 0 ? fmt::format("rank {} ", g.rank) : std::string()) +
+               std::string(analysis::to_string(g.kind)) + " " + g.name] += g.ns();
+    }
+    auto longest =
+        std::max_element(by_thing.begin(), by_thing.end(), [](auto& x, auto& y) { return x.second < y.second; });
+    const double gpu = by_kind[segment_kind::kernel] + by_kind[segment_kind::copy] + by_kind[segment_kind::memset];
+    tb.rows.push_back(
+        {count(s.step), dur(s.length_ns()), dur(by_kind[segment_kind::host]), dur(by_kind[segment_kind::api]), dur(gpu),
+         dur(by_kind[segment_kind::sync]), dur(by_kind[segment_kind::collective]), dur(by_kind[segment_kind::gap]),
+         longest == by_thing.end() ? t("—")
+                                   : c(fmt::format("{} ({})", longest->first, fmt_duration(longest->second)))});
+  }
+  return tb;
+}
+
 std::vector<report_table> program_tables(const analysis::program_analysis& a, std::size_t max_rows) {
   std::vector<report_table> out{facts_table(a),  split_table(a),  process_table(a), kernel_table(a),
                                  range_table(a), stream_table(a), gap_table(a, 5)};
   if (a.ranks) out.insert(out.begin() + 3, rank_table(*a.ranks));
+  if (!a.path.steps.empty()) out.insert(out.begin() + (a.ranks ? 4 : 3), path_table(a.path));
   for (std::size_t i = 2; i < out.size(); ++i) limit(out[i], max_rows);
   return out;
 }

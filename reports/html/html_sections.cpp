@@ -17,6 +17,11 @@ void content_table(writer& w, const report_table& tb, bool heading) {
     rank_timeline_chart(w, *tb.rank_timeline);
     w << "</figure>"_html;
   }
+  if (tb.critical_path) {
+    w << "<figure class=\"critical-path\">"_html;
+    critical_path_chart(w, *tb.critical_path);
+    w << "</figure>"_html;
+  }
   if (tb.rows.empty()) {
     w.element("p", tb.empty_note, {{"class", "note"}});
     return;

@@ -883,3 +883,82 @@ bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
 }
 
 } // namespace speedlab::reports::html
+
+namespace speedlab::reports::html {
+namespace {
+
+const char* path_colour(analysis::segment_kind k) {
+  switch (k) {
+  case analysis::segment_kind::host:
+    return "#cc79a7";
+  case analysis::segment_kind::api:
+    return "#999999";
+  case analysis::segment_kind::kernel:
+    return rank_compute_colour;
+  case analysis::segment_kind::copy:
+    return "#d55e00";
+  case analysis::segment_kind::memset:
+    return "#56b4e9";
+  case analysis::segment_kind::sync:
+    return "#f0e442";
+  case analysis::segment_kind::collective:
+    return rank_comm_colour;
+  case analysis::segment_kind::gap:
+    return rank_idle_colour;
+  }
+  return rank_idle_colour;
+}
+
+// The step the chart draws: the judged step whose length is nearest the median.
+const analysis::step_path* median_step(const analysis::critical_path& p) {
+  const analysis::step_path* best = nullptr;
+  for (std::size_t k = p.steps.size() > 1 ? 1 : 0; k < p.steps.size(); ++k)
+    if (!best || std::abs(p.steps[k].length_ns() - p.median_step_ns) < std::abs(best->length_ns() - p.median_step_ns))
+      best = &p.steps[k];
+  return best;
+}
+
+} // namespace
+
+bool critical_path_chart(writer& w, const analysis::critical_path& p) {
+  const analysis::step_path* s = median_step(p);
+  if (!s || s->segments.empty() || s->end <= s->start) return false;
+  // One lane per rank and thread or stream the path visits, in order of first visit.
+  std::vector<std::string> lanes;
+  auto lane_of = [&lanes](const analysis::path_segment& g) {
+    const std::string name = (g.rank >= 0 ? fmt::format("rank {} ", g.rank) : std::string()) + g.where;
+    auto it = std::find(lanes.begin(), lanes.end(), name);
+    if (it != lanes.end()) return static_cast<std::size_t>(it - lanes.begin());
+    lanes.push_back(name);
+    return lanes.size() - 1;
+  };
+  std::vector<std::size_t> lane(s->segments.size());
+  for (std::size_t i = s->segments.size(); i-- > 0;) lane[i] = lane_of(s->segments[i]); // the step's end first
+  const double left = 190, plot = 620, right = 20, row_h = 22, top = 34;
+  const double span = static_cast<double>(s->end - s->start);
+  const double height = top + static_cast<double>(lanes.size()) * row_h + 30;
+  svg_open(w, left + plot + right, height,
+           fmt::format("Critical path of step {} ({}), the median step", s->step, fmt_duration(s->length_ns())));
+  double lx = left;
+  for (auto k : {analysis::segment_kind::host, analysis::segment_kind::api, analysis::segment_kind::kernel,
+                 analysis::segment_kind::copy, analysis::segment_kind::sync, analysis::segment_kind::collective,
+                 analysis::segment_kind::gap}) {
+    w.empty("rect", {{"x", num(lx)}, {"y", "8"}, {"width", "12"}, {"height", "12"}, {"fill", path_colour(k)}});
+    text(w, lx + 16, 18, analysis::to_string(k), "start", "legend");
+    lx += 30 + 6.5 * static_cast<double>(analysis::to_string(k).size());
+  }
+  for (std::size_t i = 0; i < lanes.size(); ++i)
+    text(w, left - 8, top + static_cast<double>(i) * row_h + 15, lanes[i], "end", "label");
+  for (std::size_t i = 0; i < s->segments.size(); ++i) {
+    const auto& g = s->segments[i];
+    const double x = left + plot * static_cast<double>(g.start - s->start) / span;
+    const double y = top + static_cast<double>(lane[i]) * row_h;
+    rect(w, x, y + 3, plot * g.ns() / span, row_h - 6, path_colour(g.kind),
+         fmt::format("{} {}: {} ({})", analysis::to_string(g.kind), g.name, fmt_duration(g.ns()), lanes[lane[i]]));
+  }
+  text(w, left + plot / 2, height - 6, "time in the step, from the previous step's end", "middle", "axis-label");
+  w.close("svg");
+  return true;
+}
+
+} // namespace speedlab::reports::html

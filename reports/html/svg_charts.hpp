@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/critical_path.hpp"
 #include "analysis/rank_analysis.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/html/html_writer.hpp"
@@ -44,5 +45,10 @@ bool timeline_chart(writer& w, const point_result& p, const trace::device_trace&
 // more than fit), the straggler's row highlighted and named, each rank's median compute and
 // wait per step at the right. False with fewer than two ranks.
 bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ranks);
+
+// The critical path of the median step (analysis/critical_path.hpp): one lane per rank and
+// thread or stream it visits, each segment coloured by kind, its name in the tooltip (escaped
+// as all chart text). False without a step to draw.
+bool critical_path_chart(writer& w, const analysis::critical_path& path);
 
 } // namespace speedlab::reports::html

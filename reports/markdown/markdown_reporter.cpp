@@ -197,7 +197,10 @@ private:
       for (std::size_t i = 0; i < shown; ++i) {
         const auto& f = m_in.analysis.findings[g.findings[i]];
         const auto* p = m_index.point(f.point_id);
-        points += (points.empty() ? "" : ", ") + md_code(p ? point_label(*p) : f.point_id);
+        // A finding of no point (a rank's, the critical path's) by its variant ("rank 1").
+        points += (points.empty() ? "" : ", ") + md_code(p                    ? point_label(*p)
+                                                         : f.point_id.empty() ? f.variant
+                                                                              : f.point_id);
       }
       if (g.findings.size() > shown) points += fmt::format(" and {} more", g.findings.size() - shown);
       m_out += "Points: " + points + ".\n\n";
