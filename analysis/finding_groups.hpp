@@ -16,7 +16,7 @@ namespace speedlab::analysis {
 
 struct finding_group {
   std::string rule, workload;
-  std::string severity;             // the most severe of its findings, raised by magnitude
+  speedlab::severity severity = speedlab::severity::info; // the most severe of its findings, raised by magnitude
   std::string headline;             // the rule's one-line summary
   std::string title;                // the title of its largest finding
   std::vector<std::size_t> findings; // indices into analysis_result::findings, largest saving first
@@ -38,7 +38,7 @@ bool title_figure(const std::string& title, double& value, std::string& unit);
 // Severity from magnitude: the larger of a point's saving share (1 - 1/gain) and the share of
 // its run the finding is about ("64.7% of the run ..."): >= 50% critical, >= 10% warning,
 // never below the rule's own severity.
-std::string severity_for_saving(double saving, const std::string& rule_severity);
+severity severity_for_saving(double saving, severity rule_severity);
 
 // Groups ranked: larger saved_share first, then severity, then rule and workload names.
 std::vector<finding_group> group_findings(const analysis_result& a, const std::vector<point_result>& points);

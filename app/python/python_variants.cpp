@@ -434,9 +434,11 @@ private:
 };
 
 std::optional<variant_kind> parse_kind(const std::string& k) {
-  for (auto v : {variant_kind::serial, variant_kind::threads, variant_kind::cuda})
-    if (k == to_string(v)) return v;
-  return std::nullopt;
+  try {
+    return parse_variant_kind(k);
+  } catch (const std::invalid_argument&) { // the caller's note names the variant and the kind
+    return std::nullopt;
+  }
 }
 
 // Runs `interpreter -m speedlab_variants.worker list FILES` and returns its stdout.

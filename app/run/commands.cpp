@@ -63,7 +63,8 @@ bool counts_as_failure(const point_result& p) {
 
 void print_findings(const analysis::analysis_result& result) {
   for (const auto& f : result.findings) {
-    std::cout << fmt::format("[{}] {} ({}{})\n", f.severity, f.title, f.rule, f.point_id.empty() ? "" : ", " + f.point_id);
+    std::cout << fmt::format("[{}] {} ({}{})\n", to_string(f.severity), f.title, f.rule,
+                             f.point_id.empty() ? "" : ", " + f.point_id);
     for (const auto& e : f.evidence) std::cout << fmt::format("    {}: {}\n", e.name, e.value);
     std::cout << fmt::format("    why: {}\n    next: {}\n", f.explanation, f.next_experiment);
   }

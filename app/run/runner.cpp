@@ -389,7 +389,7 @@ point_result new_point_result(const run_request& req) {
   point_result r;
   r.workload = req.workload->info.name;
   r.variant = v.name;
-  r.kind = to_string(v.kind);
+  r.kind = v.kind;
   r.language = v.language;
   r.params = req.point.params;
   r.size_axes = req.point.size_axes;

@@ -53,7 +53,7 @@ TEST_CASE("analysis_result round-trips, with and without a crossover size", "[an
   CHECK_FALSE(back.crossovers[1].size);
   REQUIRE(back.findings.size() == 1);
   CHECK(back.findings[0].evidence[0].value == "80%");
-  CHECK(back.speedups[0].verdict == "faster");
+  CHECK(back.speedups[0].verdict == speedlab::verdict::faster);
   CHECK(back.notes == a.notes);
   CHECK(nlohmann::json(back) == j);
 }
