@@ -297,6 +297,8 @@ void add_measure_settings(std::map<std::string, std::string>& out, const measure
   out[prefix + "min_time_s"] = format::exact(m.min_time_s);
   out[prefix + "max_time_s"] = format::exact(m.max_time_s);
   out[prefix + "target_noise"] = format::exact(m.target_noise);
+  // Only when not the default, so the settings of runs measured before criteria stay comparable.
+  if (m.stopping != measure_options{}.stopping) out[prefix + "stopping"] = m.stopping;
 }
 
 std::map<std::string, std::string> measurement_settings(const suite_config& suite) {
