@@ -2,6 +2,8 @@
 // (reports/compare/) and turn the verdict into the exit code a CI job can gate on: 0 no
 // regression shown, 1 a regression, 2 bad input, 3 could not decide (a gate must not pass
 // on nothing judged).
+#include "app/compare/compare_command.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -9,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "analysis/compare.hpp"
-#include "app/run/commands.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/progress.hpp"
 #include "app/suite/suite_config.hpp"

@@ -809,4 +809,13 @@ python_variants_added add_python_variants(plugin_registry& registry, const pytho
   return added;
 }
 
+python_settings python_settings_of(const suite_config& suite) {
+  python_settings settings;
+  settings.interpreter = suite.python;
+  settings.files = suite.python_variants;
+  settings.enabled = suite.python_enabled;
+  settings.chosen_by = suite.python_chosen_by;
+  return settings;
+}
+
 } // namespace speedlab::app

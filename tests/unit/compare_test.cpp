@@ -1,8 +1,6 @@
 // speedlab compare: matching, verdicts (from rounds; one-round sides unclear unless beyond the
 // run-to-run allowance), ordering, warnings, lost points, and the command's exit codes (0 no
 // regression shown, 1 regression, 2 bad input, 3 could not decide).
-#include "speedlab_catch.hpp"
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,14 +9,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/compare.hpp"
-#include "app/run/commands.hpp"
 #include "analysis/analysis_stats.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/round_compare.hpp"
+#include "app/cli/commands.hpp"
+#include "app/compare/compare_command.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
-#include "tests/golden/golden.hpp"
+#include "speedlab_catch.hpp"
 #include "test_support.hpp"
+#include "tests/golden/golden.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis;

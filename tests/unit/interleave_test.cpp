@@ -3,14 +3,12 @@
 // round share, compare's choice of test, and the command end to end on the built-in plugins.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include "speedlab_catch.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <sys/wait.h>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -18,9 +16,11 @@
 #include "analysis/analysis_stats.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/round_compare.hpp"
-#include "app/run/commands.hpp"
+#include "app/cli/commands.hpp"
+#include "app/compare/compare_command.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
+#include "speedlab_catch.hpp"
 #include "test_support.hpp"
 
 using Catch::Contains;
