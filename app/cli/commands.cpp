@@ -91,6 +91,29 @@ void check_run_folder(const std::string& dir) {
 
 } // namespace
 
+namespace {
+
+// `speedlab list`: a workload's parameters, into its JSON and its text.
+void list_parameters(const workload_info& info, nlohmann::json& jw, std::string& text) {
+  text += "  parameters:\n";
+  for (const auto& p : info.parameters) {
+    const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
+    jw["parameters"].push_back({{"name", p.name},
+                                {"type", type},
+                                {"description", p.description},
+                                {"default", p.default_value},
+                                {"sweep", p.default_sweep},
+                                {"choices", p.choices}});
+    text += fmt::format("    {:<12} {:<8} default {:<10} {}{}{}{}\n", p.name, type, p.default_value, p.description,
+                        p.size_axis ? " [size axis]" : "",
+                        p.default_sweep.empty() ? "" : fmt::format("; sweep {}", p.default_sweep),
+                        p.choices.empty() ? "" : fmt::format("; one of {}", fmt::join(p.choices, ", ")));
+    jw["parameters"].back()["size_axis"] = p.size_axis;
+  }
+}
+
+} // namespace
+
 int command_list(const list_options& options) {
   plugin_registry registry;
   load_plugins(registry, options.plugin_paths);
@@ -111,21 +134,7 @@ int command_list(const list_options& options) {
       jw["warnings"].push_back(warning);
       text += "  WARNING: " + warning + "\n";
     }
-    text += "  parameters:\n";
-    for (const auto& p : w.info.parameters) {
-      const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
-      jw["parameters"].push_back({{"name", p.name},
-                                  {"type", type},
-                                  {"description", p.description},
-                                  {"default", p.default_value},
-                                  {"sweep", p.default_sweep},
-                                  {"choices", p.choices}});
-      text += fmt::format("    {:<12} {:<8} default {:<10} {}{}{}{}\n", p.name, type, p.default_value, p.description,
-                          p.size_axis ? " [size axis]" : "",
-                          p.default_sweep.empty() ? "" : fmt::format("; sweep {}", p.default_sweep),
-                          p.choices.empty() ? "" : fmt::format("; one of {}", fmt::join(p.choices, ", ")));
-      jw["parameters"].back()["size_axis"] = p.size_axis;
-    }
+    list_parameters(w.info, jw, text);
     for (const auto& c : w.info.constraints) {
       jw["constraints"].push_back(c.description);
       text += fmt::format("  constraint: {}\n", c.description);
