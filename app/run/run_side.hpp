@@ -4,7 +4,8 @@
 // an ordinary run, through the steps of `speedlab run` (its plan, output folder, records,
 // run.json, device model and reports), so its folder is a run folder like any other.
 //
-// This header and progress.hpp are all that app/compare/ sees of app/run/.
+// app/compare/ measures through this header alone (it reads saved runs through
+// output_folder.hpp's readers and shows progress through progress.hpp).
 //
 // Usage (one side, its own loop):
 //
