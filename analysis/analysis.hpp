@@ -29,7 +29,7 @@ struct evidence_item {
 struct finding {
   std::string rule;          // "transfer-bound", ...
   std::string title;         // one line
-  std::string severity;      // "info", "warning", "critical"
+  speedlab::severity severity = speedlab::severity::info;
   std::string point_id;      // empty for findings across points
   std::string workload, variant;
   std::string threshold;     // the rule's threshold, in words
@@ -77,7 +77,7 @@ struct roofline_point {
 struct speedup {
   std::string workload, params_key, variant, baseline;
   double ratio = 0, ci_low = 0, ci_high = 0;
-  std::string verdict;       // "faster", "slower", "same", "unclear"
+  speedlab::verdict verdict = speedlab::verdict::unclear; // same, slower, faster or unclear
   std::string method;        // "bootstrap", "median-ci", "none" (too few samples)
   std::string point_id, baseline_point_id;
 };
@@ -121,7 +121,8 @@ struct timing_check {
   double self_median_ns = 0, profiler_median_ns = 0;
   double median_difference = 0;     // median of (profiler - own) / own over those repetitions
   double max_abs_difference = 0;
-  std::string verdict;              // "agree" (within 5%), "differ", "not compared", "no counterpart"
+  // agree (within 5%), differ, not compared, no counterpart
+  timing_verdict verdict = timing_verdict::not_compared;
   std::string note;
 };
 

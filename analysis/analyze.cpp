@@ -22,8 +22,8 @@ namespace {
 void device_notes(const std::vector<point_result>& points, const device_model& d, std::vector<std::string>& notes) {
   bool gpu_points = false, cpu_points = false;
   for (const auto& p : points) {
-    gpu_points = gpu_points || p.kind == "cuda";
-    cpu_points = cpu_points || p.kind == "serial" || p.kind == "threads";
+    gpu_points = gpu_points || p.kind == variant_kind::cuda;
+    cpu_points = cpu_points || p.kind == variant_kind::serial || p.kind == variant_kind::threads;
   }
   if (gpu_points) {
     if (d.gpu_name.empty() || !find_ceiling(d.gpu, keys::dram_bw))

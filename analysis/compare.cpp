@@ -15,10 +15,24 @@ namespace speedlab::analysis {
 
 namespace {
 
-int verdict_rank(const std::string& v) {
-  static const char* order[] = {"broken", "slower", "unclear", "faster", "fixed", "same", "not measured"};
-  for (int i = 0; i < 7; ++i)
-    if (v == order[i]) return i;
+// Regressions first (broken, slower), then unclear, faster, fixed, same, not measured.
+int verdict_rank(verdict v) {
+  switch (v) {
+  case verdict::broken:
+    return 0;
+  case verdict::slower:
+    return 1;
+  case verdict::unclear:
+    return 2;
+  case verdict::faster:
+    return 3;
+  case verdict::fixed:
+    return 4;
+  case verdict::same:
+    return 5;
+  case verdict::not_measured:
+    return 6;
+  }
   return 7;
 }
 
@@ -62,11 +76,11 @@ void one_process_interval(point_delta& d, const point_result& b, const point_res
   d.confidence = 0.95;
   d.significant = s.method != "none" && (d.ci_low > 1 || d.ci_high < 1);
   d.verdict = s.method == "none"
-                  ? "unclear"
+                  ? verdict::unclear
                   : one_round_verdict(d.ratio, d.ci_low, d.ci_high, options.threshold, options.one_round_allowance);
   const std::string rounds =
       fmt::format("{} round{} in BASE, {} in NEW", d.base_rounds, d.base_rounds == 1 ? "" : "s", d.new_rounds);
-  if (d.verdict == "unclear")
+  if (d.verdict == verdict::unclear)
     d.reason = fmt::format("{}: no run-to-run spread, and the change is within the x{:g} run-to-run allowance for "
                            "1-round points; measure both runs with --rounds 5, or both sides at once with `speedlab "
                            "compare --base-plugins DIR --new-plugins DIR`",
@@ -112,14 +126,14 @@ void discount_machine_load(point_delta& d, double cores) {
   if (d.base_other_cores < 0 || d.new_other_cores < 0 || !(cores > 0)) return;
   if (d.base_other_span_s < load_min_span_s || d.new_other_span_s < load_min_span_s) return;
   const double more = d.new_other_cores - d.base_other_cores; // > 0: NEW's machine was busier
-  const bool toward_busier = (d.verdict == "slower" && more > 0) || (d.verdict == "faster" && more < 0);
+  const bool toward_busier = (d.verdict == verdict::slower && more > 0) || (d.verdict == verdict::faster && more < 0);
   if (!toward_busier || std::abs(more) < load_shift_share * cores) return;
   d.reason = fmt::format(
       "{} than BASE, but other programs kept {:.2f} of {:g} cores busy while NEW was measured and {:.2f} while BASE "
       "was: a change the busier machine explains as well as the code; measure both on a quiet machine, or both "
       "sides at once with `speedlab compare --base-plugins DIR --new-plugins DIR`",
-      d.verdict, d.new_other_cores, cores, d.base_other_cores);
-  d.verdict = "unclear";
+      to_string(d.verdict), d.new_other_cores, cores, d.base_other_cores);
+  d.verdict = verdict::unclear;
   d.load_discounted = true;
 }
 
@@ -130,8 +144,8 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
   d.workload = b.workload;
   d.variant = b.variant;
   d.size = size_of(b);
-  d.base_status = to_string(b.status);
-  d.new_status = to_string(n.status);
+  d.base_status = b.status;
+  d.new_status = n.status;
   d.base_median_ns = b.wall.median;
   d.new_median_ns = n.wall.median;
   d.base_samples = b.samples_ns.size();
@@ -155,7 +169,7 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
     d.method = "none";
     const bool bv = b.valid() && b.wall.median > 0, nv = n.valid() && n.wall.median > 0;
     // A variant wrong on purpose is invalid on both sides: nothing to compare.
-    d.verdict = bv && !n.expected_invalid ? "broken" : nv ? "fixed" : "not measured";
+    d.verdict = bv && !n.expected_invalid ? verdict::broken : nv ? verdict::fixed : verdict::not_measured;
   }
   return d;
 }
@@ -227,30 +241,30 @@ std::string unpaired_reason(const run_info& b, const run_info& n) {
 }
 
 bool comparison::has_regression() const {
-  return count("slower") + count("broken") > 0 || (!allow_missing && !missing.empty());
+  return count(verdict::slower) + count(verdict::broken) > 0 || (!allow_missing && !missing.empty());
 }
 
-bool comparison::decided() const { return count("same") + count("slower") + count("faster") > 0; }
+bool comparison::decided() const { return count(verdict::same) + count(verdict::slower) + count(verdict::faster) > 0; }
 
-std::size_t comparison::count(const std::string& verdict) const {
+std::size_t comparison::count(verdict v) const {
   return static_cast<std::size_t>(
-      std::count_if(points.begin(), points.end(), [&](const point_delta& d) { return d.verdict == verdict; }));
+      std::count_if(points.begin(), points.end(), [&](const point_delta& d) { return d.verdict == v; }));
 }
 
-std::string one_round_verdict(double ratio, double lo, double hi, double threshold, double allowance) {
-  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo) || !(allowance >= 1)) return "unclear";
-  if (ratio > allowance && lo > 1 + threshold) return "slower";
-  if (ratio < 1 / allowance && hi < 1 / (1 + threshold)) return "faster";
-  return "unclear";
+verdict one_round_verdict(double ratio, double lo, double hi, double threshold, double allowance) {
+  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo) || !(allowance >= 1)) return verdict::unclear;
+  if (ratio > allowance && lo > 1 + threshold) return verdict::slower;
+  if (ratio < 1 / allowance && hi < 1 / (1 + threshold)) return verdict::faster;
+  return verdict::unclear;
 }
 
-std::string rounds_verdict(double ratio, double lo, double hi, double threshold) {
-  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo)) return "unclear";
+verdict rounds_verdict(double ratio, double lo, double hi, double threshold) {
+  if (!(ratio > 0) || !(lo > 0) || !(hi >= lo)) return verdict::unclear;
   const double up = 1 + threshold, down = 1 / (1 + threshold);
-  if (ratio >= down && ratio <= up) return "same";
-  if (ratio > up && lo > 1) return "slower";
-  if (ratio < down && hi < 1) return "faster";
-  return "unclear"; // beyond the threshold, not significant
+  if (ratio >= down && ratio <= up) return verdict::same;
+  if (ratio > up && lo > 1) return verdict::slower;
+  if (ratio < down && hi < 1) return verdict::faster;
+  return verdict::unclear; // beyond the threshold, not significant
 }
 
 comparison compare_runs(const run_info& base_run, const std::vector<point_result>& base, const run_info& new_run,

@@ -59,7 +59,7 @@ struct part_delta {
 
 struct point_delta {
   std::string id, workload, variant, size; // size: the size parameter's "name=value" or ""
-  std::string base_status, new_status;
+  point_status base_status = point_status::ok, new_status = point_status::ok;
   double base_median_ns = 0, new_median_ns = 0;
   std::size_t base_samples = 0, new_samples = 0;
   double ratio = 0, ci_low = 0, ci_high = 0; // NEW / BASE: above 1 means slower
@@ -72,10 +72,10 @@ struct point_delta {
   double confidence = 0.95;                   // of [ci_low, ci_high]
   double p_value = -1;                        // "paired"/"rounds": two-sided t p, before the family correction
   bool significant = false;                   // the interval excludes 1 (no change)
-  // "slower", "faster", "same", "unclear" (too noisy to say, or no run-to-run spread),
-  // "broken" (valid in BASE, failed or invalid in NEW), "fixed" (the other way round), "not
-  // measured" (neither valid).
-  std::string verdict;
+  // slower, faster, same, unclear (too noisy to say, or no run-to-run spread), broken (valid
+  // in BASE, failed or invalid in NEW), fixed (the other way round), not measured (neither
+  // valid).
+  speedlab::verdict verdict = speedlab::verdict::unclear;
   // Why the verdict, where the table alone does not say (a one-round side: what to do).
   std::string reason;
   // Cores other programs kept busy while each side was measured; -1 where not measured.
@@ -108,20 +108,20 @@ struct comparison {
   // Some point has a verdict on its time (same, slower, faster): otherwise the comparison
   // could not decide, and a gate must not pass on it.
   bool decided() const;
-  std::size_t count(const std::string& verdict) const;
+  std::size_t count(verdict v) const;
 };
 
 // Verdict of a point with fewer than 2 rounds on a side (its interval from one process):
 // "slower" / "faster" only when the ratio is beyond `allowance` (a measured run-to-run
 // factor) and its interval beyond the threshold; "unclear" otherwise, never "same" (a change
 // within the drift between runs may hide either way).
-std::string one_round_verdict(double ratio, double ci_low, double ci_high, double threshold, double allowance);
+verdict one_round_verdict(double ratio, double ci_low, double ci_high, double threshold, double allowance);
 
 // Verdict of a ratio from rounds with its family-wise interval: "same" when the ratio is
 // within the threshold (a change too small to matter, significant or not); "slower" /
 // "faster" when it is beyond the threshold and the interval excludes 1 (no change);
 // "unclear" when beyond the threshold but not significant.
-std::string rounds_verdict(double ratio, double ci_low, double ci_high, double threshold);
+verdict rounds_verdict(double ratio, double ci_low, double ci_high, double threshold);
 
 // Why two runs are not the two sides of one interleaved measurement, or "" when they are
 // (same interleave_id, one "base" and one "new"): what `compare --paired` refuses with.

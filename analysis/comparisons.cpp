@@ -47,8 +47,9 @@ baseline_index::baseline_index(const std::vector<point_result>& points) {
     if (!p.valid() || !(p.wall.median > 0)) continue;
     auto& c = m_by_key[match_key(p)];
     const int lang = is_python(p) ? 1 : 0;
-    if (p.kind == "serial") c.serial[lang].push_back(&p);
-    if (p.kind == "threads" && (!c.threads[lang] || better_threads(p, *c.threads[lang]))) c.threads[lang] = &p;
+    if (p.kind == variant_kind::serial) c.serial[lang].push_back(&p);
+    if (p.kind == variant_kind::threads && (!c.threads[lang] || better_threads(p, *c.threads[lang])))
+      c.threads[lang] = &p;
   }
 }
 
@@ -78,12 +79,12 @@ const point_result* baseline_index::cpp_serial(const point_result& p) const {
   return it == m_by_key.end() ? nullptr : best_serial(it->second.serial[0], p.variant, false);
 }
 
-std::string verdict_for(double lo, double hi, double band) {
-  if (!(lo > 0) || !(hi >= lo)) return "unclear";
-  if (lo >= 1 / (1 + band) && hi <= 1 + band) return "same";
-  if (lo > 1) return "faster";
-  if (hi < 1) return "slower";
-  return "unclear";
+verdict verdict_for(double lo, double hi, double band) {
+  if (!(lo > 0) || !(hi >= lo)) return verdict::unclear;
+  if (lo >= 1 / (1 + band) && hi <= 1 + band) return verdict::same;
+  if (lo > 1) return verdict::faster;
+  if (hi < 1) return verdict::slower;
+  return verdict::unclear;
 }
 
 speedup compare(const point_result& v, const point_result& b, const analysis_options& o) {
@@ -120,7 +121,7 @@ speedup compare(const point_result& v, const point_result& b, const analysis_opt
     s.ci_high = s.ratio * std::exp(up);
     s.method = "median-ci";
   }
-  s.verdict = s.method == "none" ? "unclear" : verdict_for(s.ci_low, s.ci_high, o.same_band);
+  s.verdict = s.method == "none" ? verdict::unclear : verdict_for(s.ci_low, s.ci_high, o.same_band);
   s.ratio = text::finite(s.ratio);
   s.ci_low = text::finite(s.ci_low);
   s.ci_high = text::finite(s.ci_high);
@@ -161,7 +162,7 @@ std::vector<speedup> all_speedups(const std::vector<point_result>& points, const
     if (b.serial && b.serial != &p) out.push_back(compare(p, *b.serial, o));
     // Serial over threads is the inverse of threads over serial, and thread counts against
     // each other are a scaling question (poor-scaling), not a comparison of implementations.
-    if (b.threads && p.kind != "threads" && &p != b.serial) out.push_back(compare(p, *b.threads, o));
+    if (b.threads && p.kind != variant_kind::threads && &p != b.serial) out.push_back(compare(p, *b.threads, o));
   }
   return out;
 }

@@ -56,10 +56,10 @@ private:
 };
 
 // Ratio baseline / variant (above 1: the variant is faster) with a 95% interval and a
-// verdict: "same" when the whole interval lies within the practical band, "faster" when
-// it lies above 1, "slower" below 1, "unclear" otherwise or without enough samples.
+// verdict: same when the whole interval lies within the practical band, faster when it
+// lies above 1, slower below 1, unclear otherwise or without enough samples.
 speedup compare(const point_result& variant, const point_result& baseline, const analysis_options& o);
-std::string verdict_for(double ci_low, double ci_high, double same_band);
+verdict verdict_for(double ci_low, double ci_high, double same_band);
 
 // At each match key (every parameter, the size included), the valid C++ point with the
 // lowest median over the valid Python point with the lowest median.

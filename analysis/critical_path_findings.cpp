@@ -103,7 +103,9 @@ std::string what_of(const path_culprit& c) {
   }
 }
 
-std::string severity_for_share(double share) { return share >= 0.25 ? "critical" : share >= 0.1 ? "warning" : "info"; }
+severity severity_for_share(double share) {
+  return share >= 0.25 ? severity::critical : share >= 0.1 ? severity::warning : severity::info;
+}
 
 finding path_finding(std::string variant, std::string title, double step, double cost) {
   finding f;
@@ -153,7 +155,7 @@ void rank_findings(const critical_path& p, std::vector<finding>& out, std::vecto
                      fmt::format("consequence of {}: rank {} waits {} per step in collectives (its GPU idles)", who,
                                  rank, text::time(waited)),
                      step, 0);
-    wait.severity = "info";
+    wait.severity = severity::info;
     wait.estimated_gain = f.estimated_gain; // fixed by the same fix
     wait.explanation = "Not a cause of its own: this wait disappears when " + who + " matches the others.";
     out.push_back(std::move(wait));

@@ -19,7 +19,8 @@ bool same_size(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(s
 std::string size_text(double s) { return text::number(s); } // never "6.554e+04"
 
 struct series {
-  std::string workload, variant, kind, size_param, params_key, base_key;
+  std::string workload, variant, size_param, params_key, base_key;
+  std::optional<variant_kind> kind;
   int threads = 1;
   bool python = false; // a Python variant's: its baselines are Python series (comparisons.hpp)
   std::vector<std::pair<double, const point_result*>> points; // (size along the axis, point), sorted by size
@@ -339,9 +340,9 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
   for (const auto& f : all) {
     const series& s = *f.s;
     auto& b = bases[{s.base_key, s.python}];
-    if (s.kind == "serial")
+    if (s.kind == variant_kind::serial)
       b.serial.push_back(&f);
-    else if (s.kind == "threads" && (!b.threads || s.threads > b.threads->s->threads))
+    else if (s.kind == variant_kind::threads && (!b.threads || s.threads > b.threads->s->threads))
       b.threads = &f;
   }
   auto best_serial = [&](const series& judged, bool python) -> const fitted* {
@@ -376,7 +377,7 @@ sweep_analysis analyze_sweeps(const std::vector<point_result>& points) {
     if (s.python) emit(best_serial(s, false));
     emit(best_serial(s, s.python));
     // Serial vs threads is threads vs serial inverted; thread counts are no crossover.
-    if (s.kind != "serial" && s.kind != "threads") {
+    if (s.kind != variant_kind::serial && s.kind != variant_kind::threads) {
       auto it = bases.find({s.base_key, s.python});
       if (it != bases.end()) emit(it->second.threads);
     }

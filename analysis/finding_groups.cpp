@@ -14,8 +14,6 @@ bool title_figure(const std::string& title, double& value, std::string& unit);
 
 namespace {
 
-int severity_rank(const std::string& s) { return s == "critical" ? 0 : s == "warning" ? 1 : s == "info" ? 2 : 3; }
-
 // Fraction of a point's time a fix would save.
 double saving_of(const finding& f) { return f.estimated_gain > 1 ? 1 - 1 / f.estimated_gain : 0; }
 
@@ -49,9 +47,9 @@ bool title_figure(const std::string& title, double& value, std::string& unit) {
   return false;
 }
 
-std::string severity_for_saving(double saving, const std::string& rule_severity) {
-  const std::string by_size = saving >= 0.5 ? "critical" : saving >= 0.1 ? "warning" : "info";
-  return severity_rank(by_size) < severity_rank(rule_severity) ? by_size : rule_severity;
+severity severity_for_saving(double saving, severity rule_severity) {
+  const severity by_size = saving >= 0.5 ? severity::critical : saving >= 0.1 ? severity::warning : severity::info;
+  return std::max(by_size, rule_severity);
 }
 
 std::vector<finding_group> group_findings(const analysis_result& a, const std::vector<point_result>& points) {
@@ -81,20 +79,19 @@ std::vector<finding_group> group_findings(const analysis_result& a, const std::v
       const auto &fx = a.findings[x], &fy = a.findings[y];
       const double sx = saving_of(fx) * time_of(fx), sy = saving_of(fy) * time_of(fy);
       if (sx != sy) return sx > sy;
-      return severity_rank(fx.severity) < severity_rank(fy.severity);
+      return fx.severity > fy.severity;
     });
     if (const rule* r = find_rule(g.rule)) g.headline = r->summary();
     if (g.rule == critical_path_rule)
       g.headline = "what sets the step's length, the culprit first (its consequences under it)";
     g.title = a.findings[g.findings.front()].title;
-    std::string severity = "info";
+    severity most = severity::info;
     double max_saving = 0, group_ns = 0;
     bool first_figure = true;
     for (std::size_t i : g.findings) {
       const auto& f = a.findings[i];
-      if (std::find(g.variants.begin(), g.variants.end(), f.variant) == g.variants.end())
-        g.variants.push_back(f.variant);
-      if (severity_rank(f.severity) < severity_rank(severity)) severity = f.severity;
+      if (std::find(g.variants.begin(), g.variants.end(), f.variant) == g.variants.end()) g.variants.push_back(f.variant);
+      most = std::max(most, f.severity);
       max_saving = std::max(max_saving, saving_of(f));
       max_saving = std::max(max_saving, run_share(f));
       const double ns = time_of(f);
@@ -115,15 +112,14 @@ std::vector<finding_group> group_findings(const analysis_result& a, const std::v
     const double total = workload_ns[g.workload];
     g.saved_share = total > 0 ? g.saved_ns / total : 0;
     g.time_share = total > 0 ? group_ns / total : 0;
-    g.severity = severity_for_saving(max_saving, severity);
+    g.severity = severity_for_saving(max_saving, most);
     out.push_back(std::move(g));
   }
   std::stable_sort(out.begin(), out.end(), [](const finding_group& x, const finding_group& y) {
     // What sets the step's length comes first: the other findings' savings are bounded by it.
     if ((x.rule == critical_path_rule) != (y.rule == critical_path_rule)) return x.rule == critical_path_rule;
     if (x.saved_share != y.saved_share) return x.saved_share > y.saved_share;
-    if (severity_rank(x.severity) != severity_rank(y.severity))
-      return severity_rank(x.severity) < severity_rank(y.severity);
+    if (x.severity != y.severity) return x.severity > y.severity;
     if (x.time_share != y.time_share) return x.time_share > y.time_share;
     return std::tie(x.rule, x.workload) < std::tie(y.rule, y.workload);
   });
@@ -141,8 +137,7 @@ std::map<std::string, std::size_t> top_finding_by_point(const analysis_result& a
       continue;
     }
     const auto& best = a.findings[it->second];
-    if (saving_of(f) > saving_of(best) ||
-        (saving_of(f) == saving_of(best) && severity_rank(f.severity) < severity_rank(best.severity)))
+    if (saving_of(f) > saving_of(best) || (saving_of(f) == saving_of(best) && f.severity > best.severity))
       it->second = i;
   }
   return top;

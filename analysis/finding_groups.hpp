@@ -16,9 +16,9 @@ namespace speedlab::analysis {
 
 struct finding_group {
   std::string rule, workload;
-  std::string severity;              // the most severe of its findings, raised by magnitude
-  std::string headline;              // the rule's one-line summary
-  std::string title;                 // the title of its largest finding
+  speedlab::severity severity = speedlab::severity::info; // the most severe of its findings, raised by magnitude
+  std::string headline;             // the rule's one-line summary
+  std::string title;                // the title of its largest finding
   std::vector<std::size_t> findings; // indices into analysis_result::findings, largest saving first
   std::vector<std::string> variants; // the variants it touches, in findings order, unique
   // The figure each title leads with ("93.9%", "1.82x"): its range over the group.
@@ -38,7 +38,7 @@ bool title_figure(const std::string& title, double& value, std::string& unit);
 // Severity from magnitude: the larger of a point's saving share (1 - 1/gain) and the share of
 // its run the finding is about ("64.7% of the run ..."): >= 50% critical, >= 10% warning,
 // never below the rule's own severity.
-std::string severity_for_saving(double saving, const std::string& rule_severity);
+severity severity_for_saving(double saving, severity rule_severity);
 
 // The critical path's rule (analysis/critical_path.hpp): its group ranks first, the culprit
 // at its head and its consequences (the ranks that wait for it) under it.

@@ -167,7 +167,7 @@ point_result process_point(const process_summary& p) {
   r.id = process_point_id(p.info.pid);
   r.workload = p.label;
   r.variant = r.id;
-  r.kind = "cuda";
+  r.kind = variant_kind::cuda;
   r.params["pid"] = std::to_string(p.info.pid);
   if (p.info.truncated) r.reason = "profile truncated (the stream ends without its closing record)";
   const double wall = span(p.window_start, p.window_end);

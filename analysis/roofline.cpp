@@ -103,7 +103,7 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
   if (!(bytes > 0) && !(flops > 0)) return out;
   const char* flop_key = p.work.fp64 ? keys::fp64_peak : keys::fp32_peak;
 
-  if (p.kind == "cuda") {
+  if (p.kind == variant_kind::cuda) {
     const ceiling* bw = find_ceiling(d.gpu, keys::dram_bw);
     const ceiling* fl = find_ceiling(d.gpu, flop_key);
     double kernel_ns = p.split_median ? p.split_median->kernel : 0;
@@ -137,7 +137,7 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
   double flop_scale = 1;
   const int threads = std::max(1, p.threads);
   const ceiling* fl = find_ceiling(d.host, flop_key);
-  if (p.kind == "serial" || threads == 1) {
+  if (p.kind == variant_kind::serial || threads == 1) {
     bw = find_ceiling(d.host, keys::memory_bw_1thread);
     if (!bw) {
       bw = find_ceiling(d.host, keys::memory_bw);

@@ -63,10 +63,10 @@ point_result steady_point(const point_result& point, const activity_summary* act
   return judged;
 }
 
-std::string severity_for_gain(double gain) {
-  if (gain >= 2) return "critical";
-  if (gain >= 1.1) return "warning";
-  return "info";
+severity severity_for_gain(double gain) {
+  if (gain >= 2) return severity::critical;
+  if (gain >= 1.1) return severity::warning;
+  return severity::info;
 }
 
 const rule_map& rule_registry() {

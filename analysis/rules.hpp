@@ -121,7 +121,7 @@ finding start_finding(const std::string& rule, const std::string& threshold, con
 point_result steady_point(const point_result& point, const activity_summary* activity);
 
 // Severity from the estimated gain: >= 2x critical, >= 1.1x warning, else info.
-std::string severity_for_gain(double gain);
+severity severity_for_gain(double gain);
 
 // Filled by the rule files.
 void add_transfer_rules(rule_map& m);

@@ -71,7 +71,7 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const double need = ctx.point->work.bytes();
-    if (!(need > 0) || !ctx.point->counters || ctx.point->kind != "cuda") return {};
+    if (!(need > 0) || !ctx.point->counters || ctx.point->kind != variant_kind::cuda) return {};
     const auto ks = kernels_of(*ctx.point);
     double moved = 0, kernel_ns = 0;
     const kernel_view* worst = nullptr;

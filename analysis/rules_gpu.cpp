@@ -141,7 +141,7 @@ public:
   std::string summary() const override { return "the GPU waits for the host (Amdahl's law caps GPU-side speedups)"; }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
-    if (ctx.point->kind != "cuda" || !ctx.point->split_median) return {};
+    if (ctx.point->kind != variant_kind::cuda || !ctx.point->split_median) return {};
     const time_split& s = *ctx.point->split_median;
     const double W = s.wall_ns, host = s.host + s.api;
     if (!(W > 0) || host / W < min_share) return {};

@@ -19,8 +19,8 @@ using detail::add;
 constexpr double memory_bound_share = 0.7;
 
 std::string speedup_text(const speedup& s) {
-  return fmt::format("{} {} ({}, {})", text::speed(s.ratio), format::speed_interval(s.ci_low, s.ci_high), s.verdict,
-                     s.method);
+  return fmt::format("{} {} ({}, {})", text::speed(s.ratio), format::speed_interval(s.ci_low, s.ci_high),
+                     to_string(s.verdict), s.method);
 }
 
 // What limits a threads variant that scales below its thread count: evidence added to f.
@@ -131,7 +131,7 @@ void explain_busy(finding& f, const busy_machine& b, const point_result& p, doub
       "--threads {:.0f} to leave the other programs their cores.",
       std::max(1.0, std::floor(b.cores - b.other)));
   f.estimated_gain = 1;
-  f.severity = "warning";
+  f.severity = severity::warning;
 }
 
 // The words for the point's serial baseline ("serial", "py-numba"; detail::baseline_words)
@@ -183,7 +183,7 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
-    if (p.kind != "threads" || p.threads < 2 || !ctx.serial) return {};
+    if (p.kind != variant_kind::threads || p.threads < 2 || !ctx.serial) return {};
     const double S = ctx.serial->wall.median, T = p.wall.median, n = p.threads;
     if (!(S > 0) || !(T > 0)) return {};
     const double speedup = S / T, eff = speedup / n;
@@ -261,7 +261,8 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
-    if (p.kind != "cuda" || !ctx.serial || !ctx.vs_serial || ctx.vs_serial->verdict != "slower") return {};
+    if (p.kind != variant_kind::cuda || !ctx.serial || !ctx.vs_serial || ctx.vs_serial->verdict != verdict::slower)
+      return {};
     const speedup& s = *ctx.vs_serial;
     const double gain = s.ratio > 0 ? 1 / s.ratio : 1;
     const std::string base = base_words(ctx);
@@ -304,7 +305,7 @@ public:
     const double noise = p.wall.relative_noise();
     if (p.wall.count < 3 || noise <= max_noise) return {};
     finding f = start(ctx, fmt::format("median known only to +-{}", text::percent(noise)), 1);
-    f.severity = noise > 0.2 ? "warning" : "info";
+    f.severity = noise > 0.2 ? severity::warning : severity::info;
     add(f, "median", text::time(p.wall.median));
     add(f, "95% interval of the median", text::time(p.wall.ci_low) + " .. " + text::time(p.wall.ci_high));
     add(f, "repetitions", std::to_string(p.wall.count));
@@ -356,7 +357,7 @@ public:
     if (ctx.trace) dropped = std::max(dropped, ctx.trace->dropped_records);
     if (dropped == 0) return {};
     finding f = start(ctx, fmt::format("the profiler dropped {} records", dropped), 1);
-    f.severity = "warning";
+    f.severity = severity::warning;
     add(f, "dropped records", std::to_string(dropped));
     if (!ctx.point->profiler.empty()) add(f, "profiler", ctx.point->profiler);
     f.explanation = "The activity buffers filled faster than they were flushed; kernels or copies are missing from "
@@ -397,7 +398,7 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
-    if (p.kind != "threads" || p.threads < 2 || !ctx.serial || !ctx.vs_serial) return {};
+    if (p.kind != variant_kind::threads || p.threads < 2 || !ctx.serial || !ctx.vs_serial) return {};
     const speedup& s = *ctx.vs_serial;
     const double n = p.threads;
     if (s.method == "none" || !(s.ratio > 0)) return {};
@@ -415,7 +416,7 @@ public:
     if (cores) add(f, "host cores", detail::ceiling_text(*cores));
     const crossover* c = serial_crossover(ctx);
     if (c) add(f, "crossover threads vs " + base, crossover_text(*c));
-    if (s.verdict != "faster") {
+    if (s.verdict != verdict::faster) {
       f.title = fmt::format("{:.0f} threads are {} than {}: no clear gain", n, text::speed(s.ratio), base);
       f.explanation =
           fmt::format("The 95% interval of the speedup, {}, holds 1: at this size {:.0f} threads neither win nor lose "
@@ -470,7 +471,7 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
-    if (p.kind != "threads") return {};
+    if (p.kind != variant_kind::threads) return {};
     const crossover* c = serial_crossover(ctx);
     if (!c || !largest_of_sweep(ctx, *c)) return {};
     const std::string where = crossover_text(*c);
@@ -530,7 +531,7 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
-    if (p.kind != "serial" && p.kind != "threads") return {};
+    if (p.kind != variant_kind::serial && p.kind != variant_kind::threads) return {};
     const roofline_point* r = nullptr;
     for (const auto* row : ctx.roofline)
       if (row->processor == "cpu" && row->kernel.empty() && row->level.empty()) r = row;
@@ -602,7 +603,7 @@ private:
                                 "limits it.",
                                 text::gbps(r.achieved_gbps), text::gbps(r.roof_gbps));
     const ceiling* all = find_ceiling(d.host, keys::memory_bw);
-    if (p.kind == "serial" && all && all->value > r.roof_gbps * 1.2)
+    if (p.kind == variant_kind::serial && all && all->value > r.roof_gbps * 1.2)
       s += fmt::format(" All cores together reach {}: the threads variant can move more.", text::gbps(all->value));
     else
       s += " More threads cannot raise it.";
@@ -623,7 +624,7 @@ private:
       f.explanation = fmt::format("The loop is compute-bound but reaches under 60% of the {} peak, which assumes "
                                   "every SIMD lane and both FMA units busy: scalar or branchy code reaches a small "
                                   "fraction of it.",
-                                  ctx.point->kind == "serial" ? "one core's" : "cores'");
+                                  ctx.point->kind == variant_kind::serial ? "one core's" : "cores'");
       f.next_experiment = "Vectorize (-O3 -march=native, -fopt-info-vec-missed), replace libm calls by vectorizable "
                           "ones, and run on every core (the threads variant).";
     }

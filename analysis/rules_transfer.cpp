@@ -30,7 +30,7 @@ public:
       D = p.split_median->d2h;
       K = p.split_median->kernel;
       source = "median time split";
-    } else if (p.kind == "cuda") {
+    } else if (p.kind == variant_kind::cuda) {
       H = detail::phase_ns(p, "transfer_in");
       D = detail::phase_ns(p, "transfer_out");
       K = detail::phase_ns(p, "compute");

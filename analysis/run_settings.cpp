@@ -53,7 +53,7 @@ struct difference_list {
 };
 
 bool any_point(const point_result&) { return true; }
-bool is_cuda(const point_result& p) { return p.kind == "cuda"; }
+bool is_cuda(const point_result& p) { return p.kind == variant_kind::cuda; }
 
 // "measure[vector].min_samples" is the vector workload's own setting; others are the suite's.
 std::string setting_workload(const std::string& key) {
@@ -123,8 +123,9 @@ std::vector<std::string> settings_differences(const run_info& a, const std::vect
     return d.out;
   }
   if (!a_recorded) return d.out; // both older: nothing more to compare
-  d.add("threads (--threads)", std::to_string(a.threads), std::to_string(b.threads),
-        [](const point_result& p) { return p.kind == "threads"; }, "threads");
+  d.add(
+      "threads (--threads)", std::to_string(a.threads), std::to_string(b.threads),
+      [](const point_result& p) { return p.kind == variant_kind::threads; }, "threads");
   recorded_settings(d, a, b);
   return d.out;
 }

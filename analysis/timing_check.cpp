@@ -43,11 +43,11 @@ std::vector<timing_check> timing_checks(const std::vector<point_result>& points)
       }
       c.self_median_ns = stats::median(own);
       if (!part) {
-        c.verdict = "no counterpart";
+        c.verdict = timing_verdict::no_counterpart;
         c.note = "speedlab measures nothing under this name; shown as reported";
       } else if (diffs.empty()) {
         c.compared_with = part->second;
-        c.verdict = "not compared";
+        c.verdict = timing_verdict::not_compared;
         c.note = p.splits.empty() ? "no profiler data for this point (run with the cupti profiler)"
                                   : "the profiler's repetitions do not line up with the reported ones";
       } else {
@@ -56,8 +56,9 @@ std::vector<timing_check> timing_checks(const std::vector<point_result>& points)
         c.profiler_median_ns = stats::median(theirs);
         c.median_difference = stats::median(diffs);
         for (double d : diffs) c.max_abs_difference = std::max(c.max_abs_difference, std::fabs(d));
-        c.verdict = std::fabs(c.median_difference) <= timing_agreement_tolerance ? "agree" : "differ";
-        if (c.verdict == "differ" && c.median_difference < 0 && name == "kernel")
+        c.verdict = std::fabs(c.median_difference) <= timing_agreement_tolerance ? timing_verdict::agree
+                                                                                 : timing_verdict::differ;
+        if (c.verdict == timing_verdict::differ && c.median_difference < 0 && name == "kernel")
           c.note = "the own timing is longer: an event pair on an idle GPU also times the launch call (the start "
                    "event runs before the kernel is queued) and the GPU's gap around the kernel; hold the stream "
                    "until both events are queued (speedlab/cuda_event_timer.hpp) and compare longer kernels";

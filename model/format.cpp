@@ -80,10 +80,12 @@ std::string speed_interval(double low, double high) {
   return fmt::format("[{} – {}]", speed(low), speed(high));
 }
 
-std::string speed_verdict(double speedup, const std::string& verdict) {
+std::string speed_verdict(double speedup, verdict v) {
   std::string s = speed(speedup);
-  if (verdict == "same") s += " (same within noise)";
-  else if (verdict == "unclear") s += " (unclear)";
+  if (v == verdict::same)
+    s += " (same within noise)";
+  else if (v == verdict::unclear)
+    s += " (unclear)";
   return s;
 }
 std::string gbps(double v) { return sig(v) + " GB/s"; }

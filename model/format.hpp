@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "model/states.hpp"
+
 namespace speedlab::format {
 
 // Fixed-point with `digits` significant digits ("0.000123", "1235"); non-finite: "n/a".
@@ -31,7 +33,7 @@ std::string speed(double speedup);
 std::string speed_interval(double low, double high);
 // speed() with the analysis verdict where it adds something: "1.02x faster (same within
 // noise)", "1.20x faster (unclear)"; "faster"/"slower" verdicts add nothing.
-std::string speed_verdict(double speedup, const std::string& verdict);
+std::string speed_verdict(double speedup, verdict v);
 // Rates: "2929 GB/s", "1.72 GFLOP/s".
 std::string gbps(double v);
 std::string gflops(double v);

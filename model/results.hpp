@@ -13,6 +13,7 @@
 
 #include "model/counters.hpp"
 #include "model/source_view.hpp"
+#include "model/states.hpp"
 
 namespace speedlab {
 
@@ -74,7 +75,9 @@ plugin_build plugin_build_from_flags(int flags);
 
 struct point_result {
   std::string id;                              // "workload/variant/n=1024,op=add"
-  std::string workload, variant, kind;         // kind: serial / threads / cuda
+  std::string workload, variant;
+  // serial / threads / cuda; absent only in a record that names none (JSON "kind": "").
+  std::optional<variant_kind> kind;
   std::string language = "c++";                // "python": a Python variant (app/python/python_variants.hpp)
   std::map<std::string, std::string> params;
   point_status status = point_status::ok;

@@ -115,7 +115,7 @@ void to_json(nlohmann::json& j, const point_result& p) {
   j = nlohmann::json{{"id", p.id},
                      {"workload", p.workload},
                      {"variant", p.variant},
-                     {"kind", p.kind},
+                     {"kind", p.kind ? to_string(*p.kind) : ""},
                      {"language", p.language},
                      {"params", p.params},
                      {"status", to_string(p.status)},
@@ -164,7 +164,9 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("id", p.id);
   get("workload", p.workload);
   get("variant", p.variant);
-  get("kind", p.kind);
+  std::string kind;
+  get("kind", kind);
+  p.kind = kind.empty() ? std::nullopt : std::optional(parse_variant_kind(kind));
   get("language", p.language);
   get("params", p.params);
   std::string status = "ok";

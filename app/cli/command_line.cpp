@@ -13,11 +13,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "app/cli/commands.hpp"
 #include "app/cli/man_page.hpp"
 #include "app/compare/interleave.hpp"
 #include "app/new_project/new_project.hpp"
 #include "app/profile/profile_command.hpp"
-#include "app/run/commands.hpp"
 #include "app/run/progress.hpp"
 #include "app/suite/checked_number.hpp"
 #include "app/suite/names.hpp"

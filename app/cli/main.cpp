@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/command_line.hpp"
-#include "app/run/commands.hpp"
+#include "app/cli/commands.hpp"
 #include "model/saved_records.hpp"
 
 int main(int argc, char** argv) {

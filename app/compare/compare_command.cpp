@@ -2,6 +2,8 @@
 // (reports/compare/) and turn the verdict into the exit code a CI job can gate on: 0 no
 // regression shown, 1 a regression, 2 bad input, 3 could not decide (a gate must not pass
 // on nothing judged).
+#include "app/compare/compare_command.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -9,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "analysis/compare.hpp"
-#include "app/run/commands.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/progress.hpp"
 #include "app/suite/suite_config.hpp"
@@ -36,10 +37,10 @@ saved_run load_side(const std::string& dir, const char* side) {
 // Each regression (slower, broken, ok in BASE and missing in NEW) named on stderr, one a line.
 void say_regressions(const analysis::comparison& c) {
   for (const auto& d : c.points)
-    if (d.verdict == "slower" || d.verdict == "broken")
-      std::cerr << fmt::format("speedlab compare: {}: {}{}\n", d.verdict, d.id,
-                               d.verdict == "slower" ? fmt::format(" ({:+.1f}%)", 100 * (d.ratio - 1))
-                                                     : " (" + d.new_status + " in NEW)");
+    if (d.verdict == verdict::slower || d.verdict == verdict::broken)
+      std::cerr << fmt::format("speedlab compare: {}: {}{}\n", to_string(d.verdict), d.id,
+                               d.verdict == verdict::slower ? fmt::format(" ({:+.1f}%)", 100 * (d.ratio - 1))
+                                                            : fmt::format(" ({} in NEW)", to_string(d.new_status)));
   for (const auto& id : c.missing)
     std::cerr << fmt::format("speedlab compare: ok in BASE, missing in NEW{}: {}\n",
                              c.allow_missing ? " (--allow-missing: not a regression)" : "", id);
@@ -99,16 +100,16 @@ int write_comparison(const analysis::comparison& c, const std::vector<std::strin
   for (const auto& w : c.warnings) std::cerr << "speedlab: warning: " << w << '\n';
   say_regressions(c);
   const int code = compare_exit_code(c);
-  notes() << "speedlab compare: " << c.points.size() << " points: " << c.count("slower") << " slower, "
-            << c.count("faster") << " faster, " << c.count("same") << " same, " << c.count("unclear") << " unclear"
-            << (c.count("broken") ? ", " + std::to_string(c.count("broken")) + " broken" : "") << "; "
-            << c.only_base.size() << " only in BASE (" << c.missing.size() << " of them ok there), "
-            << c.only_new.size() << " only in NEW"
-            << (code == exit_failures ? ": regression (exit 1)"
-                : code == exit_ok     ? ": no regression shown (exit 0)"
-                                      : ": could not decide, no point's time was judged (exit 3)")
-            << '\n';
-  if (code == exit_undecided && c.count("unclear"))
+  const auto broken = c.count(verdict::broken);
+  notes() << "speedlab compare: " << c.points.size() << " points: " << c.count(verdict::slower) << " slower, "
+          << c.count(verdict::faster) << " faster, " << c.count(verdict::same) << " same, " << c.count(verdict::unclear)
+          << " unclear" << (broken ? ", " + std::to_string(broken) + " broken" : "") << "; " << c.only_base.size()
+          << " only in BASE (" << c.missing.size() << " of them ok there), " << c.only_new.size() << " only in NEW"
+          << (code == exit_failures ? ": regression (exit 1)"
+              : code == exit_ok     ? ": no regression shown (exit 0)"
+                                    : ": could not decide, no point's time was judged (exit 3)")
+          << '\n';
+  if (code == exit_undecided && c.count(verdict::unclear))
     std::cerr << "speedlab compare: the points are unclear (compare.md says why for each); measure both runs with "
                  "--rounds 5 or more, or both sides at once with `speedlab compare --base-plugins DIR --new-plugins "
                  "DIR`\n";

@@ -11,33 +11,25 @@
 #include <fmt/format.h>
 
 #include "analysis/compare.hpp"
+#include "app/compare/compare_command.hpp"
 #include "app/process/interrupt.hpp"
-#include "app/run/device_step.hpp"
-#include "app/run/isolation.hpp"
+#include "app/python/python_variants.hpp"
 #include "app/run/progress.hpp"
-#include "app/run/rounds.hpp"
-#include "app/run/run_steps.hpp"
-#include "app/run/runner.hpp"
+#include "app/run/run_side.hpp"
 #include "device/host_info.hpp"
-#include "profilers/profiler.hpp"
 
 namespace speedlab::app {
 
 namespace {
 
-// One side of the measurement: a run of its own in every respect but the loop.
+// One side of the measurement: a run of its own in every respect but the loop (run_side),
+// with the Python variants its suite names.
 struct side {
-  std::string name; // "base" or "new"
+  run_side run;
   std::vector<std::string> plugin_paths;
-  suite_config suite;
-  plugin_registry registry;
   python_variants_added python;
-  std::vector<planned_point> points;
-  std::unique_ptr<output_folder> folder;
-  run_info info;
-  std::set<std::string> notes;
-  std::vector<std::optional<point_result>> partial; // per point, its rounds so far
-  std::vector<point_result> results;                // points saved, in the order they ended
+  side(std::string name, suite_config suite, std::vector<std::string> paths)
+      : run(std::move(name), std::move(suite)), plugin_paths(std::move(paths)) {}
 };
 
 // A point of the plan on each side (-1: absent on that side), measured round after round.
@@ -57,27 +49,22 @@ std::string new_interleave_id(const std::string& started_at) {
   return fmt::format("{}-{}-{:08x}", started_at, static_cast<long>(::getpid()), rd());
 }
 
-// Loads one side's plugins and plans its points; the suite's output becomes OUT/<side>.
-void prepare_side(side& s, const interleave_options& options, const suite_config& suite) {
-  s.suite = suite;
-  s.suite.output = (std::filesystem::path(options.compare.out_dir) / s.name).string();
-  notes() << fmt::format("speedlab: {} side: plugins from {}\n", s.name, fmt::join(s.plugin_paths, ", "));
-  load_plugins(s.registry, s.plugin_paths);
-  s.python = add_python_variants(s.registry, python_settings_of(s.suite));
-  s.points = plan_run(s.suite, options.run, s.registry);
-  s.partial.resize(s.points.size());
+// Loads one side's plugins and plans its points.
+void prepare_side(side& s, const interleave_options& options) {
+  notes() << fmt::format("speedlab: {} side: plugins from {}\n", s.run.name(), fmt::join(s.plugin_paths, ", "));
+  s.run.load_plugins(s.plugin_paths);
+  s.python = add_python_variants(s.run.registry(), python_settings_of(s.run.suite()));
+  s.run.plan(options.run);
 }
 
-std::vector<slot> pair_points(const side& base, const side& next) {
+std::vector<slot> pair_points(const run_side& base, const run_side& next) {
   std::vector<slot> slots;
   std::map<std::string, int> new_index;
-  for (std::size_t j = 0; j < next.points.size(); ++j) {
-    const auto& p = next.points[j];
-    new_index.emplace(point_id(p.workload, p.variant, p.params), static_cast<int>(j));
+  for (std::size_t j = 0; j < next.points().size(); ++j) {
+    new_index.emplace(next.point_id(static_cast<int>(j)), static_cast<int>(j));
   }
-  for (std::size_t i = 0; i < base.points.size(); ++i) {
-    const auto& p = base.points[i];
-    slot s{{static_cast<int>(i), -1}, point_id(p.workload, p.variant, p.params)};
+  for (std::size_t i = 0; i < base.points().size(); ++i) {
+    slot s{{static_cast<int>(i), -1}, base.point_id(static_cast<int>(i))};
     if (auto it = new_index.find(s.id); it != new_index.end()) {
       s.index[1] = it->second;
       new_index.erase(it);
@@ -88,103 +75,45 @@ std::vector<slot> pair_points(const side& base, const side& next) {
   return slots;
 }
 
-void keep(side& s, point_result& r) {
-  s.folder->append(r);
-  for (const auto& m : r.profiler_messages) s.notes.insert(m);
-  s.results.push_back(std::move(r));
-}
-
-// Whether point i of a side still wants round `round` (its earlier rounds ended ok).
-bool wants_round(const side& s, int i, int round) {
-  return i >= 0 && (round == 0 || (s.partial[i] && !point_finished(*s.partial[i])));
-}
-
-void add_round(side& s, int i, int round, int rounds, point_result r) {
-  if (!s.partial[i]) s.partial[i].emplace();
-  merge_round(*s.partial[i], std::move(r), round, rounds);
-  if (point_finished(*s.partial[i])) {
-    keep(s, *s.partial[i]);
-    s.partial[i].reset();
-  }
-}
-
 // Round `round` of point `i` of one side in a process of its own; false when a stop signal
 // abandoned it.
-bool measure_one(side& s, int i, int round, int rounds, int threads, progress_display& progress, std::size_t step) {
-  if (!wants_round(s, i, round)) return true;
-  const auto& pp = s.points[i];
-  progress.starting(step, fmt::format("{}: {} (round {}/{})", s.name, point_id(pp.workload, pp.variant, pp.params),
-                                      round + 1, rounds));
-  std::optional<point_result> r = measure_round(pp, rounds, round, s.suite, s.registry, *s.folder, threads);
+bool measure_one(run_side& s, int i, int round, int rounds, int threads, progress_display& progress, std::size_t step) {
+  if (!s.wants_round(i, round)) return true;
+  progress.starting(step, fmt::format("{}: {} (round {}/{})", s.name(), s.point_id(i), round + 1, rounds));
+  std::optional<point_result> r = s.measure_round(i, rounds, round, threads);
   if (!r) return false;
   progress.finished(step, *r);
-  add_round(s, i, round, rounds, std::move(*r));
-  return true;
-}
-
-// Both sides of a slot in one round of one process (measure_point_pair): only where both still
-// want the round and no backend of the round reads kernels in a pass of its own (counters and
-// source, first round only), which two sides in one process would share.
-bool can_pair(const std::array<side, 2>& sides, const slot& sl, int round, const std::array<round_plan, 2>& plans) {
-  if (!wants_round(sides[0], sl.index[0], round) || !wants_round(sides[1], sl.index[1], round)) return false;
-  for (const auto& p : plans) {
-    if (p.device) return false;
-    for (const auto& name : p.request.profilers)
-      if (const auto* b = profiling::find_backend(name); b && b->first_round_only) return false;
-  }
+  s.add_round(i, round, rounds, std::move(*r));
   return true;
 }
 
 // Round `round` of a slot, both sides: in one process, alternating repetition by repetition,
-// when can_pair says so; otherwise (or when that process gave no result: a crash cannot be
-// laid on either side) each side in a process of its own, `first` first. False when a stop
-// signal abandoned it.
+// when both want the round and both may be paired (run_side::pairable); otherwise (or when
+// that process gave no result: a crash cannot be laid on either side) each side in a process
+// of its own, `first` first. False when a stop signal abandoned it.
 bool measure_slot(std::array<side, 2>& sides, const slot& sl, int round, int rounds, int threads, int first,
                   progress_display& progress, std::size_t step) {
-  const auto plan = [&](int w) {
-    return plan_round(sides[w].points[sl.index[w]], rounds, round, sides[w].suite, sides[w].registry, *sides[w].folder,
-                      threads);
-  };
-  std::optional<std::array<round_plan, 2>> plans;
-  if (sl.index[0] >= 0 && sl.index[1] >= 0) plans = std::array<round_plan, 2>{plan(0), plan(1)};
-  if (plans && can_pair(sides, sl, round, *plans)) {
-    // The round's median is the paired test's unit: a short point gets the point's whole sample
-    // cap in each round (its time budget stays 1/R, as in `run`), so that its median is not the
-    // noise of 1/R of the samples. (Stopping every round at its share of min_time, or converging
-    // at sqrt(R) x target_noise, saved time but cost power: docs/reports.md, "The gate,
-    // interleaved".)
-    for (int w = 0; w < 2; ++w) {
-      auto& m = (*plans)[w].request.point.measure;
-      m.max_samples = std::max(m.max_samples, sides[w].points[sl.index[w]].measure.max_samples);
-    }
+  run_side &a = sides[0].run, &b = sides[1].run;
+  const auto [ia, ib] = sl.index;
+  if (a.wants_round(ia, round) && b.wants_round(ib, round) && a.pairable(ia, round) && b.pairable(ib, round)) {
     progress.starting(step, fmt::format("{} (round {}/{}, both sides)", sl.id, round + 1, rounds));
-    paired_outcome out;
-    if (sides[0].suite.isolate)
-      out = run_pair_isolated((*plans)[0].request, (*plans)[1].request, first, sides[0].suite.timeout_s);
-    else
-      try { // in speedlab's own process (isolate: false): what escapes the sides is the pair's failure
-        out.results = measure_point_pair((*plans)[0].request, (*plans)[1].request, first);
-      } catch (const std::exception& e) {
-        out.failure = e.what();
-      }
+    pair_outcome out = measure_pair(a, ia, b, ib, rounds, round, threads, first);
     if (out.abandoned) return false;
     if (out.results) {
       for (int w = 0; w < 2; ++w) {
-        point_result& r = (*out.results)[w];
-        finish_round(r, (*plans)[w], sides[w].suite);
-        progress.finished(step + w, r);
-        add_round(sides[w], sl.index[w], round, rounds, std::move(r));
+        progress.finished(step + w, (*out.results)[w]);
+        sides[w].run.add_round(sl.index[w], round, rounds, std::move((*out.results)[w]));
       }
       return true;
     }
     for (auto& s : sides)
-      s.notes.insert(fmt::format("{} round {}: the process measuring both sides ended without a result ({}); each "
-                                 "side was measured again in a process of its own",
-                                 sl.id, round + 1, out.failure));
+      s.run.note(fmt::format("{} round {}: the process measuring both sides ended without a result ({}); each side "
+                             "was measured again in a process of its own",
+                             sl.id, round + 1, out.failure));
   }
   for (int o = 0; o < 2; ++o) {
     const int which = o == 0 ? first : 1 - first;
-    if (!measure_one(sides[which], sl.index[which], round, rounds, threads, progress, step + o)) return false;
+    if (!measure_one(sides[which].run, sl.index[which], round, rounds, threads, progress, step + o)) return false;
   }
   return true;
 }
@@ -203,51 +132,27 @@ void measure_interleaved(std::array<side, 2>& sides, const std::vector<slot>& sl
       abandoned = !measure_slot(sides, slots[k], round, rounds, threads, first, progress, step);
     }
   progress.done();
-  for (auto& s : sides) {
-    std::size_t short_points = 0;
-    for (auto& p : s.partial)
-      if (p) {
-        ++short_points;
-        keep(s, *p);
-      }
-    if (short_points)
-      s.notes.insert(fmt::format("{} points have fewer rounds than the {} planned (the measurement was stopped "
-                                 "between rounds) and are saved with the rounds they have",
-                                 short_points, rounds));
-  }
 }
 
-// Writes the side's run.json, device model and reports: an ordinary run folder.
-void finish_side(side& s, const std::string& partner, double wall_s, int stopped_by) {
-  s.info.wall_s = wall_s;
-  s.info.interleave_side = s.name;
-  s.info.interleave_partner = "../" + partner;
-  s.notes.insert(fmt::format("interleaved with {} (interleave_id {}): round r of each point measured on both sides "
-                             "in one process, repetition by repetition, in alternating order; `speedlab compare` "
-                             "pairs their rounds",
-                             s.info.interleave_partner, s.info.interleave_id));
+// Notes what the side shares with its partner, then writes its run.json, device model and
+// reports: an ordinary run folder.
+void finish_side(side& s, const std::string& partner, double wall_s, int stopped_by, int rounds) {
+  run_info& info = s.run.info();
+  info.interleave_side = s.run.name();
+  info.interleave_partner = "../" + partner;
+  s.run.note(fmt::format("interleaved with {} (interleave_id {}): round r of each point measured on both sides in "
+                         "one process, repetition by repetition, in alternating order; `speedlab compare` pairs "
+                         "their rounds",
+                         info.interleave_partner, info.interleave_id));
   if (!s.python.interpreter.empty())
-    s.notes.insert("interleaved: both sides run the same Python variant files with the same interpreter (" +
-                   s.python.interpreter + "); only the C++ plugins differ");
-  s.notes.insert(s.python.notes.begin(), s.python.notes.end());
-  if (stopped_by)
-    s.notes.insert(fmt::format("interrupted by SIG{}: {} of {} points saved", signal_name(stopped_by),
-                               s.results.size(), s.points.size()));
-  s.info.notes.assign(s.notes.begin(), s.notes.end());
-  saved_run saved;
-  saved.dir = s.folder->dir();
-  saved.points = s.results;
-  if (!stopped_by) saved.device = obtain_device_model(s.suite.calibrate, saved.dir, s.suite.timeout_s);
-  record_device(s.info, saved.device);
-  saved.run = s.info;
-  s.folder->write_run_info(s.info);
-  const auto written = write_reports(saved, analyze_saved(saved), s.suite.reports);
-  std::cout << fmt::format("{}: {}, {}", saved.dir.string(), layout::results, layout::run);
-  for (const auto& f : written.files) std::cout << ", " << f.filename().string();
-  std::cout << '\n';
+    s.run.note("interleaved: both sides run the same Python variant files with the same interpreter (" +
+               s.python.interpreter + "); only the C++ plugins differ");
+  for (const auto& n : s.python.notes) s.run.note(n);
+  s.run.finish(wall_s, stopped_by, rounds);
 }
 
-std::array<side, 2>& open_sides(std::array<side, 2>& sides, const interleave_options& options) {
+// The suite both sides measure, after every check that needs nothing measured.
+suite_config interleave_suite(const interleave_options& options) {
   if (options.compare.out_dir.empty())
     throw config_error("--out is missing: name the folder for OUT/base, OUT/new and the comparison");
   check_compare_options(options.compare); // before anything is measured
@@ -259,30 +164,37 @@ std::array<side, 2>& open_sides(std::array<side, 2>& sides, const interleave_opt
   if (!options.run.overrides.rounds) suite.rounds = std::max(suite.rounds, default_interleave_rounds);
   if (suite.rounds < 2)
     throw config_error(fmt::format("--rounds {}: the paired comparison needs at least 2 rounds", suite.rounds));
-  sides[0].name = "base", sides[0].plugin_paths = options.base_plugins;
-  sides[1].name = "new", sides[1].plugin_paths = options.new_plugins;
-  for (auto& s : sides) prepare_side(s, options, suite);
-  for (auto& s : sides) s.folder = open_output(s.suite, options.run, s.notes); // both checked before measuring
+  return suite;
+}
+
+// One side's suite: the common one, written into OUT/<side>.
+suite_config side_suite(suite_config suite, const interleave_options& options, const char* name) {
+  suite.output = (std::filesystem::path(options.compare.out_dir) / name).string();
+  return suite;
+}
+
+// Plans both sides, then opens both folders (both checked before either measures) and starts
+// their records with one id; returns the threads of threads variants.
+int open_sides(std::array<side, 2>& sides, const interleave_options& options) {
+  for (auto& s : sides) prepare_side(s, options);
+  for (auto& s : sides) s.run.open(options.run);
   const std::string started_at = device::iso_utc_now();
   const std::string id = new_interleave_id(started_at);
-  for (auto& s : sides) {
-    s.info = new_run_info(options.run, s.suite);
-    s.info.started_at = started_at;
-    s.info.interleave_id = id;
-    record_plugin_builds(s.info, s.points, s.registry);
-  }
-  return sides;
+  const suite_config& suite = sides[0].run.suite();
+  const int threads = suite.threads > 0 ? suite.threads : sides[0].run.info().cpu_cores;
+  for (auto& s : sides) s.run.start(started_at, id, threads);
+  return threads;
 }
 
 } // namespace
 
 int command_compare_interleaved(const interleave_options& options) {
-  std::array<side, 2> sides;
-  open_sides(sides, options);
-  const std::vector<slot> slots = pair_points(sides[0], sides[1]);
-  const int rounds = sides[0].suite.rounds;
-  const int threads = sides[0].suite.threads > 0 ? sides[0].suite.threads : sides[0].info.cpu_cores;
-  for (auto& s : sides) s.info.threads = threads;
+  const suite_config suite = interleave_suite(options);
+  std::array<side, 2> sides{{{"base", side_suite(suite, options, "base"), options.base_plugins},
+                             {"new", side_suite(suite, options, "new"), options.new_plugins}}};
+  const int threads = open_sides(sides, options);
+  const std::vector<slot> slots = pair_points(sides[0].run, sides[1].run);
+  const int rounds = suite.rounds;
   notes() << fmt::format("speedlab: {} points, {} rounds each, BASE and NEW interleaved (output: {})\n", slots.size(),
                          rounds, options.compare.out_dir);
   if (!sides[0].python.interpreter.empty()) notes() << "speedlab: " << sides[0].python.interpreter << '\n';
@@ -292,15 +204,16 @@ int command_compare_interleaved(const interleave_options& options) {
   measure_interleaved(sides, slots, rounds, threads);
   const int stopped_by = stop_signal();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  finish_side(sides[0], sides[1].name, wall_s, stopped_by);
-  finish_side(sides[1], sides[0].name, wall_s, stopped_by);
+  finish_side(sides[0], sides[1].run.name(), wall_s, stopped_by, rounds);
+  finish_side(sides[1], sides[0].run.name(), wall_s, stopped_by, rounds);
   for (const auto& s : sides)
-    for (const auto& n : s.info.notes) notes() << "speedlab: note: " << s.name << ": " << n << '\n';
+    for (const auto& n : s.run.info().notes) notes() << "speedlab: note: " << s.run.name() << ": " << n << '\n';
 
   analysis::compare_options o;
   o.threshold = options.compare.threshold_percent / 100;
   o.allow_missing = options.compare.allow_missing;
-  const auto c = analysis::compare_runs(sides[0].info, sides[0].results, sides[1].info, sides[1].results, o);
+  const auto c = analysis::compare_runs(sides[0].run.info(), sides[0].run.results(), sides[1].run.info(),
+                                        sides[1].run.results(), o);
   const int verdict = write_comparison(c, options.compare.formats, options.compare.out_dir);
   if (stopped_by) {
     std::cerr << fmt::format("speedlab: interrupted by SIG{}; the rounds measured are in {}/base and {}/new\n",

@@ -1,6 +1,6 @@
 // speedlab compare --base-plugins A --new-plugins B [SUITE] --out OUT: one process loads both
 // plugin sets and measures round r of every point on both sides in one child, repetition by
-// repetition (app/run/runner.hpp, measure_point_pair; which side starts alternating per round
+// repetition (app/run/run_side.hpp, measure_pair; which side starts alternating per round
 // and point: ABBA, so a linear drift cancels), into two ordinary run folders OUT/base and
 // OUT/new, then compares them round by round (analysis/compare.hpp, "paired") into
 // OUT/compare.*. Like asv's `continuous --interleave-rounds`, one step further: a load or
@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "app/run/commands.hpp"
+#include "app/compare/compare_command.hpp"
+#include "app/run/run_options.hpp"
 
 namespace speedlab::app {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "app/run/commands.hpp"
+#include "app/process/exit_code.hpp"
 #include "app/suite/suite_config.hpp"
 #include "speedlab/config.hpp"
 

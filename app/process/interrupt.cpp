@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <csignal>
+#include <cstring>
 #include <iterator>
 
 namespace speedlab::app {
@@ -46,6 +47,11 @@ int stop_signal() { return g_stop_signal; }
 void reset_stop_signals_in_child() {
   g_stop_signal = 0;
   for (int sig : handled) ::signal(sig, SIG_DFL);
+}
+
+const char* signal_name(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? name : "?";
 }
 
 } // namespace speedlab::app

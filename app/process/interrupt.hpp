@@ -20,6 +20,9 @@ public:
 // The signal that asked to stop, 0 while none did. Safe to poll from any code.
 int stop_signal();
 
+// "INT", "TERM", "HUP": the signal's abbreviation, "?" for none known.
+const char* signal_name(int sig);
+
 // In a freshly forked child: default dispositions again, so that the signals end it.
 void reset_stop_signals_in_child();
 

@@ -13,13 +13,14 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "app/process/exit_code.hpp"
 #include "app/profile/profile_report.hpp"
 #include "app/profile/program_launcher.hpp"
-#include "app/run/commands.hpp"
 #include "app/run/device_list.hpp"
 #include "app/run/device_step.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/progress.hpp"
+#include "app/suite/suite_config.hpp"
 #include "device/host_info.hpp"
 #include "model/counters.hpp"
 #include "model/profile_stream.hpp"

@@ -434,9 +434,11 @@ private:
 };
 
 std::optional<variant_kind> parse_kind(const std::string& k) {
-  for (auto v : {variant_kind::serial, variant_kind::threads, variant_kind::cuda})
-    if (k == to_string(v)) return v;
-  return std::nullopt;
+  try {
+    return parse_variant_kind(k);
+  } catch (const std::invalid_argument&) { // the caller's note names the variant and the kind
+    return std::nullopt;
+  }
 }
 
 // Runs `interpreter -m speedlab_variants.worker list FILES` and returns its stdout.
@@ -805,6 +807,15 @@ python_variants_added add_python_variants(plugin_registry& registry, const pytho
                                         shown, key.first));
   }
   return added;
+}
+
+python_settings python_settings_of(const suite_config& suite) {
+  python_settings settings;
+  settings.interpreter = suite.python;
+  settings.files = suite.python_variants;
+  settings.enabled = suite.python_enabled;
+  settings.chosen_by = suite.python_chosen_by;
+  return settings;
 }
 
 } // namespace speedlab::app

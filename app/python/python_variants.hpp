@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/plugins/plugin_loader.hpp"
+#include "app/suite/suite_config.hpp"
 
 namespace speedlab::app {
 
@@ -42,5 +43,8 @@ std::filesystem::path python_package_dir();
 // with the interpreter it runs with. A variant whose package no interpreter tried has is
 // added and skipped at run time with the reason.
 python_variants_added add_python_variants(plugin_registry& registry, const python_settings& settings);
+
+// The Python settings a suite names (`python:`, `python_variants:`, --no-python).
+python_settings python_settings_of(const suite_config& suite);
 
 } // namespace speedlab::app

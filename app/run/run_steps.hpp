@@ -1,6 +1,5 @@
-// The steps of `speedlab run` (app/run/commands.cpp) that `speedlab compare --base-plugins A
-// --new-plugins B` (app/compare/interleave.cpp) takes too, once per side: so the two sides' folders
-// are run folders like any other.
+// The steps of `speedlab run` (app/cli/commands.cpp), which run_side (run_side.hpp) takes too:
+// what app/run/ offers the commands above it. app/compare/ measures through run_side.hpp only.
 #pragma once
 
 #include <map>
@@ -12,9 +11,8 @@
 
 #include "analysis/analyze.hpp"
 #include "app/plugins/plugin_loader.hpp"
-#include "app/python/python_variants.hpp"
-#include "app/run/commands.hpp"
 #include "app/run/output_folder.hpp"
+#include "app/run/run_options.hpp"
 #include "app/run/runner.hpp"
 #include "app/suite/suite_config.hpp"
 #include "model/results.hpp"
@@ -28,7 +26,6 @@ written_reports write_reports(const saved_run& saved, const analysis::analysis_r
                               const std::vector<std::string>& formats);
 analysis::analysis_result analyze_saved(const saved_run& saved);
 
-suite_config prepare_suite(const run_options& options);
 // `run`'s suite: prepare_suite, and a command-line suite (-w without a suite file) measured in
 // command_line_suite_rounds unless --rounds says otherwise.
 suite_config prepare_run_suite(const run_options& options);
@@ -58,7 +55,7 @@ std::vector<point_result> measure_points(const std::vector<planned_point>& point
                                          const plugin_registry& registry, output_folder& folder, int threads,
                                          std::set<std::string>& notes,
                                          std::vector<std::optional<point_result>> started = {});
-python_settings python_settings_of(const suite_config& suite);
-const char* signal_name(int sig);
+// Throws config_error naming each unknown name in `wanted` (a profiler, a report format).
+void check_names(const std::vector<std::string>& wanted, const std::vector<std::string>& valid, const char* what);
 
 } // namespace speedlab::app

@@ -12,6 +12,7 @@
 #include "app/run/nvtx_phase.hpp"
 #include "app/run/output_folder.hpp"
 #include "app/run/point_tracing.hpp"
+#include "app/suite/stopping.hpp"
 #include "model/statistics.hpp"
 #include "profilers/profiler.hpp"
 
@@ -85,18 +86,6 @@ run_context make_run_context(int threads, bool self_timing) {
 std::string point_id(const std::string& workload, const std::string& variant,
                      const std::map<std::string, std::string>& params) {
   return workload + "/" + variant + "/" + params_label(params);
-}
-
-std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s) {
-  const std::size_t n = samples_ns.size();
-  if (n >= m.max_samples) return fmt::format("max_samples ({}) reached", m.max_samples);
-  if (elapsed_s >= m.max_time_s && n >= 1) return fmt::format("max_time ({} s) reached", m.max_time_s);
-  if (n >= m.min_samples && elapsed_s >= m.min_time_s) {
-    const double noise = stats::summarize(samples_ns).relative_noise();
-    if (noise <= m.target_noise)
-      return fmt::format("converged: median CI half-width {:.2f}% <= {:.2f}%", 100 * noise, 100 * m.target_noise);
-  }
-  return {};
 }
 
 namespace {
@@ -193,7 +182,9 @@ private:
 class point_run {
 public:
   point_run(const run_request& req, point_result& r)
-      : m_req(req), m_r(r), m_point(r.params), m_label(fmt::format("{}/{} {}", r.workload, r.variant, params_label(r.params))) {}
+      : m_req(req), m_r(r), m_point(r.params),
+        m_label(fmt::format("{}/{} {}", r.workload, r.variant, params_label(r.params))),
+        m_stopping(find_stopping_criterion(req.point.measure.stopping)) {}
 
   void setup() {
     progress("setup");
@@ -208,7 +199,7 @@ public:
     for (std::size_t i = 0;; ++i) {
       const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
       if (i >= m.warmup_runs && elapsed >= m.warmup_min_time_s) break;
-      if (elapsed >= m.max_time_s && i >= 1) break;
+      if (past_time_limit(m, elapsed, i)) break;
       progress("warmup");
       repetition(false);
       ++m_r.warmup_runs;
@@ -253,13 +244,10 @@ public:
     return ok;
   }
 
-  // The stopping rule on this point's own samples and measuring time.
-  std::string stop_check() const { return stop_reason(m_req.point.measure, m_r.samples_ns, m_measure_s); }
+  // The stopping rule (app/suite/stopping.hpp) on this point's own samples and measuring time.
+  std::string stop_check() const { return m_stopping.stop_reason(m_req.point.measure, {m_r.samples_ns, m_measure_s}); }
   // The rule's limits, which end the point whatever its partner (measure_point_pair) still needs.
-  bool at_limit() const {
-    const auto& m = m_req.point.measure;
-    return m_r.samples_ns.size() >= m.max_samples || (m_measure_s >= m.max_time_s && !m_r.samples_ns.empty());
-  }
+  bool at_limit() const { return !limit_reason(m_req.point.measure, {m_r.samples_ns, m_measure_s}).empty(); }
 
   // After the last measured repetition: the last validation, the self-timed series aligned.
   void end_measure() {
@@ -345,6 +333,7 @@ private:
   point_result& m_r;
   const point m_point;
   const std::string m_label;
+  const stopping_criterion& m_stopping;
   std::unique_ptr<variant_run> m_run;
   std::map<std::string, std::vector<double>> m_phase_ns;
   std::vector<trace::repetition_window> m_windows; // the runner's own timers, for the time split
@@ -389,7 +378,7 @@ point_result new_point_result(const run_request& req) {
   point_result r;
   r.workload = req.workload->info.name;
   r.variant = v.name;
-  r.kind = to_string(v.kind);
+  r.kind = v.kind;
   r.language = v.language;
   r.params = req.point.params;
   r.size_axes = req.point.size_axes;

@@ -43,9 +43,6 @@ struct point_skipped : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The stopping rule, apart so it can be tested: returns the reason to stop, or empty.
-std::string stop_reason(const measure_options& m, const std::vector<double>& samples_ns, double elapsed_s);
-
 point_result measure_point(const run_request& request);
 // The two sides of one point (compare --base-plugins A --new-plugins B: the same point from two
 // plugin sets) in this one process, repetition by repetition (AB BA AB ..., `first` (0 or 1)

@@ -57,7 +57,7 @@ std::string terminal_summary(const std::vector<point_result>& points, const anal
       std::string speed = "-";
       for (const auto& s : analysis.speedups)
         if (s.baseline == "serial" && s.variant == p->variant && s.workload == p->workload && s.params_key == p->params_key())
-          speed = format::speed_verdict(s.ratio, s.method == "none" ? "" : s.verdict);
+          speed = s.method == "none" ? format::speed(s.ratio) : format::speed_verdict(s.ratio, s.verdict);
       if (p->variant == "serial" && p->valid()) speed = "baseline";
       const std::string median = p->valid() ? format::duration(p->wall.median) : std::string(to_string(p->status));
       out += fmt::format("  {:<16} {:>12} {:>12} {:>16}  {}\n", p->variant,

@@ -12,6 +12,7 @@
 
 #include "app/suite/checked_number.hpp"
 #include "app/suite/names.hpp"
+#include "app/suite/stopping.hpp"
 #include "app/suite/sweep.hpp"
 
 namespace speedlab::app {
@@ -110,12 +111,20 @@ std::vector<std::string> string_list(const std::string& file, const YAML::Node& 
 
 void parse_measure(const std::string& file, const YAML::Node& m, measure_options& out) {
   require_map(file, m, "'measure'");
-  check_keys(file, m, {"min_samples", "max_samples", "min_time", "max_time", "target_noise"}, "'measure'");
+  check_keys(file, m, {"min_samples", "max_samples", "min_time", "max_time", "target_noise", "stopping"}, "'measure'");
   if (m["min_samples"]) out.min_samples = count(file, m["min_samples"], "measure.min_samples", limits::samples);
   if (m["max_samples"]) out.max_samples = count(file, m["max_samples"], "measure.max_samples", limits::samples);
   if (m["min_time"]) out.min_time_s = number(file, m["min_time"], "measure.min_time", limits::min_time_s);
   if (m["max_time"]) out.max_time_s = number(file, m["max_time"], "measure.max_time", limits::max_time_s);
   if (m["target_noise"]) out.target_noise = number(file, m["target_noise"], "measure.target_noise", limits::target_noise);
+  if (m["stopping"]) {
+    out.stopping = scalar(file, m["stopping"], "measure.stopping");
+    try {
+      find_stopping_criterion(out.stopping);
+    } catch (const config_error& e) {
+      fail(file, m["stopping"], fmt::format("measure.stopping: {}", e.what()));
+    }
+  }
   if (out.min_samples > out.max_samples)
     fail(file, m, fmt::format("measure.min_samples ({}) is larger than measure.max_samples ({})", out.min_samples,
                               out.max_samples));

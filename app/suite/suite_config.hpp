@@ -32,6 +32,9 @@ struct measure_options {
   double min_time_s = 0.1;
   double max_time_s = 3.0;       // per point: a measurement always ends
   double target_noise = 0.02;    // relative half-width of the median's 95% CI
+  // The stopping criterion by name (app/suite/stopping.hpp: noise, the default, or fixed);
+  // the suite's `measure: stopping:`.
+  std::string stopping = "noise";
   bool operator==(const measure_options&) const = default;
 };
 

@@ -132,7 +132,7 @@ std::string split_words(const time_split& s) {
 
 std::string phase_words(const point_result& p) {
   // Only a CPU variant's phases are all host time; a GPU variant's need its device split.
-  if ((p.kind != "serial" && p.kind != "threads") || !(p.wall.median > 0)) return "";
+  if ((p.kind != variant_kind::serial && p.kind != variant_kind::threads) || !(p.wall.median > 0)) return "";
   std::vector<std::pair<double, std::string>> shares;
   for (const char* phase : {"transfer_in", "compute", "transfer_out"}) {
     auto it = p.phase_median_ns.find(phase);
@@ -245,9 +245,11 @@ std::string speedup_interval(const analysis::speedup& s) {
   return interval.empty() ? "" : " " + interval;
 }
 
-std::string speedup_words(const analysis::speedup& s) {
-  return format::speed_verdict(s.ratio, s.method == "none" ? "" : s.verdict) + speedup_interval(s);
+std::string speedup_ratio_words(const analysis::speedup& s) {
+  return s.method == "none" ? format::speed(s.ratio) : format::speed_verdict(s.ratio, s.verdict);
 }
+
+std::string speedup_words(const analysis::speedup& s) { return speedup_ratio_words(s) + speedup_interval(s); }
 
 std::string gain_range(const analysis::finding_group& g) {
   if (g.gain_max <= 1) return "";

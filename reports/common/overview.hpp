@@ -105,6 +105,9 @@ std::string roof_percent(const analysis::roofline_point& r);
 // or "196x (no interval: under 3 repetitions)" when one side has too few repetitions for
 // one: a verdict of "unclear" with a collapsed interval would read as a measured one.
 std::string speedup_words(const analysis::speedup& s);
+// The ratio and its verdict alone: "2.12x faster", "1.02x faster (same within noise)"; the
+// ratio without a verdict when there is no interval.
+std::string speedup_ratio_words(const analysis::speedup& s);
 // The interval part alone: " [2.01–2.25]", " (no interval: under 3 repetitions)" or "".
 std::string speedup_interval(const analysis::speedup& s);
 

@@ -52,8 +52,8 @@ constexpr const char* method_text =
     "interval of the samples, which cannot see the drift between runs: unclear unless beyond the run-to-run "
     "allowance.";
 
-std::string median(double ns, const std::string& status) {
-  return status == "ok" && ns > 0 ? fmt_duration(ns) : status;
+std::string median(double ns, point_status status) {
+  return status == point_status::ok && ns > 0 ? fmt_duration(ns) : to_string(status);
 }
 
 // "kernel +21.3%, h2d -0.4%": the split parts that moved, largest change first.
@@ -70,9 +70,10 @@ std::string parts_words(const analysis::point_delta& d) {
 
 std::string headline(const analysis::comparison& c) {
   std::string s = fmt::format("{} points compared: {} slower, {} faster, {} same, {} unclear", c.points.size(),
-                              c.count("slower"), c.count("faster"), c.count("same"), c.count("unclear"));
-  if (c.count("broken")) s += fmt::format(", {} broken", c.count("broken"));
-  if (c.count("fixed")) s += fmt::format(", {} fixed", c.count("fixed"));
+                              c.count(verdict::slower), c.count(verdict::faster), c.count(verdict::same),
+                              c.count(verdict::unclear));
+  if (const auto n = c.count(verdict::broken)) s += fmt::format(", {} broken", n);
+  if (const auto n = c.count(verdict::fixed)) s += fmt::format(", {} fixed", n);
   if (!c.only_base.empty() || !c.only_new.empty())
     s += fmt::format("; {} only in BASE, {} only in NEW", c.only_base.size(), c.only_new.size());
   if (!c.missing.empty())
@@ -93,7 +94,8 @@ std::string result_text(const analysis::comparison& c) {
 
 // The reason of a row, or the verdict alone.
 std::string verdict_text(const analysis::point_delta& d) {
-  return d.reason.empty() ? d.verdict : d.verdict + " — " + d.reason;
+  const std::string word = to_string(d.verdict);
+  return d.reason.empty() ? word : word + " — " + d.reason;
 }
 
 } // namespace
@@ -159,7 +161,7 @@ std::string compare_html(const analysis::comparison& c) {
        "<th class=\"num\">BASE median</th><th class=\"num\">NEW median</th><th class=\"num\">change</th>"
        "<th class=\"num\">interval</th><th class=\"num\">rounds</th><th>split parts that moved</th></tr></thead><tbody>"_html;
   for (const auto& d : c.points) {
-    std::string cls = "v-" + d.verdict;
+    std::string cls = fmt::format("v-{}", to_string(d.verdict));
     for (auto& ch : cls)
       if (ch == ' ') ch = '-';
     w.open("tr", {{"class", cls}});
@@ -209,10 +211,10 @@ nlohmann::json compare_json(const analysis::comparison& c) {
                       {"workload", d.workload},
                       {"variant", d.variant},
                       {"size", d.size},
-                      {"verdict", d.verdict},
+                      {"verdict", to_string(d.verdict)},
                       {"reason", d.reason},
-                      {"base_status", d.base_status},
-                      {"new_status", d.new_status},
+                      {"base_status", to_string(d.base_status)},
+                      {"new_status", to_string(d.new_status)},
                       {"base_median_ns", d.base_median_ns},
                       {"new_median_ns", d.new_median_ns},
                       {"base_samples", d.base_samples},

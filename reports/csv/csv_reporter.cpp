@@ -63,7 +63,7 @@ public:
       row.push_back(p.id);
       row.push_back(p.workload);
       row.push_back(p.variant);
-      row.push_back(p.kind);
+      row.push_back(p.kind ? to_string(*p.kind) : "");
       row.push_back(params_field(p));
       row.push_back(to_string(p.status));
       const bool stats = p.wall.count > 0;

@@ -154,10 +154,10 @@ private:
     card(std::to_string(c.ok), "ok");
     card(std::to_string(c.invalid), fmt::format("invalid ({} expected)", c.expected_invalid));
     card(std::to_string(c.failed + c.crashed + c.timeout), "failed, crashed or timed out");
-    std::map<std::string, int> sev;
+    std::map<severity, int> sev;
     for (const auto& f : m_in.analysis.findings) ++sev[f.severity];
-    card(std::to_string(sev["critical"]), "critical findings");
-    card(std::to_string(sev["warning"]), "warnings");
+    card(std::to_string(sev[severity::critical]), "critical findings");
+    card(std::to_string(sev[severity::warning]), "warnings");
     m_w << "</div>"_html;
     std::string profilers;
     for (const auto& p : r.profilers) profilers += (profilers.empty() ? "" : ", ") + p;
@@ -248,8 +248,8 @@ private:
       if (r.fastest) m_w << "<span class=\"win\" title=\"fastest of its sweep at this size\">fastest</span> "_html;
       m_w << (p.valid() && p.wall.count ? fmt_duration(p.wall.median) : status_label(p)) << "</td><td class=\"num wrap\">"_html;
       if (r.speedup) {
-        m_w.open("span", {{"class", "v-" + r.speedup->verdict}});
-        m_w << format::speed_verdict(r.speedup->ratio, r.speedup->method == "none" ? "" : r.speedup->verdict);
+        m_w.open("span", {{"class", fmt::format("v-{}", to_string(r.speedup->verdict))}});
+        m_w << speedup_ratio_words(*r.speedup);
         m_w.close("span");
         m_w << speedup_interval(*r.speedup);
       } else {
@@ -263,8 +263,7 @@ private:
           << (r.roof && r.roof->roof_gbps + r.roof->roof_gflops > 0 ? roof_percent(*r.roof) : "—")
           << "</td><td class=\"top\">"_html;
       if (r.top) {
-        const std::string sev = r.top->severity == "critical" || r.top->severity == "warning" ? r.top->severity : "info";
-        m_w.open("span", {{"class", "dot sev-" + sev}, {"title", r.top->title}});
+        m_w.open("span", {{"class", fmt::format("dot sev-{}", to_string(r.top->severity))}, {"title", r.top->title}});
         m_w << short_finding(*r.top);
         m_w.close("span");
       } else {
@@ -351,11 +350,11 @@ private:
             << fmt::format("{} more groups, smaller savings", m_groups.size() - shown_groups) << "</summary>"_html;
       const auto& g = m_groups[gi];
       const auto& top = m_in.analysis.findings[g.findings.front()];
-      const std::string sev = g.severity == "critical" || g.severity == "warning" ? g.severity : "info";
+      const std::string sev = to_string(g.severity);
       if (gi < open_groups) m_w.open("details", {{"class", "finding sev-" + sev}, {"open", "open"}});
       else m_w.open("details", {{"class", "finding sev-" + sev}});
       m_w << "<summary>"_html;
-      m_w.element("span", g.severity, {{"class", "sev"}});
+      m_w.element("span", sev, {{"class", "sev"}});
       m_w << code(g.rule);
       if (!g.workload.empty()) m_w << " in "_html << code(g.workload);
       m_w << ": "_html << (g.headline.empty() ? top.title : g.headline);
@@ -380,8 +379,8 @@ private:
       for (std::size_t n = 0; n < g.findings.size() && n < group_rows(); ++n) {
         const auto& f = m_in.analysis.findings[g.findings[n]];
         const auto* p = m_index.point(f.point_id);
-        points.push_back({{code_cell(f.point_id.empty() ? f.workload : f.point_id), text_cell(f.severity), text_cell(f.title),
-                           num_cell(p && p->wall.count ? fmt_duration(p->wall.median) : "—"),
+        points.push_back({{code_cell(f.point_id.empty() ? f.workload : f.point_id), text_cell(to_string(f.severity)),
+                           text_cell(f.title), num_cell(p && p->wall.count ? fmt_duration(p->wall.median) : "—"),
                            num_cell(f.estimated_gain > 1 ? fmt_ratio(f.estimated_gain) : "—")}});
       }
       table(m_w, {"point", "severity", "finding", "median", "gain if fixed"}, points, {false, false, false, true, true});
@@ -676,18 +675,18 @@ private:
     std::vector<row> rows;
     for (const auto& c : m_in.analysis.timing_checks) {
       const bool compared = c.repetitions > 0;
-      rows.push_back({{code_cell(c.point_id), code_cell(c.name), num_cell(fmt_duration(c.self_median_ns)),
-                       num_cell(compared ? fmt_duration(c.profiler_median_ns) : "—"),
-                       num_cell(compared ? fmt_signed_percent(100 * c.median_difference) : "—"),
-                       num_cell(compared ? fmt_percent(100 * c.max_abs_difference) : "—"),
-                       num_cell(std::to_string(c.repetitions)),
-                       text_cell(c.verdict + (c.note.empty() ? "" : ": " + c.note))}});
+      rows.push_back(
+          {{code_cell(c.point_id), code_cell(c.name), num_cell(fmt_duration(c.self_median_ns)),
+            num_cell(compared ? fmt_duration(c.profiler_median_ns) : "—"),
+            num_cell(compared ? fmt_signed_percent(100 * c.median_difference) : "—"),
+            num_cell(compared ? fmt_percent(100 * c.max_abs_difference) : "—"), num_cell(std::to_string(c.repetitions)),
+            text_cell(to_string(c.verdict) + (c.note.empty() ? "" : ": " + c.note))}});
     }
     // A long list (every Python point times itself) folds behind its verdict counts.
     const bool fold = rows.size() > 8;
     if (fold) {
       std::map<std::string, std::size_t> verdicts;
-      for (const auto& c : m_in.analysis.timing_checks) ++verdicts[c.verdict];
+      for (const auto& c : m_in.analysis.timing_checks) ++verdicts[to_string(c.verdict)]; // by word, as shown
       std::string counts;
       for (const auto& [v, n] : verdicts) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + v;
       m_w << "<details><summary>"_html << fmt::format("{} own timings: {}", rows.size(), counts) << "</summary>"_html;

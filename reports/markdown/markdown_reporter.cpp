@@ -177,8 +177,9 @@ private:
 
   void group(std::size_t n, const analysis::finding_group& g, bool evidence) {
     const auto& top = m_in.analysis.findings[g.findings.front()];
-    m_out += fmt::format("### {}. [{}] ", n, g.severity) + md_code(g.rule) +
-             (g.workload.empty() ? "" : " in " + md_code(g.workload)) + ": " + md_text(g.headline.empty() ? top.title : g.headline) + "\n\n";
+    m_out += fmt::format("### {}. [{}] ", n, to_string(g.severity)) + md_code(g.rule) +
+             (g.workload.empty() ? "" : " in " + md_code(g.workload)) + ": " +
+             md_text(g.headline.empty() ? top.title : g.headline) + "\n\n";
     std::string facts = fmt::format("- {} point{}", g.findings.size(), g.findings.size() == 1 ? "" : "s");
     if (const auto range = figure_range(g); !range.empty()) facts += ", " + md_text(range);
     if (const auto gain = gain_range(g); !gain.empty()) facts += "; " + md_text(gain) + " if fixed";
@@ -210,8 +211,8 @@ private:
     for (std::size_t i : g.findings) {
       const auto& f = m_in.analysis.findings[i];
       const auto* p = m_index.point(f.point_id);
-      rows.push_back({md_code(f.point_id.empty() ? f.workload : f.point_id), md_text(f.severity), md_text(f.title),
-                      p && p->wall.count ? fmt_duration(p->wall.median) : "—",
+      rows.push_back({md_code(f.point_id.empty() ? f.workload : f.point_id), md_text(to_string(f.severity)),
+                      md_text(f.title), p && p->wall.count ? fmt_duration(p->wall.median) : "—",
                       f.estimated_gain > 1 ? fmt_ratio(f.estimated_gain) : "—"});
     }
     table(m_out, {"point", "severity", "finding", "median", "gain if fixed"}, rows, {false, false, false, true, true});
@@ -257,10 +258,10 @@ private:
     m_out += "## Summary\n\n";
     m_out += fmt::format("- {} points: {} ok, {} invalid ({} expected), {} failed, {} crashed, {} timed out, {} skipped.\n",
                          c.total, c.ok, c.invalid, c.expected_invalid, c.failed, c.crashed, c.timeout, c.skipped);
-    std::map<std::string, int> sev;
+    std::map<severity, int> sev;
     for (const auto& f : m_in.analysis.findings) ++sev[f.severity];
     m_out += fmt::format("- {} findings: {} critical, {} warning, {} info.\n", m_in.analysis.findings.size(),
-                         sev["critical"], sev["warning"], sev["info"]);
+                         sev[severity::critical], sev[severity::warning], sev[severity::info]);
     std::string names;
     for (const auto& w : m_workloads) names += (names.empty() ? "" : ", ") + md_code(w.name);
     m_out += "- Workloads: " + (names.empty() ? std::string("none") : names) + ".\n\n";
@@ -480,8 +481,8 @@ private:
       rows.push_back({md_code(c.point_id), md_code(c.name), fmt_duration(c.self_median_ns),
                       c.repetitions ? fmt_duration(c.profiler_median_ns) : "—",
                       c.repetitions ? fmt_signed_percent(100 * c.median_difference) : "—",
-                      c.repetitions ? fmt_percent(100 * c.max_abs_difference) : "—",
-                      std::to_string(c.repetitions), md_text(c.verdict + (c.note.empty() ? "" : ": " + c.note))});
+                      c.repetitions ? fmt_percent(100 * c.max_abs_difference) : "—", std::to_string(c.repetitions),
+                      md_text(to_string(c.verdict) + (c.note.empty() ? "" : ": " + c.note))});
     table(m_out, {"point", "own timing", "own (median)", "profiler (median)", "difference", "largest difference (abs)",
                   "repetitions", "verdict"},
           rows, {false, false, true, true, true, true, true, false});

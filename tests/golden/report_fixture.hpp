@@ -49,7 +49,7 @@ inline point_result make_point(const std::string& workload, const std::string& v
   point_result p;
   p.workload = workload;
   p.variant = variant;
-  p.kind = kind;
+  p.kind = parse_variant_kind(kind);
   p.params = std::move(params);
   p.id = workload + "/" + variant + "/" + p.params_key();
   p.threads = kind == "threads" ? 16 : 1;
@@ -378,7 +378,7 @@ inline report_fixture make_report_fixture(bool hostile = false) {
   };
   for (const auto& p : f.points) {
     if (!p.valid() || p.work.bytes() == 0) continue;
-    if (p.kind == "cuda") {
+    if (p.kind == variant_kind::cuda) {
       const double t = p.split_median ? p.split_median->kernel : p.wall.median;
       place(p, "", "gpu", 3000, 51000, t);
       if (p.workload == "vector_add" && p.params.at("n") == "16777216") place(p, kernel, "gpu", 3000, 51000, t);
@@ -402,8 +402,8 @@ inline report_fixture make_report_fixture(bool hostile = false) {
     s.ratio = base->wall.median / p.wall.median;
     s.ci_low = s.ratio * 0.97;
     s.ci_high = s.ratio * 1.03;
-    s.verdict = s.ci_low > 1 ? "faster" : s.ci_high < 1 ? "slower" : "same";
-    if (p.variant == "threads" && p.params.at("n") == "1024") s.verdict = "unclear", s.ci_high = s.ratio * 1.4;
+    s.verdict = s.ci_low > 1 ? verdict::faster : s.ci_high < 1 ? verdict::slower : verdict::same;
+    if (p.variant == "threads" && p.params.at("n") == "1024") s.verdict = verdict::unclear, s.ci_high = s.ratio * 1.4;
     s.method = "bootstrap";
     s.point_id = p.id;
     s.baseline_point_id = base->id;
@@ -412,7 +412,7 @@ inline report_fixture make_report_fixture(bool hostile = false) {
   analysis::finding tb;
   tb.rule = "transfer-bound";
   tb.title = "Host-device copies take 85% of " + naive + " at n=16777216";
-  tb.severity = "critical";
+  tb.severity = severity::critical;
   tb.point_id = find(naive, "16777216").id;
   tb.workload = "vector_add";
   tb.variant = naive;
@@ -427,7 +427,7 @@ inline report_fixture make_report_fixture(bool hostile = false) {
   analysis::finding nz;
   nz.rule = "noisy-measurement";
   nz.title = "threads at n=1024: the 95% CI of the median is 24% wide";
-  nz.severity = "warning";
+  nz.severity = severity::warning;
   nz.point_id = find("threads", "1024").id;
   nz.workload = "vector_add";
   nz.variant = "threads";
@@ -440,7 +440,7 @@ inline report_fixture make_report_fixture(bool hostile = false) {
   analysis::finding ei;
   ei.rule = "expected-invalid";
   ei.title = "cuda_racy is wrong on purpose: its histogram loses updates";
-  ei.severity = "info";
+  ei.severity = severity::info;
   ei.point_id = hr.id;
   ei.workload = "histogram";
   ei.variant = "cuda_racy";

@@ -59,7 +59,7 @@ TEST_CASE("the lesson's vector add: copies dominate, device-resident data wins",
     if (s.baseline != "serial") continue;
     if (s.point_id == lesson) lesson_x = s.ratio;
     if (s.point_id == resident) resident_x = s.ratio;
-    CHECK(s.verdict == "faster");
+    CHECK(s.verdict == speedlab::verdict::faster);
   }
   CHECK(lesson_x > 1);
   CHECK(resident_x > 10 * lesson_x);

@@ -310,7 +310,7 @@ TEST_CASE("recorded H100 counters, full set: busy integer-bound kernels are not 
     const auto a = analyze_full_set(e.folder);
     const auto f = findings(a, "kernel-below-roofline", e.point);
     REQUIRE(f.size() == 1);
-    CHECK(f[0].severity == "info");
+    CHECK(f[0].severity == speedlab::severity::info);
     CHECK(f[0].estimated_gain == Approx(1));
     CHECK(evidence(f[0], "busiest unit (counters)") == e.unit);
     CHECK(f[0].title.rfind("the compute phase is bound by its " + std::string(e.unit), 0) == 0);
@@ -324,7 +324,7 @@ TEST_CASE("recorded H100 counters, full set: busy integer-bound kernels are not 
     for (auto& p : ps) p.counters.reset();
     const auto old = findings(analyze_full_set(e.folder, ps), "kernel-below-roofline", e.point);
     REQUIRE(old.size() == 1);
-    CHECK(old[0].severity == "critical");
+    CHECK(old[0].severity == speedlab::severity::critical);
     CHECK(old[0].estimated_gain > 5); // 7x to 27x promised on declared FLOPs
     CHECK(evidence(old[0], "busiest unit (counters)").empty());
   }
@@ -346,7 +346,7 @@ TEST_CASE("recorded H100 counters, full set: without utilization metrics the FLO
   REQUIRE(ps[0].counters->kernels[0].metrics.size() == 10);
   const auto f = findings(analyze_full_set("slow-pi", ps), "kernel-below-roofline", "montecarlo_pi/cuda/M=2700000000");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "critical");
+  CHECK(f[0].severity == speedlab::severity::critical);
 }
 
 TEST_CASE("recorded H100 counters, full set: an idle kernel keeps its finding, its gain capped by the counters",
@@ -371,7 +371,7 @@ TEST_CASE("recorded H100 counters, full set: an idle kernel keeps its finding, i
     if (r.point_id == p.id && r.level.empty()) t = r.time_ns;
   REQUIRE(t > 0);
   CHECK(f[0].estimated_gain == Approx(W / (W - t * (1 - 1 / s))));
-  CHECK(f[0].severity == "critical"); // about 2.1x: the SM at a quarter of peak is worth fixing
+  CHECK(f[0].severity == speedlab::severity::critical); // about 2.1x: the SM at a quarter of peak is worth fixing
 }
 
 TEST_CASE("recorded H100 counters, full set: the DRAM-bound Monte Carlo kernel is transfer-bound",
@@ -382,7 +382,7 @@ TEST_CASE("recorded H100 counters, full set: the DRAM-bound Monte Carlo kernel i
   const std::string id = "montecarlo/cuda-lesson/M=512000000,N=8";
   const auto t = findings(a, "transfer-bound", id);
   REQUIRE(t.size() == 1);
-  CHECK(t[0].severity == "critical");
+  CHECK(t[0].severity == speedlab::severity::critical);
   for (const char* rule : {"kernel-below-roofline", "latency-bound", "saturated-pipe", "excess-traffic",
                            "uncoalesced-access", "l2-thrashing", "achieved-occupancy"}) {
     INFO(rule);

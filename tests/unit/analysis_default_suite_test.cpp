@@ -90,14 +90,14 @@ TEST_CASE("default suite: Python points carry their worker's CPU time", "[defaul
   std::size_t busy_serial = 0;
   double most_parallel = 0;
   for (const auto& p : r.run.points) {
-    if (!analysis::is_python(p) || !p.valid() || p.kind == "cuda") continue;
+    if (!analysis::is_python(p) || !p.valid() || p.kind == speedlab::variant_kind::cuda) continue;
     INFO(p.id << ": cpu_utilization " << p.cpu_utilization << ", " << p.wall.count << " repetitions");
     if (p.wall.count >= 3) {
       CHECK(p.cpu_utilization > 0.1);
       measured.push_back(p.cpu_utilization);
     }
     // Compute-bound serial Python code keeps its core busy (CPU time > 90% of wall).
-    if (p.kind == "serial" && p.cpu_utilization > 0.9 && p.cpu_utilization < 1.2) ++busy_serial;
+    if (p.kind == speedlab::variant_kind::serial && p.cpu_utilization > 0.9 && p.cpu_utilization < 1.2) ++busy_serial;
     if (p.variant == "py-numba-parallel" && p.threads >= 2) most_parallel = std::max(most_parallel, p.cpu_utilization);
   }
   REQUIRE(measured.size() >= 30);
@@ -112,12 +112,12 @@ TEST_CASE("default suite: every critical finding is about a like-with-like compa
           "[default-suite]") {
   const auto& r = default_suite();
   for (const auto& f : r.result.findings) {
-    if (f.severity != "critical") continue;
+    if (f.severity != speedlab::severity::critical) continue;
     INFO(f.rule << " on " << f.point_id << ": " << f.title);
     const point_result& p = *r.by_id.at(f.point_id);
     if (!f.compared_with.empty()) CHECK(analysis::is_python(p) == analysis::is_python(*r.by_id.at(f.compared_with)));
     // A threads finding on a point whose cores were busy does not blame idle threads.
-    if (p.kind == "threads" && p.cpu_utilization > 0.75 * p.threads)
+    if (p.kind == speedlab::variant_kind::threads && p.cpu_utilization > 0.75 * p.threads)
       CHECK(f.explanation.find("Only ") == std::string::npos);
   }
 }

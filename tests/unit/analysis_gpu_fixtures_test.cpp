@@ -107,7 +107,7 @@ TEST_CASE("recorded GPU run: transfer-bound and pageable-memory findings for the
   const auto& r = load("suite");
   const auto transfer = findings(r, "transfer-bound", lesson_vector);
   REQUIRE(transfer.size() == 1);
-  CHECK(transfer[0]->severity == "critical");
+  CHECK(transfer[0]->severity == speedlab::severity::critical);
   const auto pageable = findings(r, "pageable-memory", lesson_vector);
   REQUIRE(pageable.size() == 1);
   // The gain comes from the measured pinned and pageable bandwidths of the same GPU.

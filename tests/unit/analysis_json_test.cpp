@@ -40,7 +40,7 @@ TEST_CASE("analysis_result round-trips, with and without a crossover size", "[an
   f.evidence = {{"copy share", "80%"}};
   f.estimated_gain = 5;
   a.findings.push_back(f);
-  a.speedups.push_back({"vector", "n=1", "cuda", "serial", 2, 1.5, 2.5, "faster", "bootstrap", "p", "b"});
+  a.speedups.push_back({"vector", "n=1", "cuda", "serial", 2, 1.5, 2.5, speedlab::verdict::faster, "bootstrap", "p", "b"});
   a.notes.push_back("a note");
 
   const nlohmann::json j = a;
@@ -53,7 +53,7 @@ TEST_CASE("analysis_result round-trips, with and without a crossover size", "[an
   CHECK_FALSE(back.crossovers[1].size);
   REQUIRE(back.findings.size() == 1);
   CHECK(back.findings[0].evidence[0].value == "80%");
-  CHECK(back.speedups[0].verdict == "faster");
+  CHECK(back.speedups[0].verdict == speedlab::verdict::faster);
   CHECK(back.notes == a.notes);
   CHECK(nlohmann::json(back) == j);
 }

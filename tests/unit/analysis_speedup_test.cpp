@@ -18,12 +18,12 @@ const analysis::speedup* find(const analysis::analysis_result& r, const std::str
 
 TEST_CASE("verdict_for reads the interval, not the point estimate", "[analysis][speedup]") {
   using analysis::verdict_for;
-  CHECK(verdict_for(1.2, 1.5, 0.03) == "faster");
-  CHECK(verdict_for(0.5, 0.8, 0.03) == "slower");
-  CHECK(verdict_for(0.99, 1.02, 0.03) == "same");
-  CHECK(verdict_for(1.001, 1.02, 0.03) == "same"); // above 1 but practically equal
-  CHECK(verdict_for(0.8, 1.3, 0.03) == "unclear");
-  CHECK(verdict_for(0, 0, 0.03) == "unclear");
+  CHECK(verdict_for(1.2, 1.5, 0.03) == speedlab::verdict::faster);
+  CHECK(verdict_for(0.5, 0.8, 0.03) == speedlab::verdict::slower);
+  CHECK(verdict_for(0.99, 1.02, 0.03) == speedlab::verdict::same);
+  CHECK(verdict_for(1.001, 1.02, 0.03) == speedlab::verdict::same); // above 1 but practically equal
+  CHECK(verdict_for(0.8, 1.3, 0.03) == speedlab::verdict::unclear);
+  CHECK(verdict_for(0, 0, 0.03) == speedlab::verdict::unclear);
 }
 
 TEST_CASE("speedups over serial and threads with bootstrap intervals", "[analysis][speedup]") {
@@ -40,19 +40,19 @@ TEST_CASE("speedups over serial and threads with bootstrap intervals", "[analysi
   CHECK(ts->method == "bootstrap");
   CHECK(ts->ci_low < ts->ratio);
   CHECK(ts->ci_high > ts->ratio);
-  CHECK(ts->verdict == "faster");
+  CHECK(ts->verdict == speedlab::verdict::faster);
 
   const auto* gs = find(r, "cuda", "serial");
   REQUIRE(gs);
   CHECK(gs->ratio == Approx(20.0));
-  CHECK(gs->verdict == "faster");
+  CHECK(gs->verdict == speedlab::verdict::faster);
   const auto* gt = find(r, "cuda", "threads");
   REQUIRE(gt);
   CHECK(gt->ratio == Approx(5.0));
 
   const auto* eq = find(r, "serial_copy", "serial");
   REQUIRE(eq);
-  CHECK(eq->verdict == "same");
+  CHECK(eq->verdict == speedlab::verdict::same);
 
   // threads over threads and serial over threads are not reported.
   CHECK(find(r, "threads", "threads") == nullptr);
@@ -67,7 +67,7 @@ TEST_CASE("overlapping noise gives unclear, never a verdict from two medians", "
   const auto* gs = find(r, "cuda", "serial");
   REQUIRE(gs);
   CHECK(gs->ratio > 1.0);        // the medians alone would say "faster"
-  CHECK(gs->verdict == "unclear");
+  CHECK(gs->verdict == speedlab::verdict::unclear);
 
   // A single sample each: no spread, no verdict.
   const auto s1 = make_point("hist", "serial", "serial", {{"n", "2000"}}, {1e6});
@@ -76,7 +76,7 @@ TEST_CASE("overlapping noise gives unclear, never a verdict from two medians", "
   const auto* one = find(r1, "cuda", "serial");
   REQUIRE(one);
   CHECK(one->method == "none");
-  CHECK(one->verdict == "unclear");
+  CHECK(one->verdict == speedlab::verdict::unclear);
 }
 
 TEST_CASE("few samples use the medians' intervals", "[analysis][speedup]") {
@@ -88,7 +88,7 @@ TEST_CASE("few samples use the medians' intervals", "[analysis][speedup]") {
   CHECK(gs->method == "median-ci");
   CHECK(gs->ci_low < 2.0);
   CHECK(gs->ci_high > 2.0);
-  CHECK(gs->verdict == "faster");
+  CHECK(gs->verdict == speedlab::verdict::faster);
 }
 
 TEST_CASE("speedups are deterministic and match across the threads parameter", "[analysis][speedup]") {
@@ -175,5 +175,5 @@ TEST_CASE("best C++ over best Python: the fastest valid of each language per wor
   CHECK(s.ratio == Approx(4.0).epsilon(0.02));
   CHECK(s.ci_low <= s.ratio);
   CHECK(s.ci_high >= s.ratio);
-  CHECK(s.verdict == "faster");
+  CHECK(s.verdict == speedlab::verdict::faster);
 }

@@ -43,7 +43,7 @@ inline point_result make_point(const std::string& workload, const std::string& v
   point_result p;
   p.workload = workload;
   p.variant = variant;
-  p.kind = kind;
+  p.kind = kind.empty() ? std::nullopt : std::optional(parse_variant_kind(kind));
   p.params = std::move(params);
   p.id = make_id(workload, variant, p.params);
   p.threads = threads;

@@ -35,7 +35,7 @@ TEST_CASE("timing check: kernel times within 5% of the events agree", "[analysis
   const auto checks = timing_checks({point_with({98, 196, 294, 90}, {100, 200, 300, 100})});
   REQUIRE(checks.size() == 1);
   const auto& c = checks[0];
-  CHECK(c.verdict == "agree");
+  CHECK(c.verdict == speedlab::timing_verdict::agree);
   CHECK(c.repetitions == 4);
   CHECK(c.median_difference == Approx(-0.02));
   CHECK(c.max_abs_difference == Approx(0.10));
@@ -47,7 +47,7 @@ TEST_CASE("timing check: kernel times within 5% of the events agree", "[analysis
 TEST_CASE("timing check: a median difference beyond 5% differs", "[analysis][timing]") {
   const auto checks = timing_checks({point_with({80, 80, 80}, {100, 100, 100})});
   REQUIRE(checks.size() == 1);
-  CHECK(checks[0].verdict == "differ");
+  CHECK(checks[0].verdict == speedlab::timing_verdict::differ);
   CHECK(checks[0].median_difference == Approx(-0.2));
   CHECK(checks[0].note.find("launch call") != std::string::npos); // why events run long
 }
@@ -58,7 +58,7 @@ TEST_CASE("timing check: repetitions without an own timing are skipped, copies c
   REQUIRE(checks.size() == 1);
   CHECK(checks[0].repetitions == 2);
   CHECK(checks[0].median_difference == Approx(0));
-  CHECK(checks[0].verdict == "agree");
+  CHECK(checks[0].verdict == speedlab::timing_verdict::agree);
 }
 
 TEST_CASE("timing check: no profiler data or no counterpart is said, not compared", "[analysis][timing]") {
@@ -69,9 +69,9 @@ TEST_CASE("timing check: no profiler data or no counterpart is said, not compare
   invalid.status = point_status::invalid;
   const auto checks = timing_checks({no_trace, unknown_name, invalid});
   REQUIRE(checks.size() == 2); // invalid points are not checked
-  CHECK(checks[0].verdict == "not compared");
+  CHECK(checks[0].verdict == speedlab::timing_verdict::not_compared);
   CHECK(checks[0].repetitions == 0);
   CHECK(checks[0].note.find("cupti") != std::string::npos);
-  CHECK(checks[1].verdict == "no counterpart");
+  CHECK(checks[1].verdict == speedlab::timing_verdict::no_counterpart);
   CHECK(checks[1].self_median_ns == Approx(5));
 }

@@ -1,8 +1,6 @@
 // speedlab compare: matching, verdicts (from rounds; one-round sides unclear unless beyond the
 // run-to-run allowance), ordering, warnings, lost points, and the command's exit codes (0 no
 // regression shown, 1 regression, 2 bad input, 3 could not decide).
-#include "speedlab_catch.hpp"
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,14 +9,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "analysis/compare.hpp"
-#include "app/run/commands.hpp"
 #include "analysis/analysis_stats.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/round_compare.hpp"
+#include "app/cli/commands.hpp"
+#include "app/compare/compare_command.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
-#include "tests/golden/golden.hpp"
+#include "speedlab_catch.hpp"
 #include "test_support.hpp"
+#include "tests/golden/golden.hpp"
 
 using namespace speedlab;
 using namespace speedlab::analysis;
@@ -69,13 +69,13 @@ void save(const std::filesystem::path& dir, const run_info& r, const std::vector
 } // namespace
 
 TEST_CASE("one_round_verdict states a direction only beyond the run-to-run allowance", "[compare]") {
-  CHECK(one_round_verdict(1.2, 1.15, 1.25, 0.05, 4.0) == "unclear"); // clear inside one process, not between runs
-  CHECK(one_round_verdict(1.0, 0.99, 1.01, 0.05, 4.0) == "unclear"); // never "same" either
-  CHECK(one_round_verdict(5.0, 4.5, 5.5, 0.05, 4.0) == "slower");
-  CHECK(one_round_verdict(0.2, 0.18, 0.22, 0.05, 4.0) == "faster");
-  CHECK(one_round_verdict(5.0, 0.9, 9.0, 0.05, 4.0) == "unclear"); // beyond, but its own interval holds no change
-  CHECK(one_round_verdict(1.0, 0, 0, 0.05, 4.0) == "unclear");
-  CHECK(one_round_verdict(5.0, 4.5, 5.5, 0.05, std::nan("")) == "unclear");
+  CHECK(one_round_verdict(1.2, 1.15, 1.25, 0.05, 4.0) == speedlab::verdict::unclear); // clear inside one process, not between runs
+  CHECK(one_round_verdict(1.0, 0.99, 1.01, 0.05, 4.0) == speedlab::verdict::unclear); // never "same" either
+  CHECK(one_round_verdict(5.0, 4.5, 5.5, 0.05, 4.0) == speedlab::verdict::slower);
+  CHECK(one_round_verdict(0.2, 0.18, 0.22, 0.05, 4.0) == speedlab::verdict::faster);
+  CHECK(one_round_verdict(5.0, 0.9, 9.0, 0.05, 4.0) == speedlab::verdict::unclear); // beyond, but its own interval holds no change
+  CHECK(one_round_verdict(1.0, 0, 0, 0.05, 4.0) == speedlab::verdict::unclear);
+  CHECK(one_round_verdict(5.0, 4.5, 5.5, 0.05, std::nan("")) == speedlab::verdict::unclear);
   CHECK(one_round_allowance > 1);
 }
 
@@ -84,7 +84,7 @@ TEST_CASE("a run against itself is the same everywhere", "[compare]") {
   const auto c = compare_runs(run(), points, run(), points);
   REQUIRE(c.points.size() == 2);
   for (const auto& d : c.points) {
-    CHECK(d.verdict == "same");
+    CHECK(d.verdict == speedlab::verdict::same);
     CHECK(d.method == "rounds");
     CHECK(d.ratio == Approx(1.0));
     CHECK(d.ci_low <= 1.0);
@@ -103,7 +103,7 @@ TEST_CASE("one-round sides are unclear, say why and what to do; only a change be
   const auto& d = c.points[0];
   CHECK(d.method == "bootstrap");
   CHECK(d.significant); // inside one process it is
-  CHECK(d.verdict == "unclear");
+  CHECK(d.verdict == speedlab::verdict::unclear);
   CHECK_THAT(d.reason, Catch::Contains("1 round in BASE, 1 in NEW") && Catch::Contains("--rounds 5") &&
                            Catch::Contains("--base-plugins DIR --new-plugins DIR"));
   CHECK_FALSE(c.has_regression());
@@ -112,16 +112,15 @@ TEST_CASE("one-round sides are unclear, say why and what to do; only a change be
   CHECK_THAT(md, Catch::Contains("| unclear — 1 round in BASE") && Catch::Contains("Could not decide"));
   CHECK(reports::compare_json(c).at("points")[0].at("reason") == d.reason);
   // One side in rounds and the other not is no better.
-  CHECK(compare_runs(run(), {one_round("serial", 1e6)}, run(), {sampled("serial", 1e6, 1.2)}).points[0].verdict ==
-        "unclear");
+  CHECK(compare_runs(run(), {one_round("serial", 1e6)}, run(), {sampled("serial", 1e6, 1.2)}).points[0].verdict == speedlab::verdict::unclear);
   // Beyond the allowance (and clear inside the process): stated, and the line names the allowance.
   const double beyond = 1.25 * one_round_allowance;
   const auto big = compare_runs(run(), {one_round("serial", 1e6)}, run(), {one_round("serial", 1e6, beyond)});
-  CHECK(big.points[0].verdict == "slower");
+  CHECK(big.points[0].verdict == speedlab::verdict::slower);
   CHECK_THAT(big.points[0].reason, Catch::Contains(fmt::format("x{:g} run-to-run allowance", one_round_allowance)));
   CHECK(big.has_regression());
   const auto fast = compare_runs(run(), {one_round("serial", 1e6)}, run(), {one_round("serial", 1e6, 1 / beyond)});
-  CHECK(fast.points[0].verdict == "faster");
+  CHECK(fast.points[0].verdict == speedlab::verdict::faster);
 }
 
 TEST_CASE("a variant made 20% slower is slower, listed first, the rest same", "[compare]") {
@@ -133,11 +132,11 @@ TEST_CASE("a variant made 20% slower is slower, listed first, the rest same", "[
   const auto c = compare_runs(run(), base_more, run("A100"), next);
   REQUIRE(c.points.size() == 3);
   CHECK(c.points[0].variant == "cuda");
-  CHECK(c.points[0].verdict == "slower");
+  CHECK(c.points[0].verdict == speedlab::verdict::slower);
   CHECK(c.points[0].ratio == Approx(1.2));
   CHECK(c.points[0].ci_low > 1.1);
-  CHECK(c.points[1].verdict == "same");
-  CHECK(c.points[2].verdict == "same");
+  CHECK(c.points[1].verdict == speedlab::verdict::same);
+  CHECK(c.points[2].verdict == speedlab::verdict::same);
   CHECK(c.has_regression());
   CHECK(c.only_base == std::vector<std::string>{"vector/gone/n=1024"});
   CHECK(c.only_new == std::vector<std::string>{"vector/extra/n=1024"});
@@ -159,13 +158,13 @@ TEST_CASE("a point that broke is a regression; one wrong on purpose is not", "[c
   broken.status = point_status::crashed;
   const auto c = compare_runs(run(), {sampled("cuda", 1e5)}, run(), {broken});
   REQUIRE(c.points.size() == 1);
-  CHECK(c.points[0].verdict == "broken");
+  CHECK(c.points[0].verdict == speedlab::verdict::broken);
   CHECK(c.has_regression());
   auto racy = sampled("cuda", 1e5);
   racy.status = point_status::invalid;
   racy.expected_invalid = true;
   const auto d = compare_runs(run(), {racy}, run(), {racy});
-  CHECK(d.points[0].verdict == "not measured");
+  CHECK(d.points[0].verdict == speedlab::verdict::not_measured);
   CHECK_FALSE(d.has_regression());
 }
 
@@ -358,11 +357,11 @@ TEST_CASE("round_ratio_interval: Welch's t on the log of the round medians", "[c
 }
 
 TEST_CASE("rounds_verdict: beyond the threshold and significant", "[compare]") {
-  CHECK(rounds_verdict(1.10, 1.02, 1.18, 0.05) == "slower"); // beyond 5%, interval excludes 1
-  CHECK(rounds_verdict(1.10, 0.98, 1.22, 0.05) == "unclear"); // beyond, not significant
-  CHECK(rounds_verdict(1.03, 1.01, 1.05, 0.05) == "same");    // significant but too small to matter
-  CHECK(rounds_verdict(0.90, 0.85, 0.95, 0.05) == "faster");
-  CHECK(rounds_verdict(1.0, 0, 0, 0.05) == "unclear");
+  CHECK(rounds_verdict(1.10, 1.02, 1.18, 0.05) == speedlab::verdict::slower); // beyond 5%, interval excludes 1
+  CHECK(rounds_verdict(1.10, 0.98, 1.22, 0.05) == speedlab::verdict::unclear); // beyond, not significant
+  CHECK(rounds_verdict(1.03, 1.01, 1.05, 0.05) == speedlab::verdict::same);    // significant but too small to matter
+  CHECK(rounds_verdict(0.90, 0.85, 0.95, 0.05) == speedlab::verdict::faster);
+  CHECK(rounds_verdict(1.0, 0, 0, 0.05) == speedlab::verdict::unclear);
 }
 
 TEST_CASE("rounds: drift between processes does not alarm; a 10% change with tight rounds does", "[compare]") {
@@ -394,7 +393,7 @@ TEST_CASE("rounds: drift between processes does not alarm; a 10% change with tig
     const auto a = family(8, 5, 0.01, 0.02, draw), b = family(8, 5, 0.01, 0.02, draw, "v3", 1.10);
     const auto c = compare_runs(run(), a, run(), b);
     for (const auto& d : c.points) {
-      if (d.verdict != "slower") continue;
+      if (d.verdict != speedlab::verdict::slower) continue;
       if (d.variant == "v3") ++found;
       else ++others;
     }
@@ -478,9 +477,9 @@ TEST_CASE("a change toward the side measured on a busier machine is unclear, and
   REQUIRE(c.points.size() == 2);
   const auto& serial = c.points[0].variant == "serial" ? c.points[0] : c.points[1];
   const auto& threads = c.points[0].variant == "serial" ? c.points[1] : c.points[0];
-  CHECK(serial.verdict == "unclear");
+  CHECK(serial.verdict == verdict::unclear);
   CHECK(serial.reason.find("1.20 of 2 cores busy while NEW was measured and 0.10 while BASE") != std::string::npos);
-  CHECK(threads.verdict == "slower");
+  CHECK(threads.verdict == verdict::slower);
   CHECK(c.has_regression());
   CHECK(reports::compare_json(c).at("points")[0].contains("new_other_busy_cores"));
   // Faster on the busier side is stated: the load cannot explain a gain.
@@ -489,16 +488,16 @@ TEST_CASE("a change toward the side measured on a busier machine is unclear, and
   faster[0].other_busy_cores = 1.2, faster[0].other_busy_span_s = 1.0;
   const auto f = compare_runs(b, base, n, faster);
   CHECK(std::any_of(f.points.begin(), f.points.end(),
-                    [](const point_delta& d) { return d.variant == "serial" && d.verdict == "faster"; }));
+                    [](const point_delta& d) { return d.variant == "serial" && d.verdict == verdict::faster; }));
   // Rounds too short to read the load on: the change stands.
   auto short_rounds = next;
   short_rounds[0].other_busy_span_s = 0.05;
   const auto sr = compare_runs(b, base, n, short_rounds);
-  CHECK(std::all_of(sr.points.begin(), sr.points.end(), [](const point_delta& d) { return d.verdict == "slower"; }));
+  CHECK(std::all_of(sr.points.begin(), sr.points.end(), [](const point_delta& d) { return d.verdict == verdict::slower; }));
   // An interleaved comparison pairs its rounds: the load cancels there, nothing is discounted.
   run_info pb = b, pn = n;
   pb.interleave_id = pn.interleave_id = "i1";
   pb.interleave_side = "base", pn.interleave_side = "new";
   const auto p = compare_runs(pb, base, pn, next);
-  CHECK(std::all_of(p.points.begin(), p.points.end(), [](const point_delta& d) { return d.verdict == "slower"; }));
+  CHECK(std::all_of(p.points.begin(), p.points.end(), [](const point_delta& d) { return d.verdict == verdict::slower; }));
 }

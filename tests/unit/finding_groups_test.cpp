@@ -20,7 +20,7 @@ point_result point(const std::string& workload, const std::string& variant, cons
 }
 
 finding make(const point_result& p, const std::string& rule, const std::string& title, double gain,
-             const std::string& severity = "warning") {
+             speedlab::severity severity = speedlab::severity::warning) {
   finding f;
   f.rule = rule;
   f.title = title;
@@ -57,11 +57,11 @@ TEST_CASE("findings group by rule and workload and rank by saved time", "[analys
   analysis_result a;
   // Two points of one rule in one workload: one group, its figures' range, the larger first.
   a.findings.push_back(make(points[1], "pageable-memory", "42.1% of the run is spent in pageable-memory copies", 1.3));
-  a.findings.push_back(make(points[2], "pageable-memory", "93.9% of the run is spent in pageable-memory copies", 2.8, "critical"));
+  a.findings.push_back(make(points[2], "pageable-memory", "93.9% of the run is spent in pageable-memory copies", 2.8, speedlab::severity::critical));
   // Same rule elsewhere: its own group.
-  a.findings.push_back(make(points[3], "pageable-memory", "9.2% of the run is spent in pageable-memory copies", 1.05, "info"));
+  a.findings.push_back(make(points[3], "pageable-memory", "9.2% of the run is spent in pageable-memory copies", 1.05, speedlab::severity::info));
   // No gain estimate but nearly all of the run: severity follows the magnitude.
-  a.findings.push_back(make(points[3], "host-bound", "the GPU idles 99.7% of the run while the host works", 1.0, "info"));
+  a.findings.push_back(make(points[3], "host-bound", "the GPU idles 99.7% of the run while the host works", 1.0, speedlab::severity::info));
   const auto groups = group_findings(a, points);
   REQUIRE(groups.size() == 3);
   const auto& g = groups[0];
@@ -74,17 +74,17 @@ TEST_CASE("findings group by rule and workload and rank by saved time", "[analys
   CHECK(g.figure_unit == "%");
   CHECK(g.gain_min == Approx(1.3));
   CHECK(g.gain_max == Approx(2.8));
-  CHECK(g.severity == "critical");
+  CHECK(g.severity == speedlab::severity::critical);
   // Saved: 4 ms x (1 - 1/1.3) + 5 ms x (1 - 1/2.8) of the workload's 10 ms.
   CHECK(g.saved_ns == Approx(4e6 * (1 - 1 / 1.3) + 5e6 * (1 - 1 / 2.8)));
   CHECK(g.saved_share == Approx(g.saved_ns / 10e6));
   CHECK(g.headline.find("pageable") != std::string::npos); // the rule's own summary
   // scan: the small pageable saving ranks before host-bound (no gain estimate)...
   CHECK(groups[1].rule == "pageable-memory");
-  CHECK(groups[1].severity == "info");
+  CHECK(groups[1].severity == speedlab::severity::info);
   // ...but idling the GPU 99.7% of the run is critical, not info.
   CHECK(groups[2].rule == "host-bound");
-  CHECK(groups[2].severity == "critical");
+  CHECK(groups[2].severity == speedlab::severity::critical);
 }
 
 TEST_CASE("the top finding of a point is the one with the largest saving", "[analysis][finding-groups]") {

@@ -13,7 +13,7 @@ namespace speedlab::testing {
 inline std::vector<std::string> finding_lines(const std::vector<analysis::finding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
-    std::string s = f.rule + " | " + f.severity + " | " + f.title;
+    std::string s = f.rule + " | " + to_string(f.severity) + " | " + f.title;
     for (const auto& e : f.evidence) s += " | " + e.name + ": " + e.value;
     out.push_back(std::move(s));
   }

@@ -66,7 +66,7 @@ TEST_CASE("ratios and intervals use the same digits", "[format]") {
   CHECK(format::speed_interval(1 / 1.43, 1 / 1.25) == "[1.25–1.43x slower]");
   CHECK(format::speed_interval(1 / 1.1, 1.2) == "[1.10x slower – 1.20x faster]");
   CHECK(format::speed_interval(0, 1) == "");
-  CHECK(format::speed_verdict(1.02, "same") == "1.02x faster (same within noise)");
-  CHECK(format::speed_verdict(1.2, "unclear") == "1.20x faster (unclear)");
-  CHECK(format::speed_verdict(0.5, "slower") == "2.00x slower");
+  CHECK(format::speed_verdict(1.02, speedlab::verdict::same) == "1.02x faster (same within noise)");
+  CHECK(format::speed_verdict(1.2, speedlab::verdict::unclear) == "1.20x faster (unclear)");
+  CHECK(format::speed_verdict(0.5, speedlab::verdict::slower) == "2.00x slower");
 }

@@ -3,14 +3,12 @@
 // round share, compare's choice of test, and the command end to end on the built-in plugins.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include "speedlab_catch.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <sys/wait.h>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -18,9 +16,11 @@
 #include "analysis/analysis_stats.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/round_compare.hpp"
-#include "app/run/commands.hpp"
+#include "app/cli/commands.hpp"
+#include "app/compare/compare_command.hpp"
 #include "model/statistics.hpp"
 #include "reports/compare/compare_report.hpp"
+#include "speedlab_catch.hpp"
 #include "test_support.hpp"
 
 using Catch::Contains;
@@ -200,7 +200,7 @@ TEST_CASE("interleave: a stalled round neither alarms nor hides a 10% change", "
   for (int i = 0; i < 100; ++i) {
     const auto [x, y] = stalling(8, 10, 0.025, 40, draw, "v3", 1.10);
     for (const auto& d : compare_runs(b, x, n, y).points)
-      if (d.verdict == "slower") (d.variant == "v3" ? found : others) += 1;
+      if (d.verdict == speedlab::verdict::slower) (d.variant == "v3" ? found : others) += 1;
   }
   CHECK(found >= 95);
   CHECK(others <= 5);
@@ -228,7 +228,7 @@ TEST_CASE("interleave: shared drift neither alarms nor hides a 10% change; Welch
     const auto [x, y] = interleaved(8, 10, 0.06, 0.02, 0.02, draw, "v3", 1.10);
     const auto c = compare_runs(b, x, n, y);
     for (const auto& d : c.points) {
-      if (d.verdict != "slower") continue;
+      if (d.verdict != speedlab::verdict::slower) continue;
       (d.variant == "v3" ? found : others) += 1;
     }
     const auto w = compare_runs(apart_b, x, apart_n, y);
@@ -259,7 +259,7 @@ TEST_CASE("interleave: compare pairs only the two sides of one measurement and s
   broken[0].status = point_status::failed;
   broken[0].reason = "round 3 of 6: crashed";
   const auto c = compare_runs(side("a", "base"), x, side("a", "new"), broken);
-  CHECK(c.points[0].verdict == "broken");
+  CHECK(c.points[0].verdict == speedlab::verdict::broken);
   CHECK(c.points[0].method == "none");
   CHECK(c.has_regression());
 

@@ -51,7 +51,7 @@ analysis::program_analysis analyze_one(const profile::process_profile& p) {
 // The findings as (rule, severity, variant), sorted: what a verdict is.
 std::vector<std::tuple<std::string, std::string, std::string>> verdicts(const analysis::program_analysis& a) {
   std::vector<std::tuple<std::string, std::string, std::string>> out;
-  for (const auto& f : a.result.findings) out.emplace_back(f.rule, f.severity, f.variant);
+  for (const auto& f : a.result.findings) out.emplace_back(f.rule, to_string(f.severity), f.variant);
   std::sort(out.begin(), out.end());
   return out;
 }

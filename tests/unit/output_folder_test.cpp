@@ -25,7 +25,7 @@ point_result measured(const std::string& n) {
   point_result p;
   p.workload = "faulty";
   p.variant = "ok";
-  p.kind = "serial";
+  p.kind = speedlab::variant_kind::serial;
   p.params = {{"n", n}};
   p.id = "faulty/ok/n=" + n;
   p.samples_ns = {100, 110};
@@ -82,6 +82,19 @@ TEST_CASE("output folder: --resume keeps every earlier byte and knows the measur
   const auto saved = load_run(dir.path());
   CHECK(saved.points.size() == 3); // the torn line ended, the new point on its own line
   CHECK(saved.skipped == 1);
+}
+
+TEST_CASE("output folder: a point of an unknown kind is skipped, naming the file, line and kind", "[output_folder]") {
+  t::temp_dir dir;
+  { output_folder(dir.path(), earlier_run::refuse).append(measured("1")); }
+  nlohmann::json bad = measured("2");
+  bad["kind"] = "fpga";
+  std::ofstream(dir.path() / "results.jsonl", std::ios::app) << bad.dump() << '\n';
+  const auto saved = load_run(dir.path());
+  CHECK(saved.points.size() == 1);
+  std::string said; // every warning, the missing run.json's among them
+  for (const auto& w : saved.warnings) said += w + "\n";
+  CHECK_THAT(said, Contains("results.jsonl:2: skipped: point record: unknown kind 'fpga' (one of serial, threads, cuda)"));
 }
 
 TEST_CASE("output folder: the lock refuses a second writer and names the holder", "[output_folder]") {

@@ -213,7 +213,7 @@ TEST_CASE("program rules fire on the bad loop, with evidence", "[program][rules]
   CHECK(evidence(tiny, "launch cost") == "30.0 µs (median launch call of this program)");
   const auto& pageable = finding_of(a, "sync-pageable-copies");
   CHECK(evidence(pageable, "host blocked in the copy calls") == "33.6 ms");
-  CHECK(finding_of(a, "gpu-idle-gaps").severity == "critical");
+  CHECK(finding_of(a, "gpu-idle-gaps").severity == speedlab::severity::critical);
   CHECK_FALSE(fired(a, "launch-bound")); // tiny-kernels judges it with the activity's measured launch cost
 }
 
@@ -289,7 +289,7 @@ TEST_CASE("program: a process is a point with one window", "[program]") {
   const auto& pt = a.points[0];
   CHECK(pt.id == "pid 100");
   CHECK(pt.workload == "pid 100 (python3 loop.py)");
-  CHECK(pt.kind == "cuda");
+  CHECK(pt.kind == speedlab::variant_kind::cuda);
   CHECK(pt.samples_ns.size() == 1);
   CHECK(pt.wall.median == Approx(121.0 * ms));
   REQUIRE(pt.split_median);
@@ -505,7 +505,7 @@ namespace {
 std::vector<std::string> said(const std::vector<analysis::finding>& findings) {
   std::vector<std::string> out;
   for (const auto& f : findings) {
-    std::string s = f.rule + " | " + f.severity + " | " + f.title + " | " + f.threshold;
+    std::string s = f.rule + " | " + to_string(f.severity) + " | " + f.title + " | " + f.threshold;
     for (const auto& e : f.evidence) s += " | " + e.name + ": " + e.value;
     out.push_back(std::move(s));
   }
@@ -520,7 +520,7 @@ std::vector<analysis::finding> suite_findings(const profile::process_profile& p)
   point.id = "recorded/cuda";
   point.workload = "recorded";
   point.variant = "cuda";
-  point.kind = "cuda";
+  point.kind = speedlab::variant_kind::cuda;
   point.splits = analysis::compute_time_splits(p.trace);
   REQUIRE(point.splits.size() == 1);
   point.split_median = point.split_q1 = point.split_q3 = point.splits.front();
@@ -574,7 +574,7 @@ TEST_CASE("one rule set: without an activity the activity rules stay quiet and l
   point.id = "loop/cuda";
   point.workload = "loop";
   point.variant = "cuda";
-  point.kind = "cuda";
+  point.kind = speedlab::variant_kind::cuda;
   point.splits = analysis::compute_time_splits(p.trace);
   point.split_median = point.split_q1 = point.split_q3 = point.splits.front();
   point.samples_ns = {point.splits.front().wall_ns};

@@ -23,7 +23,7 @@ point_result timed(const std::string& variant, const std::string& kind, int thre
   point_result p;
   p.workload = "vector";
   p.variant = variant;
-  p.kind = kind;
+  p.kind = parse_variant_kind(kind);
   p.threads = threads;
   p.params = {{"n", "65536"}};
   p.id = "vector/" + variant + "/n=65536";

@@ -77,7 +77,7 @@ TEST_CASE("html and markdown work for CPU-only results", "[report][html][markdow
   auto f = test_fixture::make_report_fixture();
   std::vector<point_result> cpu;
   for (const auto& p : f.points)
-    if (p.kind != "cuda") {
+    if (p.kind != speedlab::variant_kind::cuda) {
       auto q = p;
       q.split_median.reset();
       q.splits.clear();
@@ -154,7 +154,7 @@ TEST_CASE("html states best C++ over best Python where the run has Python varian
   s.ratio = 3.25;
   s.ci_low = 3.2;
   s.ci_high = 3.3;
-  s.verdict = "faster";
+  s.verdict = speedlab::verdict::faster;
   f.analysis.cpp_over_python.push_back(s);
   const auto html = test_golden::render("html", f.input(), "report.html");
   CHECK(html.find("id=\"cpp-over-python\"") < html.find("id=\"findings\""));

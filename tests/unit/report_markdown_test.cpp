@@ -34,7 +34,7 @@ TEST_CASE("markdown report: Python points get the best-C++-over-best-Python tabl
   s.ci_low = 12.1;
   s.ci_high = 12.9;
   s.method = "bootstrap";
-  s.verdict = "faster";
+  s.verdict = speedlab::verdict::faster;
   f.analysis.cpp_over_python.push_back(s);
   // The short report states the comparison; the full one adds the bridge's cost per point.
   const auto text = test_golden::render("markdown", f.input(), "report.md");

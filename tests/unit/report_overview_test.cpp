@@ -153,11 +153,11 @@ TEST_CASE("overview: a speedup without an interval says so instead of a collapse
   speedlab::analysis::speedup s;
   s.ratio = 196.2;
   s.ci_low = s.ci_high = 196.2;
-  s.verdict = "unclear";
+  s.verdict = speedlab::verdict::unclear;
   s.method = "none"; // the baseline had one repetition
   CHECK(speedlab::reports::speedup_words(s) == "196x faster (no interval: under 3 repetitions)");
   s.method = "bootstrap";
-  s.verdict = "faster";
+  s.verdict = speedlab::verdict::faster;
   s.ci_low = 190.4;
   s.ci_high = 201.7;
   CHECK(speedlab::reports::speedup_words(s) == "196x faster [190–202x faster]");
@@ -185,7 +185,7 @@ TEST_CASE("roofline: a CPU point past its memory roof is judged by its working s
   d.properties[speedlab::keys::prop_llc_bytes] = std::to_string(32 << 20);
   speedlab::point_result p;
   p.id = "vector/serial/n=1";
-  p.kind = "serial";
+  p.kind = speedlab::variant_kind::serial;
   p.threads = 1;
   p.work.bytes_read = 8 << 20; // 12 MiB in all: fits in a 32 MiB LLC
   p.work.bytes_written = 4 << 20;

@@ -1,11 +1,10 @@
 // Rounds (app/run/rounds.hpp): each round's share of the budget, how rounds add up in a point's
 // record (samples tagged with their round, a failed round ending the point without losing
 // the earlier ones), and the record's JSON with and without rounds.
-#include "speedlab_catch.hpp"
-
 #include <nlohmann/json.hpp>
 
-#include "app/run/commands.hpp"
+#include "app/cli/commands.hpp"
+#include "app/compare/compare_command.hpp"
 #include "app/run/rounds.hpp"
 #include "app/run/run_steps.hpp"
 #include "app/suite/suite_config.hpp"
@@ -13,6 +12,7 @@
 #include "model/results.hpp"
 #include "model/saved_records.hpp"
 #include "model/statistics.hpp"
+#include "speedlab_catch.hpp"
 
 using namespace speedlab;
 using namespace speedlab::app;

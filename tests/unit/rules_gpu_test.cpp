@@ -171,7 +171,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
   dram.counters = counted("step", 10, 85, 85, 5);
   f = findings_of(run({dram}, h100(), {{dram.id, train}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "info");
+  CHECK(f[0].severity == speedlab::severity::info);
   CHECK(f[0].estimated_gain == Approx(1));
   CHECK(evidence(f[0], "busiest unit (counters)") == "DRAM at 85.0% of peak"); // the bound's unit
   CHECK(f[0].explanation.find("more bytes than declared") != std::string::npos);
@@ -181,7 +181,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
   alu.counters = counted("step", 65, 3, 1, 70);
   f = findings_of(run({alu}, h100(), {{alu.id, train}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "info");
+  CHECK(f[0].severity == speedlab::severity::info);
   CHECK(evidence(f[0], "busiest unit (counters)") == "ALU pipe at 70.0% of peak");
 
   // The trace names kernels demangled, the counters pass by the launch's mangled name.
@@ -190,7 +190,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
   const auto named = kernel_train(1, 1000 * us, 2000 * us, 4096, 256, 32, 0, "step(float*)");
   f = findings_of(run({mangled}, h100(), {{mangled.id, named}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "info");
+  CHECK(f[0].severity == speedlab::severity::info);
   CHECK(evidence(f[0], "kernel") == "step(float*)");
 
   // Counters of another kernel say nothing about this one: the finding as without counters.

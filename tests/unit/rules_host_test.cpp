@@ -36,7 +36,7 @@ TEST_CASE("poor-scaling on a memory-bound loop claims no gain", "[rules][host]")
   const auto f = findings_of(run({s, t}, h100()), "poor-scaling");
   REQUIRE(f.size() == 1);
   CHECK(f[0].estimated_gain == 1.0);
-  CHECK(f[0].severity == "info");
+  CHECK(f[0].severity == speedlab::severity::info);
   CHECK(f[0].explanation.find("memory") != std::string::npos);
 }
 
@@ -93,7 +93,7 @@ TEST_CASE("parallel-efficiency: 50-80% names the limit, gain from the interval's
   REQUIRE(f.size() == 1);
   CHECK(f[0].estimated_gain > 1.2);
   CHECK(f[0].estimated_gain < 0.8 / 0.6); // the high end of the interval is above the median
-  CHECK(f[0].severity == "warning");
+  CHECK(f[0].severity == speedlab::severity::warning);
   CHECK(!evidence(f[0], "Karp-Flatt serial fraction").empty());
   CHECK(f[0].explanation.find("contention") != std::string::npos);
 }
@@ -228,7 +228,7 @@ TEST_CASE("problem-too-small fires when the GPU variant is measurably slower tha
   const auto f = findings_of(run({s, g}, h100()), "problem-too-small");
   REQUIRE(f.size() == 1);
   CHECK(f[0].estimated_gain == Approx(2.0).epsilon(0.02));
-  CHECK(f[0].severity == "critical");
+  CHECK(f[0].severity == speedlab::severity::critical);
 }
 
 TEST_CASE("problem-too-small stays quiet when the GPU wins or the difference is unclear", "[rules][host]") {
@@ -266,7 +266,7 @@ TEST_CASE("dropped-records fires when the profiler lost records", "[rules][host]
   p.dropped_records = 12;
   const auto f = findings_of(run({p}, h100()), "dropped-records");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "warning");
+  CHECK(f[0].severity == speedlab::severity::warning);
   p.dropped_records = 0;
   CHECK(findings_of(run({p}, h100()), "dropped-records").empty());
 }
@@ -315,7 +315,7 @@ TEST_CASE("poor-scaling on a machine other programs kept busy blames the machine
   t.other_busy_span_s = 1.0;
   auto f = findings_of(run({s, t}, d), "poor-scaling");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "warning");
+  CHECK(f[0].severity == severity::warning);
   CHECK(f[0].estimated_gain == 1.0);
   CHECK(f[0].title.find("while other programs held 1.4 of 2 cores") != std::string::npos);
   CHECK(f[0].next_experiment.find("--threads 1") != std::string::npos);
@@ -323,7 +323,7 @@ TEST_CASE("poor-scaling on a machine other programs kept busy blames the machine
   t.other_busy_cores = 0.2;
   f = findings_of(run({s, t}, d), "poor-scaling");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "critical");
+  CHECK(f[0].severity == severity::critical);
   CHECK(f[0].title.find("other programs") == std::string::npos);
   // Rounds too short to read /proc/stat's ticks: the run's pooled load decides.
   auto quiet_serial = s;
@@ -331,11 +331,11 @@ TEST_CASE("poor-scaling on a machine other programs kept busy blames the machine
   t.other_busy_cores = 1.9, t.other_busy_span_s = 0.05; // (0.2 + 0.095) / 2.05: a quiet run
   f = findings_of(run({quiet_serial, t}, d), "poor-scaling");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "critical");
+  CHECK(f[0].severity == severity::critical);
   auto busy_serial = quiet_serial;
   busy_serial.other_busy_cores = 1.6; // a busy run
   f = findings_of(run({busy_serial, t}, d), "poor-scaling");
   REQUIRE(f.size() == 1);
-  CHECK(f[0].severity == "warning");
+  CHECK(f[0].severity == severity::warning);
   CHECK(evidence(f[0], "other programs' busy cores").find("over the whole run") != std::string::npos);
 }

@@ -98,7 +98,7 @@ TEST_CASE("rank rules: the straggler's gain is over the job's median step", "[ru
   const auto f = std::find_if(r.findings.begin(), r.findings.end(), [](const auto& x) { return x.rule == "straggler"; });
   REQUIRE(f != r.findings.end());
   CHECK(f->estimated_gain == Approx(2.0).epsilon(0.01));
-  CHECK(f->severity == "critical");
+  CHECK(f->severity == speedlab::severity::critical);
 }
 
 TEST_CASE("rank rules: disabled by name like any rule; the figures stay", "[rules][ranks]") {

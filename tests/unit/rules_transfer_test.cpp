@@ -27,7 +27,7 @@ TEST_CASE("transfer-bound fires when copies dominate and says what removing them
   const auto f = findings_of(r, "transfer-bound");
   REQUIRE(f.size() == 1);
   CHECK(f[0].estimated_gain == Approx(10.0 / 2.0));
-  CHECK(f[0].severity == "critical");
+  CHECK(f[0].severity == speedlab::severity::critical);
   CHECK(!f[0].threshold.empty());
   CHECK(!f[0].explanation.empty());
   CHECK(!f[0].next_experiment.empty());

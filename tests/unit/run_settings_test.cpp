@@ -21,7 +21,7 @@ point_result measured(const std::string& workload, const std::string& variant, c
   point_result p;
   p.workload = workload;
   p.variant = variant;
-  p.kind = kind;
+  p.kind = parse_variant_kind(kind);
   p.params = {{"n", "1024"}};
   p.id = workload + "/" + variant + "/n=1024";
   p.samples_ns = {1e6, 1e6, 1e6};

@@ -14,7 +14,7 @@ json good_point() {
   p.id = "faulty/ok/n=1000";
   p.workload = "faulty";
   p.variant = "ok";
-  p.kind = "serial";
+  p.kind = speedlab::variant_kind::serial;
   p.params = {{"n", "1000"}};
   p.samples_ns = {1200, 1100, 1300};
   p.wall.count = 3;
@@ -46,6 +46,9 @@ TEST_CASE("saved records: missing or unknown fields and types are refused", "[sa
   j = good_point();
   j["status"] = "fine";
   check_refused(j, "status 'fine' is not one of ok");
+  j = good_point();
+  j["kind"] = "gpu";
+  check_refused(j, "unknown kind 'gpu' (one of serial, threads, cuda)");
   j = good_point();
   j.erase("id");
   check_refused(j, "'id' is missing");

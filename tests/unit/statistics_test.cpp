@@ -1,6 +1,5 @@
 #include "speedlab_catch.hpp"
 
-#include "app/run/runner.hpp"
 #include "model/statistics.hpp"
 
 using namespace speedlab;
@@ -38,23 +37,4 @@ TEST_CASE("statistics: empty and single samples", "[stats]") {
   const auto one = stats::summarize({7});
   CHECK(one.median == 7);
   CHECK(one.stddev == 0);
-}
-
-TEST_CASE("stopping rule: every bound ends the measurement", "[stats][runner]") {
-  app::measure_options m;
-  m.min_samples = 5;
-  m.max_samples = 50;
-  m.min_time_s = 0.1;
-  m.max_time_s = 1.0;
-  m.target_noise = 0.01;
-  const std::vector<double> steady(10, 100.0);
-  std::vector<double> noisy;
-  for (int i = 0; i < 20; ++i) noisy.push_back(i % 2 ? 100.0 : 300.0);
-
-  CHECK(app::stop_reason(m, {100, 100}, 0.5).empty());                        // too few samples
-  CHECK(app::stop_reason(m, steady, 0.05).empty());                            // too little time
-  CHECK_THAT(app::stop_reason(m, steady, 0.2), Catch::StartsWith("converged")); // quiet enough
-  CHECK(app::stop_reason(m, noisy, 0.5).empty());                              // noisy: keep going
-  CHECK_THAT(app::stop_reason(m, noisy, 1.0), Catch::StartsWith("max_time"));   // but never past max_time
-  CHECK_THAT(app::stop_reason(m, std::vector<double>(50, 1.0), 0.0), Catch::StartsWith("max_samples"));
 }

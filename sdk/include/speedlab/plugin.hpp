@@ -80,6 +80,8 @@
 #include <utility>
 #include <vector>
 
+#include <speedlab/variant_kind.hpp> // variant_kind: serial, threads, cuda
+
 // The ABI version of this SDK. speedlab refuses a plugin built against another value,
 // because the types below cross the shared-library boundary by layout. 3: size axes,
 // constraints and the example flag. 4: workload_data (the inputs and outputs Python
@@ -93,17 +95,6 @@
 namespace speedlab {
 
 inline constexpr int plugin_abi_version = SPEEDLAB_PLUGIN_ABI_VERSION;
-
-enum class variant_kind { serial, threads, cuda };
-
-inline const char* to_string(variant_kind k) {
-  switch (k) {
-  case variant_kind::serial: return "serial";
-  case variant_kind::threads: return "threads";
-  case variant_kind::cuda: return "cuda";
-  }
-  return "unknown";
-}
 
 enum class param_type { integer, real, text };
 

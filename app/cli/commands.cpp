@@ -1,7 +1,5 @@
-#include "app/run/commands.hpp"
+#include "app/cli/commands.hpp"
 
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +14,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sys/utsname.h>
+#include <sys/wait.h>
 #include <thread>
 
 #include <fmt/format.h>
@@ -23,72 +23,35 @@
 
 #include "analysis/analyze.hpp"
 #include "analysis/run_settings.hpp"
-#include "model/format.hpp"
-#include "device/device_probe.hpp"
-#include "device/host_info.hpp"
+#include "app/plugins/plugin_loader.hpp"
+#include "app/process/interrupt.hpp"
+#include "app/profile/profile_report.hpp"
+#include "app/python/python_variants.hpp"
 #include "app/run/device_list.hpp"
 #include "app/run/device_step.hpp"
-#include "app/process/interrupt.hpp"
-#include "app/process/machine_load.hpp"
 #include "app/run/isolation.hpp"
-#include "app/suite/names.hpp"
 #include "app/run/output_folder.hpp"
-#include "app/plugins/plugin_loader.hpp"
-#include "app/profile/profile_report.hpp"
 #include "app/run/progress.hpp"
 #include "app/run/rounds.hpp"
 #include "app/run/run_steps.hpp"
-#include "app/suite/suite_plan.hpp"
 #include "app/run/terminal_summary.hpp"
+#include "app/suite/names.hpp"
+#include "app/suite/suite_plan.hpp"
+#include "device/device_probe.hpp"
+#include "device/host_info.hpp"
+#include "model/format.hpp"
 #include "profilers/profiler.hpp"
 #include "reports/reporter.hpp"
 #include "speedlab/config.hpp"
 
 namespace speedlab::app {
 
-// The steps of a run that `speedlab compare --base-plugins/--new-plugins` shares
-// (app/run/run_steps.hpp), from here to the next anonymous namespace and in the block below.
-void load_plugins(plugin_registry& registry, const std::vector<std::string>& cli_paths) {
-  const auto paths = plugin_search_path(cli_paths);
-  if (paths.empty()) std::cerr << "speedlab: warning: no plugin folder found (use --plugin-path or SPEEDLAB_PLUGIN_PATH)\n";
-  registry.load(paths);
-  for (const auto& e : registry.errors()) std::cerr << "speedlab: plugin " << e.file.string() << ": " << e.message << '\n';
-  for (const auto& n : registry.notes()) notes() << "speedlab: note: " << n << '\n';
-}
-
-bool counts_as_failure(const point_result& p) {
-  if (p.status == point_status::ok || p.status == point_status::skipped) return false;
-  if (p.status == point_status::invalid && p.expected_invalid) return false; // caught, as it should be
-  return true;
-}
-
-void print_findings(const analysis::analysis_result& result) {
-  for (const auto& f : result.findings) {
-    std::cout << fmt::format("[{}] {} ({}{})\n", f.severity, f.title, f.rule, f.point_id.empty() ? "" : ", " + f.point_id);
-    for (const auto& e : f.evidence) std::cout << fmt::format("    {}: {}\n", e.name, e.value);
-    std::cout << fmt::format("    why: {}\n    next: {}\n", f.explanation, f.next_experiment);
-  }
-}
-
-written_reports write_reports(const saved_run& saved, const analysis::analysis_result& result,
-                              const std::vector<std::string>& formats) {
-  reports::report_input input{saved.run, saved.points, result,
-                              [&saved](const point_result& p) { return load_point_trace(saved.dir, p); }};
-  return write_report_formats(input, saved.dir, formats);
-}
-
-analysis::analysis_result analyze_saved(const saved_run& saved) {
-  if (saved.stored_analysis) return *saved.stored_analysis;
-  const analysis::device_model device = saved.device.value_or(analysis::device_model{});
-  return analysis::analyze(saved.points, device,
-                           [&saved](const point_result& p) { return load_point_trace(saved.dir, p); });
-}
-
 namespace {
 
 // --devices with several GPUs: each device's points analysed against that device's model,
 // the results put together (the first device's model is the run's).
-analysis::analysis_result analyze_per_device(const saved_run& saved, const std::map<int, analysis::device_model>& models) {
+analysis::analysis_result analyze_per_device(const saved_run& saved,
+                                             const std::map<int, analysis::device_model>& models) {
   analysis::analysis_result all;
   bool first = true;
   for (const auto& [d, model] : models) {
@@ -102,7 +65,9 @@ analysis::analysis_result analyze_per_device(const saved_run& saved, const std::
         analysis::analyze(points, model, [&saved](const point_result& p) { return load_point_trace(saved.dir, p); });
     if (first) all.device = r.device;
     first = false;
-    auto add = [](auto& to, auto& from) { to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end())); };
+    auto add = [](auto& to, auto& from) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+    };
     add(all.roofline, r.roofline), add(all.findings, r.findings), add(all.speedups, r.speedups);
     add(all.cpp_over_python, r.cpp_over_python), add(all.fits, r.fits), add(all.crossovers, r.crossovers);
     add(all.what_ifs, r.what_ifs), add(all.timing_checks, r.timing_checks);
@@ -114,20 +79,37 @@ analysis::analysis_result analyze_per_device(const saved_run& saved, const std::
   return all;
 }
 
-void check_names(const std::vector<std::string>& wanted, const std::vector<std::string>& valid, const char* what) {
-  for (const auto& w : wanted)
-    if (std::find(valid.begin(), valid.end(), w) == valid.end()) {
-      throw config_error(unknown_name_message(what, w, valid));
-    }
-}
-
 // `report` and `analyze` take the folder of a run; a file or an empty name gets a message
 // saying so rather than "no such folder".
 void check_run_folder(const std::string& dir) {
   if (dir.empty()) throw config_error("the output folder name is empty; name the folder of a run");
   std::error_code ec;
   if (std::filesystem::is_regular_file(dir, ec))
-    throw config_error(fmt::format("{}: is a file; give the output folder of a run (the folder holding results.jsonl)", dir));
+    throw config_error(
+        fmt::format("{}: is a file; give the output folder of a run (the folder holding results.jsonl)", dir));
+}
+
+} // namespace
+
+namespace {
+
+// `speedlab list`: a workload's parameters, into its JSON and its text.
+void list_parameters(const workload_info& info, nlohmann::json& jw, std::string& text) {
+  text += "  parameters:\n";
+  for (const auto& p : info.parameters) {
+    const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
+    jw["parameters"].push_back({{"name", p.name},
+                                {"type", type},
+                                {"description", p.description},
+                                {"default", p.default_value},
+                                {"sweep", p.default_sweep},
+                                {"choices", p.choices}});
+    text += fmt::format("    {:<12} {:<8} default {:<10} {}{}{}{}\n", p.name, type, p.default_value, p.description,
+                        p.size_axis ? " [size axis]" : "",
+                        p.default_sweep.empty() ? "" : fmt::format("; sweep {}", p.default_sweep),
+                        p.choices.empty() ? "" : fmt::format("; one of {}", fmt::join(p.choices, ", ")));
+    jw["parameters"].back()["size_axis"] = p.size_axis;
+  }
 }
 
 } // namespace
@@ -141,8 +123,8 @@ int command_list(const list_options& options) {
   nlohmann::json j = nlohmann::json::array();
   std::string text;
   for (const auto& [name, w] : registry.workloads()) {
-    nlohmann::json jw{{"name", name}, {"description", w.info.description}, {"plugin", w.file.string()},
-                      {"example", w.info.example}};
+    nlohmann::json jw{
+        {"name", name}, {"description", w.info.description}, {"plugin", w.file.string()}, {"example", w.info.example}};
     text += fmt::format("{}{}  {}\n  plugin: {} (build: {})\n", name, w.info.example ? " [example]" : "",
                         w.info.description, w.file.string(), w.build.words());
     jw["build"] = w.build; // {"optimized", "ndebug"}: null when the plugin does not say
@@ -152,17 +134,7 @@ int command_list(const list_options& options) {
       jw["warnings"].push_back(warning);
       text += "  WARNING: " + warning + "\n";
     }
-    text += "  parameters:\n";
-    for (const auto& p : w.info.parameters) {
-      const char* type = p.type == param_type::integer ? "integer" : p.type == param_type::real ? "real" : "text";
-      jw["parameters"].push_back({{"name", p.name}, {"type", type}, {"description", p.description},
-                                  {"default", p.default_value}, {"sweep", p.default_sweep}, {"choices", p.choices}});
-      text += fmt::format("    {:<12} {:<8} default {:<10} {}{}{}{}\n", p.name, type, p.default_value, p.description,
-                          p.size_axis ? " [size axis]" : "",
-                          p.default_sweep.empty() ? "" : fmt::format("; sweep {}", p.default_sweep),
-                          p.choices.empty() ? "" : fmt::format("; one of {}", fmt::join(p.choices, ", ")));
-      jw["parameters"].back()["size_axis"] = p.size_axis;
-    }
+    list_parameters(w.info, jw, text);
     for (const auto& c : w.info.constraints) {
       jw["constraints"].push_back(c.description);
       text += fmt::format("  constraint: {}\n", c.description);
@@ -175,9 +147,12 @@ int command_list(const list_options& options) {
       } catch (const std::exception& e) {
         why = e.what();
       }
-      jw["variants"].push_back({{"name", v.name}, {"kind", to_string(v.kind)}, {"language", v.language},
+      jw["variants"].push_back({{"name", v.name},
+                                {"kind", to_string(v.kind)},
+                                {"language", v.language},
                                 {"description", v.description},
-                                {"available", why.empty()}, {"unavailable_reason", why},
+                                {"available", why.empty()},
+                                {"unavailable_reason", why},
                                 {"expected_invalid", v.expected_invalid}});
       text += fmt::format("    {:<14} {:<8} {}{}{}\n", v.name, to_string(v.kind), v.description,
                           v.expected_invalid ? " [wrong on purpose]" : "",
@@ -207,269 +182,6 @@ int command_list(const list_options& options) {
   return registry.errors().empty() ? exit_ok : exit_failures;
 }
 
-// The suite with the command line applied, its profilers and report formats checked.
-suite_config prepare_suite(const run_options& options) {
-  suite_config suite = options.suite_file ? load_suite_file(*options.suite_file)
-                                          : parse_suite(default_suite_yaml(), "<built-in default suite>");
-  apply_overrides(suite, options.overrides);
-  // A backend this build left out is a note, so one suite serves every build; an unknown
-  // name stays an error (check_names below).
-  std::erase_if(suite.profilers, [](const std::string& name) {
-    const std::string why = profiling::profiler_not_built_reason(name);
-    if (!why.empty())
-      notes() << fmt::format("speedlab: note: profiler '{}' is not in this build ({}); running without it\n", name,
-                             why);
-    return !why.empty();
-  });
-  check_names(suite.profilers, profiling::profiler_names(), "profiler");
-  suite.reports = reports::canonical_formats(suite.reports); // "md" is "markdown"
-  check_names(suite.reports, reports::reporter_names(), "report format");
-  return suite;
-}
-
-suite_config prepare_run_suite(const run_options& options) {
-  suite_config suite = prepare_suite(options);
-  // -w on the built-in suite: a selection meant to be measured and compared, not the first look
-  // (compare --base-plugins keeps its own default, app/compare/interleave.hpp).
-  if (!options.suite_file && !options.overrides.workloads.empty() && !options.overrides.rounds)
-    suite.rounds = command_line_suite_rounds;
-  return suite;
-}
-
-// --devices: every point once per listed GPU, the device in its parameters (its identity).
-std::vector<planned_point> on_devices(const std::vector<planned_point>& points, const std::vector<int>& devices,
-                                      const plugin_registry& registry) {
-  std::vector<planned_point> out;
-  for (const auto& p : points) {
-    if (const loaded_workload* w = registry.find(p.workload))
-      for (const auto& spec : w->info.parameters)
-        if (spec.name == device_param)
-          throw config_error(fmt::format("--devices: workload '{}' has a parameter of its own named '{}'; run it without "
-                                         "--devices",
-                                         p.workload, device_param));
-    for (int d : devices) {
-      planned_point q = p;
-      q.params[device_param] = std::to_string(d);
-      out.push_back(std::move(q));
-    }
-  }
-  return out;
-}
-
-std::vector<planned_point> plan_run(suite_config& suite, const run_options& options, const plugin_registry& registry) {
-  if (!options.suite_file && options.overrides.workloads.empty()) {
-    // The built-in suite names every lesson; a plugin that is not built here is left out.
-    std::erase_if(suite.workloads, [&](const workload_request& w) {
-      if (registry.find(w.name)) return false;
-      notes() << fmt::format("speedlab: note: workload '{}' of the default suite is not loaded; skipping it\n", w.name);
-      return true;
-    });
-  }
-  std::vector<planned_point> points = plan_points(suite, registry);
-  if (points.empty()) throw config_error("the suite has no points to run");
-  return points;
-}
-
-// Opens the output folder under the lock and says loudly what happened to an earlier run.
-std::unique_ptr<output_folder> open_output(const suite_config& suite, const run_options& options,
-                                           std::set<std::string>& notes) {
-  const earlier_run policy = options.force ? earlier_run::replace : options.resume ? earlier_run::resume : earlier_run::refuse;
-  auto folder = std::make_unique<output_folder>(suite.output, policy);
-  if (!folder->replaced().empty()) {
-    const std::string what = fmt::format("--force: replaced the earlier run in {} (removed {})", folder->dir().string(),
-                                         fmt::join(folder->replaced(), ", "));
-    std::cerr << "speedlab: WARNING: " << what << '\n';
-    notes.insert(what);
-  }
-  for (const auto& w : folder->warnings()) std::cerr << "speedlab: warning: " << w << '\n';
-  if (options.resume)
-    notes.insert(fmt::format("--resume: {} points kept from an earlier run in this folder", folder->kept_points().size()));
-  return folder;
-}
-
-// The measurement settings compare checks (analysis/run_settings.hpp), as text: the suite's,
-// then each workload's own `measure:` block as "measure[<workload>].<name>".
-void add_measure_settings(std::map<std::string, std::string>& out, const measure_options& m, const std::string& prefix) {
-  out[prefix + "warmup_runs"] = std::to_string(m.warmup_runs);
-  out[prefix + "warmup_min_time_s"] = format::exact(m.warmup_min_time_s);
-  out[prefix + "min_samples"] = std::to_string(m.min_samples);
-  out[prefix + "max_samples"] = std::to_string(m.max_samples);
-  out[prefix + "min_time_s"] = format::exact(m.min_time_s);
-  out[prefix + "max_time_s"] = format::exact(m.max_time_s);
-  out[prefix + "target_noise"] = format::exact(m.target_noise);
-}
-
-std::map<std::string, std::string> measurement_settings(const suite_config& suite) {
-  std::map<std::string, std::string> out;
-  add_measure_settings(out, suite.measure, "");
-  for (const auto& w : suite.workloads)
-    if (w.measure) add_measure_settings(out, *w.measure, "measure[" + w.name + "].");
-  out["timeout_s"] = format::exact(suite.timeout_s);
-  out["isolate"] = suite.isolate ? "true" : "false";
-  out["self_timing"] = suite.self_timing ? "true" : "false";
-  out["calibrate"] = suite.calibrate;
-  out["profilers"] = fmt::format("{}", fmt::join(suite.profilers, ","));
-  return out;
-}
-
-// How each planned workload's plugin was compiled, with a warning on stderr for each one
-// built without optimization (the reports warn from the points, which carry the build).
-void record_plugin_builds(run_info& info, const std::vector<planned_point>& planned, const plugin_registry& registry) {
-  for (const auto& p : planned) {
-    const loaded_workload* w = registry.find(p.workload);
-    if (!w || !info.plugin_builds.emplace(p.workload, w->build).second || !w->build.unoptimized()) continue;
-    const std::string warning = analysis::unoptimized_plugin_warning(p.workload, w->file.filename().string(), w->build);
-    std::cerr << "speedlab: WARNING: " << warning << '\n';
-  }
-}
-
-// The run's GPU and its CUDA driver, from the device model the analysis uses.
-void record_device(run_info& info, const decltype(saved_run::device)& device) {
-  if (!device) return;
-  info.gpu_name = device->gpu_name;
-  if (auto it = device->properties.find("driver_version"); it != device->properties.end()) info.driver_version = it->second;
-}
-
-run_info new_run_info(const run_options& options, const suite_config& suite) {
-  run_info info;
-  info.speedlab_version = SPEEDLAB_VERSION;
-  info.started_at = device::iso_utc_now();
-  info.hostname = device::host_name();
-  info.cpu_model = device::read_cpuinfo().model;
-  info.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  info.command_line = options.command_line;
-  info.suite = suite.source;
-  info.profilers = suite.profilers;
-  info.settings = measurement_settings(suite);
-  return info;
-}
-
-round_plan plan_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
-                      const plugin_registry& registry, output_folder& folder, int threads) {
-  const loaded_workload* w = registry.find(pp.workload);
-  planned_point plugin_point = pp; // the plugin never sees the device parameter
-  plugin_point.measure = round_measure(pp.measure, rounds);
-  const std::optional<int> device = take_device(plugin_point.params);
-  // The first round writes the point's device trace and runs the passes that read the kernels
-  // once (counters, source: a later round's would be dropped by merge_round); later rounds add
-  // samples and splits only.
-  std::vector<std::string> profilers = suite.profilers;
-  if (round > 0)
-    std::erase_if(profilers, [](const std::string& name) {
-      const auto* b = profiling::find_backend(name);
-      return b && b->first_round_only;
-    });
-  run_request req{w, w->find_variant(pp.variant), plugin_point, threads, profilers, suite.self_timing,
-                  suite.profiler_options, round == 0 ? folder.dir() : std::filesystem::path(), {}, {}};
-  if (device) req.visible_devices = visible_devices_for(*device, std::getenv("CUDA_VISIBLE_DEVICES"));
-  return {std::move(req), device};
-}
-
-void finish_round(point_result& r, const round_plan& plan, const suite_config& suite) {
-  if (r.language == "c++") r.build = plan.request.workload->build; // the plugin's flavour travels with the point
-  if (!suite.isolate && wants_own_process_pass(plan.request))
-    r.profiler_messages.push_back("source: the source pass needs a process of its own per point (isolation on, "
-                                  "the default); no source view");
-  if (plan.device) { // the device is part of the point's identity
-    r.params[device_param] = std::to_string(*plan.device);
-    r.id = point_id(r.workload, r.variant, r.params);
-  }
-}
-
-// One round of one point, in its own process when isolated; nullopt when a stop signal
-// abandoned it.
-std::optional<point_result> measure_round(const planned_point& pp, int rounds, int round, const suite_config& suite,
-                                          const plugin_registry& registry, output_folder& folder, int threads) {
-  const round_plan plan = plan_round(pp, rounds, round, suite, registry, folder, threads);
-  const machine_load_meter load; // what other programs take of the machine during this round
-  std::optional<point_result> r =
-      suite.isolate ? run_isolated(plan.request, suite.timeout_s) : measure_point(plan.request);
-  if (r) {
-    if (const auto l = load.read()) {
-      r->other_busy_cores = l->other_busy_cores;
-      r->other_busy_span_s = l->span_s;
-    }
-    finish_round(*r, plan, suite);
-  }
-  return r;
-}
-
-// Measures each point not yet in the folder in `suite.rounds` rounds, round-robin over the
-// plan, appending each point as its last round (or a failed one) ends. `started[i]`: the
-// saved record of a point that has some of its rounds (`--resume`); only its missing rounds
-// are measured, added after the saved samples, and the point is appended again with all of
-// them (the reader keeps the last line: model/saved_records.hpp, extends_partial). Stops
-// early on a stop signal (interrupt.hpp): the round in a child is abandoned, one measured
-// in-process is finished and kept; points with some of their rounds are then saved with what
-// they have (rounds < rounds_planned), so nothing measured is lost.
-std::vector<point_result> measure_points(const std::vector<planned_point>& points, const suite_config& suite,
-                                         const plugin_registry& registry, output_folder& folder, int threads,
-                                         std::set<std::string>& notes,
-                                         std::vector<std::optional<point_result>> started) {
-  const int rounds = std::max(1, suite.rounds);
-  progress_display progress(points.size() * static_cast<std::size_t>(rounds), stderr_is_terminal());
-  std::vector<std::optional<point_result>>& partial = started;
-  partial.resize(points.size());
-  std::vector<int> first_round(points.size(), 0); // the round each point goes on from
-  for (std::size_t i = 0; i < points.size(); ++i) first_round[i] = partial[i] ? partial[i]->rounds : 0;
-  std::vector<point_result> results;
-  auto keep = [&](point_result& r) {
-    folder.append(r);
-    for (const auto& m : r.profiler_messages) notes.insert(m);
-    results.push_back(std::move(r));
-  };
-  bool abandoned = false;
-  for (int round = 0; round < rounds && !abandoned; ++round) {
-    for (std::size_t i = 0; i < points.size() && !stop_signal(); ++i) {
-      if (round < first_round[i] || (round > 0 && (!partial[i] || point_finished(*partial[i])))) continue;
-      const auto& pp = points[i];
-      const std::size_t step = static_cast<std::size_t>(round) * points.size() + i;
-      progress.starting(step, point_id(pp.workload, pp.variant, pp.params) +
-                                  (rounds > 1 ? fmt::format(" (round {}/{})", round + 1, rounds) : ""));
-      std::optional<point_result> r = measure_round(pp, rounds, round, suite, registry, folder, threads);
-      if (!r) { // abandoned by a stop signal
-        abandoned = true;
-        break;
-      }
-      progress.finished(step, *r);
-      if (!partial[i]) partial[i].emplace();
-      merge_round(*partial[i], std::move(*r), round, rounds);
-      if (point_finished(*partial[i])) {
-        keep(*partial[i]);
-        partial[i].reset();
-      }
-    }
-    if (stop_signal()) abandoned = true;
-  }
-  std::size_t short_points = 0;
-  for (std::size_t i = 0; i < points.size(); ++i)
-    if (partial[i] && partial[i]->rounds > first_round[i]) { // a saved point that gained no round stays as saved
-      ++short_points;
-      keep(*partial[i]);
-    }
-  if (short_points)
-    notes.insert(fmt::format("{} points have fewer rounds than the {} planned (the run was stopped between rounds) and "
-                             "are saved with the rounds they have; `--resume` measures their missing rounds "
-                             "(`--force` measures all again); `speedlab compare` says so for each",
-                             short_points, rounds));
-  progress.done();
-  return results;
-}
-
-python_settings python_settings_of(const suite_config& suite) {
-  python_settings settings;
-  settings.interpreter = suite.python;
-  settings.files = suite.python_variants;
-  settings.enabled = suite.python_enabled;
-  settings.chosen_by = suite.python_chosen_by;
-  return settings;
-}
-
-const char* signal_name(int sig) {
-  const char* name = sigabbrev_np(sig);
-  return name ? name : "?";
-}
-
 namespace {
 
 // Device and host ceilings for the analysis, measured in a child (CUDA stays out of this
@@ -481,7 +193,8 @@ std::map<int, analysis::device_model> obtain_device_models(const suite_config& s
   for (std::size_t i = 0; i < devices.size() && !stop_signal(); ++i) {
     const int d = devices[i];
     const std::string visible = visible_devices_for(d, std::getenv("CUDA_VISIBLE_DEVICES"));
-    auto model = obtain_device_model(suite.calibrate, saved.dir, suite.timeout_s, visible, fmt::format("device-{}.json", d));
+    auto model =
+        obtain_device_model(suite.calibrate, saved.dir, suite.timeout_s, visible, fmt::format("device-{}.json", d));
     if (!model) continue;
     model->properties["device_index"] = std::to_string(d);
     if (i == 0) { // the run's device.json: the first listed GPU
@@ -532,8 +245,8 @@ resume_plan points_to_measure(const std::vector<planned_point>& planned, const o
 }
 
 void say_resume(const resume_plan& plan, const std::filesystem::path& results) {
-  std::string line = fmt::format("speedlab: --resume: {} points already in {} are kept", plan.kept + plan.partial,
-                                 results.string());
+  std::string line =
+      fmt::format("speedlab: --resume: {} points already in {} are kept", plan.kept + plan.partial, results.string());
   if (plan.partial)
     line += fmt::format(" ({} of them partly measured: their {} rounds are kept and their missing rounds measured)",
                         plan.partial, plan.rounds_kept);
@@ -606,7 +319,8 @@ int command_run(const run_options& options) {
   std::vector<int> devices;
   if (options.overrides.devices) {
     if (!suite.isolate)
-      throw config_error("--devices runs each point in its own process on its GPU; drop --no-isolate (or isolate: false)");
+      throw config_error(
+          "--devices runs each point in its own process on its GPU; drop --no-isolate (or isolate: false)");
     devices = parse_device_list(*options.overrides.devices, count_gpus(std::max(suite.timeout_s, 60.0)));
     planned = on_devices(planned, devices, registry);
     notes() << fmt::format("speedlab: --devices: each point runs on device{} {}\n", devices.size() > 1 ? "s" : "",
@@ -647,7 +361,8 @@ int command_run(const run_options& options) {
   info.notes.assign(notes.begin(), notes.end());
   for (const auto& n : info.notes) app::notes() << "speedlab: note: " << n << '\n';
 
-  const std::map<int, analysis::device_model> device_models = obtain_device_models(suite, devices, stopped_by, saved, info);
+  const std::map<int, analysis::device_model> device_models =
+      obtain_device_models(suite, devices, stopped_by, saved, info);
   record_device(info, saved.device);
   saved.run = info;
   folder->write_run_info(info);
@@ -669,7 +384,8 @@ int command_run(const run_options& options) {
   }
   std::size_t failures = 0;
   for (const auto& r : saved.points) failures += counts_as_failure(r) ? 1 : 0;
-  if (failures) std::cerr << fmt::format("speedlab: {} of {} points failed or were invalid\n", failures, saved.points.size());
+  if (failures)
+    std::cerr << fmt::format("speedlab: {} of {} points failed or were invalid\n", failures, saved.points.size());
   return failures || written.failed ? exit_failures : exit_ok;
 }
 
@@ -798,8 +514,8 @@ int command_analyze(const analyze_options& options) {
     std::cout << fmt::format("crossover {} {} vs {} along {} [{}] ({}): {}{}\n", c.workload, c.variant, c.baseline,
                              c.size_param, c.params_key, c.with_transfers ? "with transfers" : "kernels only",
                              c.size ? fmt::format("{} = {} [{}, {}]", c.size_param, format::sig(*c.size, 4),
-                                                    format::sig(c.size_low, 4), format::sig(c.size_high, 4))
-                                     : "none",
+                                                  format::sig(c.size_low, 4), format::sig(c.size_high, 4))
+                                    : "none",
                              c.note.empty() ? "" : " (" + c.note + ")");
   return exit_ok;
 }
