@@ -27,10 +27,10 @@ class counters_program final : public program_session, public cupti::callback_cl
 public:
   bool configure(const profile::parsed_injection_options& settings, std::map<std::string, std::string>&) override {
     if (!settings.is_set(profile::option::metrics)) return false;
-    const profile::injection_options& o = settings.options;
+    const profile::counters_injection_options& o = settings.options.counters;
     m_options.metrics = o.metrics;
     m_options.metric_set = o.metric_set_or_names();
-    if (o.counters_per_kernel) m_options.per_kernel_limit = *o.counters_per_kernel;
+    if (o.per_kernel) m_options.per_kernel_limit = *o.per_kernel;
     m_options.external_callbacks = true;
     hub().reserve_launches(); // the launch gate needs every launch callback
     return true;

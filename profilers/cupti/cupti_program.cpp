@@ -111,10 +111,10 @@ class cupti_program final : public program_session, public cupti::callback_clien
 public:
   bool configure(const profile::parsed_injection_options& settings, std::map<std::string, std::string>& tags) override {
     m_settings = settings;
-    const profile::injection_options& o = settings.options;
+    const profile::cupti_injection_options& o = settings.options.cupti;
     // A flush forces CUPTI's buffers out once GPU records were held back this long (a GPU
     // never idle at a flush): flush_policy.hpp. 0: never.
-    m_policy = flush_policy(o.force_after_ms_or_default() * 1000000ull);
+    m_policy = flush_policy(settings.options.force_after_ms_or_default() * 1000000ull);
     if (o.max_buffer_mib) m_cap_bytes = *o.max_buffer_mib << 20;
     // Cost knob (scripts/bench/profile_overhead.sh's breakdown): CUPTI's buffer size.
     if (o.buffer_kib) m_buffer_bytes = *o.buffer_kib << 10;
@@ -225,7 +225,7 @@ private:
     hub().add(this); // before any of its callbacks is enabled
     // Cost knob: clock_offset maps CUPTI's times to the steady clock from offsets read at
     // start instead of CUPTI calling back for every timestamp.
-    const cupti::process_setup& setup = cupti::setup_process(!m_settings.options.clock_offset);
+    const cupti::process_setup& setup = cupti::setup_process(!m_settings.options.cupti.clock_offset);
     for (const auto& n : setup.notes) note(n);
     if (!setup.error.empty()) {
       note("cupti: " + setup.error);
@@ -250,7 +250,7 @@ private:
     // cost a record each and are read by no analysis. runtime_api off: no runtime or
     // synchronization records, a cost knob only (the analysis then has kernels without
     // launch calls).
-    const profile::injection_options& o = m_settings.options;
+    const profile::cupti_injection_options& o = m_settings.options.cupti;
     cupti::activity_selection what{o.runtime_api, o.driver_api, false};
     what.analysis_calls_only = !o.all_api;
     what.api_by_callback = api_source_is_callback();
@@ -348,7 +348,7 @@ private:
   // default: docs/results/profile-termination-h100.md).
   bool api_source_is_callback() {
     if (const std::string* why = m_settings.problem(profile::option::api_source)) note(*why);
-    return m_settings.options.api_records == profile::api_source::callback;
+    return m_settings.options.cupti.api_records == profile::api_source::callback;
   }
 
   // The callback API for the calls the activity path would record (the analysis's calls, or

@@ -66,8 +66,11 @@ public:
     m_settings = profile::parse_injection_options();
     const profile::injection_options& o = m_settings.options;
     if (o.dir.empty()) {
-      std::fprintf(stderr, "speedlab-inject: %s is not set; this process is not profiled\n",
-                   profile::variable_name(profile::option::dir));
+      const std::string* why = m_settings.problem(profile::option::dir);
+      const std::string text = why ? *why
+                                   : fmt::format("no output folder in {} or {}", profile::options_variable,
+                                                 profile::variable_name(profile::option::dir));
+      std::fprintf(stderr, "speedlab-inject: %s; this process is not profiled\n", text.c_str());
       return false;
     }
     m_flush_ms = o.flush_ms;

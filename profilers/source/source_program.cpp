@@ -45,7 +45,7 @@ public:
       note(source::unavailable_note(*why));
       return;
     }
-    m_window = *m_settings.options.source_launches;
+    m_window = *m_settings.options.source.launches;
     try {
       m_collector = std::make_unique<source_core::source_collector>(source_core::collector_options{true});
     } catch (const std::exception& e) {
