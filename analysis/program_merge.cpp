@@ -181,8 +181,10 @@ point_result process_point(const process_summary& p) {
   r.profiler = p.backend;
   r.profiler_messages = p.info.notes;
   r.duration_s = wall / 1e9;
-  r.counters = p.counters; // the point rules read them as they read a run's counters pass
-  r.source = p.source;     // and the source view as a run's source pass (reports' source tables)
+  // The point rules read the counters as they read a run's counters pass, and the reports
+  // the source view as a run's source pass.
+  if (p.counters) r.sections.set(*p.counters);
+  if (p.source) r.sections.set(*p.source);
   return r;
 }
 

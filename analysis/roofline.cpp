@@ -167,7 +167,7 @@ std::vector<roofline_point> roofline_for_point(const point_result& p, const trac
 }
 
 void attach_counter_bounds(std::vector<roofline_point>& rows, const point_result& p) {
-  if (!p.counters) return;
+  if (!p.sections.has<counters::counter_pass>()) return;
   const auto kernels = detail::counter_kernels(p);
   for (auto& r : rows) {
     if (r.processor != "gpu" || !r.level.empty()) continue;
@@ -207,8 +207,9 @@ ceiling dram_roof_for_mix(const device_model& d, double read, double written) {
 
 std::vector<roofline_point> counter_roofline_for_point(const point_result& p, const device_model& d) {
   std::vector<roofline_point> out;
-  if (!p.counters) return out;
-  for (const auto& k : counters::per_distinct_kernel(p.counters->kernels)) {
+  const auto* pass = p.sections.get<counters::counter_pass>();
+  if (!pass) return out;
+  for (const auto& k : counters::per_distinct_kernel(pass->kernels)) {
     const counters::counter_figures f = counters::derive(k.metrics);
     if (!f.duration_ns || !(*f.duration_ns > 0)) continue;
     const bool fp64 = f.fp64_dominant();

@@ -71,7 +71,8 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const double need = ctx.point->work.bytes();
-    if (!(need > 0) || !ctx.point->counters || ctx.point->kind != variant_kind::cuda) return {};
+    if (!(need > 0) || !ctx.point->sections.has<counters::counter_pass>() || ctx.point->kind != variant_kind::cuda)
+      return {};
     const auto ks = kernels_of(*ctx.point);
     double moved = 0, kernel_ns = 0;
     const kernel_view* worst = nullptr;
@@ -368,8 +369,9 @@ namespace detail {
 // estimated from the launch count when every launch was of one key).
 std::vector<counter_kernel> counter_kernels(const point_result& p) {
   std::vector<counter_kernel> out;
-  if (!p.counters) return out;
-  const auto& c = *p.counters;
+  const auto* pass = p.sections.get<counters::counter_pass>();
+  if (!pass) return out;
+  const auto& c = *pass;
   std::map<std::string, double> profiled;
   for (const auto& k : c.kernels) profiled[k.kernel] += 1;
   for (auto& k : cn::per_distinct_kernel(c.kernels)) {

@@ -29,9 +29,10 @@ std::uint64_t memory_wait(const source::source_line& l) {
 
 std::vector<source_kernel_view> source_kernels(const point_result& p) {
   std::vector<source_kernel_view> out;
-  if (!p.source || p.source->total_samples == 0) return out;
-  const double total = static_cast<double>(p.source->total_samples);
-  for (const auto& k : p.source->kernels) {
+  const auto* pass = p.sections.get<source::source_pass>();
+  if (!pass || pass->total_samples == 0) return out;
+  const double total = static_cast<double>(pass->total_samples);
+  for (const auto& k : pass->kernels) {
     const double share = static_cast<double>(k.samples) / total;
     if (share < source_min_share || k.lines.empty()) continue;
     out.push_back({demangled(k.kernel), k.kernel, share, &k});
@@ -56,8 +57,9 @@ std::string describe_line(const source::source_line& l) {
 }
 
 std::optional<source::source_line> uncoalesced_line(const point_result& p, const std::string& kernel) {
-  if (!p.source) return std::nullopt;
-  for (const auto& k : p.source->kernels) {
+  const auto* pass = p.sections.get<source::source_pass>();
+  if (!pass) return std::nullopt;
+  for (const auto& k : pass->kernels) {
     if (k.lines.empty() || !k.line_info || (k.kernel != kernel && demangled(k.kernel) != kernel)) continue;
     const source::source_line* best = nullptr;
     for (const auto& l : k.lines)

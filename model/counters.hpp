@@ -96,6 +96,7 @@ struct kernel_counters {
 
 // What one counters pass of a point recorded.
 struct counter_pass {
+  static constexpr const char* section_key = "counters"; // its section of a point (result_sections.hpp)
   std::string metric_set;                // as chosen ("default", "full" or a list)
   std::vector<std::string> metrics;
   std::string chip;                      // e.g. GH100

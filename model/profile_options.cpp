@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace speedlab::profile {
 namespace {
@@ -16,6 +20,15 @@ constexpr std::array<const char*, option_count> names = {
     "SPEEDLAB_PROFILE_METRIC_SET",    "SPEEDLAB_PROFILE_COUNTERS_K",     "SPEEDLAB_PROFILE_SIGNAL_WAIT_MS",
     "SPEEDLAB_PROFILE_SIGNALS",       "SPEEDLAB_PROFILE_NVTX"};
 static_assert(static_cast<std::size_t>(option::nvtx) + 1 == option_count);
+constexpr std::string_view prefix = "SPEEDLAB_PROFILE_";
+
+// A setting's key in the block: its variable's name without the prefix, lower case
+// ("flush_ms" for SPEEDLAB_PROFILE_FLUSH_MS).
+std::string block_key(option o) {
+  std::string key(variable_name(o) + prefix.size());
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
 
 // A whole number and nothing else (strict), or its leading digits (lenient: strtol's reading,
 // which the library has always taken for these settings).
@@ -59,27 +72,31 @@ void parse_numbers(const std::map<option, std::string>& v, parsed_injection_opti
           quoted(option::flush_ms, *t) + " is not 1 to 3600000 ms: " + std::to_string(default_flush_ms) + " ms is used";
   }
   if (const auto* t = text(option::force_after_ms)) {
-    if (const auto n = strict_number(*t); n && *n >= 0) o.force_after_ms = static_cast<std::uint64_t>(*n);
+    if (const auto n = strict_number(*t); n && *n >= 0)
+      o.cupti.force_after_ms = static_cast<std::uint64_t>(*n);
     else
       out.problems[option::force_after_ms] = quoted(option::force_after_ms, *t) + " is not a whole number of milliseconds: " +
                                              std::to_string(o.force_after_ms_or_default()) + " ms is used";
   }
   if (const auto* t = text(option::max_buffer_mib)) {
-    if (const long long n = lenient_number(*t); n > 0) o.max_buffer_mib = static_cast<std::size_t>(n);
+    if (const long long n = lenient_number(*t); n > 0)
+      o.cupti.max_buffer_mib = static_cast<std::size_t>(n);
     else out.problems[option::max_buffer_mib] = quoted(option::max_buffer_mib, *t) + " is not a positive number: the default is used";
   }
   if (const auto* t = text(option::buffer_kib)) {
     const long long n = lenient_number(*t);
     if (n >= static_cast<long long>(min_buffer_kib) && n <= static_cast<long long>(max_buffer_kib))
-      o.buffer_kib = static_cast<std::size_t>(n);
+      o.cupti.buffer_kib = static_cast<std::size_t>(n);
     else out.problems[option::buffer_kib] = quoted(option::buffer_kib, *t) + " is not 64 to 1048576: the default is used";
   }
   if (const auto* t = text(option::source_launches)) {
-    if (const auto n = strict_number(*t); n && *n > 0) o.source_launches = static_cast<std::uint64_t>(*n);
+    if (const auto n = strict_number(*t); n && *n > 0)
+      o.source.launches = static_cast<std::uint64_t>(*n);
     else out.problems[option::source_launches] = quoted(option::source_launches, *t) + " is not a positive whole number";
   }
   if (const auto* t = text(option::counters_k)) {
-    if (const long long n = lenient_number(*t); n > 0) o.counters_per_kernel = static_cast<std::size_t>(n);
+    if (const long long n = lenient_number(*t); n > 0)
+      o.counters.per_kernel = static_cast<std::size_t>(n);
     else out.problems[option::counters_k] = quoted(option::counters_k, *t) + " is not a positive number: the default is used";
   }
   if (const auto* t = text(option::signal_wait_ms)) {
@@ -100,18 +117,19 @@ void parse_words(const std::map<option, std::string>& v, parsed_injection_option
   };
   o.dir = text(option::dir);
   std::string launch_problem;
-  o.launches = parse_launch_settings(text(option::launch_calls), text(option::launch_sample), launch_problem);
+  o.cupti.launches = parse_launch_settings(text(option::launch_calls), text(option::launch_sample), launch_problem);
   if (!launch_problem.empty()) out.problems[option::launch_calls] = launch_problem;
-  o.clock_offset = text(option::clock) == "offset";
-  o.runtime_api = text(option::runtime_api) != "0";
-  o.driver_api = text(option::driver_api) != "0";
-  o.all_api = text(option::api) == "all";
-  o.sync_records = text(option::sync_records) == "1";
-  if (const std::string a = text(option::api_source); a == "callback") o.api_records = api_source::callback;
+  o.cupti.clock_offset = text(option::clock) == "offset";
+  o.cupti.runtime_api = text(option::runtime_api) != "0";
+  o.cupti.driver_api = text(option::driver_api) != "0";
+  o.cupti.all_api = text(option::api) == "all";
+  o.cupti.sync_records = text(option::sync_records) == "1";
+  if (const std::string a = text(option::api_source); a == "callback")
+    o.cupti.api_records = api_source::callback;
   else if (!a.empty() && a != "activity")
     out.problems[option::api_source] = quoted(option::api_source, a) + " is not activity or callback: activity records are used";
-  o.metrics = split_names(text(option::metrics));
-  o.metric_set = text(option::metric_set);
+  o.counters.metrics = split_names(text(option::metrics));
+  o.counters.metric_set = text(option::metric_set);
   o.signals = text(option::signals) != "0";
   o.nvtx = text(option::nvtx) != "0";
 }
@@ -123,10 +141,12 @@ const char* variable_name(option o) { return names.at(static_cast<std::size_t>(o
 bool valid_flush_ms(long long ms) { return ms >= min_flush_ms && ms <= max_flush_ms; }
 
 std::uint64_t injection_options::force_after_ms_or_default() const {
-  return force_after_ms ? *force_after_ms : std::max<std::uint64_t>(5000, 10ull * flush_ms);
+  return cupti.force_after_ms ? *cupti.force_after_ms : std::max<std::uint64_t>(5000, 10ull * flush_ms);
 }
 
-std::string injection_options::metric_set_or_names() const { return metric_set.empty() ? joined(metrics) : metric_set; }
+std::string counters_injection_options::metric_set_or_names() const {
+  return metric_set.empty() ? joined(metrics) : metric_set;
+}
 
 std::optional<launch_sampling> parse_launch_sampling(const std::string& text, std::string& problem) {
   const auto slash = text.find('/');
@@ -165,31 +185,32 @@ launch_settings parse_launch_settings(const std::string& calls, const std::strin
 
 std::map<std::string, std::string> to_environment(const injection_options& o) {
   const injection_options d;
-  std::map<std::string, std::string> env;
-  auto put = [&](option k, std::string value) { env[variable_name(k)] = std::move(value); };
+  nlohmann::json block = nlohmann::json::object();
+  auto put = [&](option k, std::string value) { block[block_key(k)] = std::move(value); };
   put(option::dir, o.dir);
   put(option::flush_ms, std::to_string(o.flush_ms));
-  if (o.force_after_ms) put(option::force_after_ms, std::to_string(*o.force_after_ms));
-  if (o.max_buffer_mib) put(option::max_buffer_mib, std::to_string(*o.max_buffer_mib));
-  if (o.buffer_kib) put(option::buffer_kib, std::to_string(*o.buffer_kib));
-  if (o.launches.mode != launch_mode::all) put(option::launch_calls, o.launches.mode == launch_mode::sampled ? "sampled" : "none");
-  if (o.launches.sampling != d.launches.sampling)
-    put(option::launch_sample, std::to_string(o.launches.sampling.window_ns / 1'000'000) + "/" +
-                                   std::to_string(o.launches.sampling.period_ns / 1'000'000));
-  if (o.clock_offset) put(option::clock, "offset");
-  if (!o.runtime_api) put(option::runtime_api, "0");
-  if (!o.driver_api) put(option::driver_api, "0");
-  if (o.all_api) put(option::api, "all");
-  if (o.api_records == api_source::callback) put(option::api_source, "callback");
-  if (o.sync_records) put(option::sync_records, "1");
-  if (o.source_launches) put(option::source_launches, std::to_string(*o.source_launches));
-  if (!o.metrics.empty()) put(option::metrics, joined(o.metrics));
-  if (!o.metric_set.empty()) put(option::metric_set, o.metric_set);
-  if (o.counters_per_kernel) put(option::counters_k, std::to_string(*o.counters_per_kernel));
+  if (o.cupti.force_after_ms) put(option::force_after_ms, std::to_string(*o.cupti.force_after_ms));
+  if (o.cupti.max_buffer_mib) put(option::max_buffer_mib, std::to_string(*o.cupti.max_buffer_mib));
+  if (o.cupti.buffer_kib) put(option::buffer_kib, std::to_string(*o.cupti.buffer_kib));
+  if (o.cupti.launches.mode != launch_mode::all)
+    put(option::launch_calls, o.cupti.launches.mode == launch_mode::sampled ? "sampled" : "none");
+  if (o.cupti.launches.sampling != d.cupti.launches.sampling)
+    put(option::launch_sample, std::to_string(o.cupti.launches.sampling.window_ns / 1'000'000) + "/" +
+                                   std::to_string(o.cupti.launches.sampling.period_ns / 1'000'000));
+  if (o.cupti.clock_offset) put(option::clock, "offset");
+  if (!o.cupti.runtime_api) put(option::runtime_api, "0");
+  if (!o.cupti.driver_api) put(option::driver_api, "0");
+  if (o.cupti.all_api) put(option::api, "all");
+  if (o.cupti.api_records == api_source::callback) put(option::api_source, "callback");
+  if (o.cupti.sync_records) put(option::sync_records, "1");
+  if (o.source.launches) put(option::source_launches, std::to_string(*o.source.launches));
+  if (!o.counters.metrics.empty()) put(option::metrics, joined(o.counters.metrics));
+  if (!o.counters.metric_set.empty()) put(option::metric_set, o.counters.metric_set);
+  if (o.counters.per_kernel) put(option::counters_k, std::to_string(*o.counters.per_kernel));
   if (o.signal_wait_ms != d.signal_wait_ms) put(option::signal_wait_ms, std::to_string(o.signal_wait_ms));
   if (!o.signals) put(option::signals, "0");
   if (!o.nvtx) put(option::nvtx, "0");
-  return env;
+  return {{options_variable, block.dump()}};
 }
 
 const std::string* parsed_injection_options::problem(option o) const {
@@ -199,15 +220,34 @@ const std::string* parsed_injection_options::problem(option o) const {
 
 bool parsed_injection_options::is_set(option o) const { return std::find(set.begin(), set.end(), o) != set.end(); }
 
-parsed_injection_options parse_injection_options(const variable_lookup& get) {
-  parsed_injection_options out;
-  std::map<option, std::string> values; // the variables present and not empty
+// The settings speedlab wrote (options_variable): each key a setting's, each value its text.
+// A block that is not such an object is said in `problems` (under dir) and ignored.
+std::map<option, std::string> read_block(const char* text, parsed_injection_options& out) {
+  std::map<option, std::string> values;
+  if (!text || !*text) return values;
+  const nlohmann::json block = nlohmann::json::parse(text, nullptr, false);
+  if (!block.is_object()) {
+    out.problems[option::dir] = std::string(options_variable) + " is not a JSON object of settings: ignored";
+    return values;
+  }
   for (std::size_t i = 0; i < option_count; ++i) {
     const auto o = static_cast<option>(i);
-    const char* v = get ? get(variable_name(o)) : std::getenv(variable_name(o));
-    if (!v || !*v) continue;
-    values[o] = v;
-    out.set.push_back(o);
+    if (auto it = block.find(block_key(o)); it != block.end() && it->is_string() && !it->get<std::string>().empty())
+      values[o] = it->get<std::string>();
+  }
+  return values;
+}
+
+parsed_injection_options parse_injection_options(const variable_lookup& get) {
+  parsed_injection_options out;
+  auto lookup = [&](const char* name) { return get ? get(name) : std::getenv(name); };
+  // The block first; a setting it leaves out may come from its own variable (a user's knob).
+  std::map<option, std::string> values = read_block(lookup(options_variable), out);
+  for (std::size_t i = 0; i < option_count; ++i) {
+    const auto o = static_cast<option>(i);
+    if (!values.count(o))
+      if (const char* v = lookup(variable_name(o)); v && *v) values[o] = v;
+    if (values.count(o)) out.set.push_back(o);
   }
   parse_words(values, out);
   parse_numbers(values, out);

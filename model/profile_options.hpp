@@ -6,14 +6,17 @@
 //   profile::injection_options o;
 //   o.dir = out;
 //   o.flush_ms = 250;
-//   for (const auto& [name, value] : profile::to_environment(o)) env[name] = value; // speedlab
+//   for (const auto& [name, value] : profile::to_environment(o)) env[name] = value; // speedlab: one variable
 //
 //   const profile::parsed_injection_options p = profile::parse_injection_options(); // the library
 //   if (const auto* why = p.problem(profile::option::buffer_kib)) note(*why);
 //
-// to_environment writes the directory and the flush interval, and every other setting only
-// where it differs from its default, so what a user set in the environment (a cost knob of
-// scripts/bench) reaches the library untouched.
+// to_environment writes the block whole, as one variable (options_variable: a JSON object,
+// each setting by its variable's name without SPEEDLAB_PROFILE_, in lower case): the
+// directory and the flush interval, and every other setting only where it differs from its
+// default. A setting the block leaves out is read from its own variable, so what a user set
+// in the environment (a cost knob of scripts/bench, documented in docs/profile-format.md)
+// reaches the library untouched.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +53,10 @@ enum class option {
 };
 inline constexpr std::size_t option_count = 20;
 
-// The environment variable of a setting.
+// The environment variable of a setting (a user may set it; speedlab writes the block).
 const char* variable_name(option o);
+// The one variable speedlab writes: the whole block.
+inline constexpr const char* options_variable = "SPEEDLAB_PROFILE_OPTIONS";
 
 inline constexpr std::uint32_t default_flush_ms = 500, min_flush_ms = 1, max_flush_ms = 3600000;
 inline constexpr std::uint32_t default_signal_wait_ms = 5000;
@@ -82,34 +87,49 @@ launch_settings parse_launch_settings(const std::string& calls, const std::strin
 
 enum class api_source { activity, callback };
 
-struct injection_options {
-  std::string dir;
-  std::uint32_t flush_ms = default_flush_ms;
-  std::optional<std::uint64_t> force_after_ms;  // unset: force_after_ms_or_default()
-  std::optional<std::size_t> max_buffer_mib;    // unset: the library's cap
-  std::optional<std::size_t> buffer_kib;        // unset: the library's size
+// Each program session's block (profilers/program_session.hpp reads its own in configure()).
+struct cupti_injection_options {               // the cupti session: buffers, records, launch calls, clock
+  std::optional<std::uint64_t> force_after_ms; // unset: injection_options::force_after_ms_or_default()
+  std::optional<std::size_t> max_buffer_mib;   // unset: the library's cap
+  std::optional<std::size_t> buffer_kib;       // unset: the library's size
   launch_settings launches;
   bool clock_offset = false;
   bool runtime_api = true, driver_api = true;
   bool all_api = false;
   api_source api_records = api_source::activity;
   bool sync_records = false;
-  std::optional<std::uint64_t> source_launches; // `--source`
-  std::vector<std::string> metrics;             // `--metrics`: none, no counters
-  std::string metric_set;                       // empty: the metric names (metric_set_or_names)
-  std::optional<std::size_t> counters_per_kernel;
+  bool operator==(const cupti_injection_options&) const = default;
+};
+struct counters_injection_options { // `--metrics`
+  std::vector<std::string> metrics; // none: no counters
+  std::string metric_set;           // empty: the metric names (metric_set_or_names)
+  std::optional<std::size_t> per_kernel;
+  std::string metric_set_or_names() const;
+  bool operator==(const counters_injection_options&) const = default;
+};
+struct source_injection_options { // `--source`
+  std::optional<std::uint64_t> launches;
+  bool operator==(const source_injection_options&) const = default;
+};
+
+struct injection_options {
+  // The library's own: where, how often, signals, NVTX.
+  std::string dir;
+  std::uint32_t flush_ms = default_flush_ms;
   std::uint32_t signal_wait_ms = default_signal_wait_ms;
   bool signals = true;
   bool nvtx = true;
+  cupti_injection_options cupti;
+  counters_injection_options counters;
+  source_injection_options source;
 
   // A GPU never idle at a flush: force its records out after 10 flushes, and 5 s at least.
   std::uint64_t force_after_ms_or_default() const;
-  std::string metric_set_or_names() const;
   bool operator==(const injection_options&) const = default;
 };
 
-// The variables for `o` (see above: the directory and flush interval always, the rest where
-// they differ from the defaults).
+// The variable for `o`: options_variable and the block (see above: the directory and flush
+// interval always, the rest where they differ from the defaults).
 std::map<std::string, std::string> to_environment(const injection_options& o);
 
 // What the library read: the options, and for each variable set to a value it cannot take,
@@ -117,13 +137,13 @@ std::map<std::string, std::string> to_environment(const injection_options& o);
 struct parsed_injection_options {
   injection_options options;
   std::map<option, std::string> problems;
-  std::vector<option> set; // the variables present and not empty
+  std::vector<option> set; // the settings present (in the block or their variable) and not empty
   const std::string* problem(option o) const;
   bool is_set(option o) const;
 };
 
-// Reads every variable through `get` (getenv by default: the library reads its process's
-// environment).
+// Reads the block and every variable through `get` (getenv by default: the library reads its
+// process's environment); a setting in the block wins over its own variable.
 using variable_lookup = std::function<const char*(const char*)>;
 parsed_injection_options parse_injection_options(const variable_lookup& get = {});
 

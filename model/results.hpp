@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/counters.hpp"
+#include "model/result_sections.hpp"
 #include "model/source_view.hpp"
 #include "model/states.hpp"
 
@@ -118,12 +119,11 @@ struct point_result {
   // repetition in samples_ns order; 0 where a repetition reported none. Runs with
   // self_timing only.
   std::map<std::string, std::vector<double>> self_timed_ns;
-  // Hardware counters read in a pass of their own after the measured repetitions (the
-  // counters backend); absent when not asked for or unavailable.
-  std::optional<counters::counter_pass> counters;
-  // Source lines of each kernel (PC sampling folded to file:line) from the source backend's
-  // pass, in a process of its own after the point's; absent when not asked for or unavailable.
-  std::optional<source::source_pass> source;
+  // What backends recorded beyond the timings, one section each, keyed by the backend
+  // (result_sections.hpp): the counters backend's pass (counters::counter_pass), the source
+  // backend's (source::source_pass, from a process of its own after the point's); a section
+  // is absent when not asked for or unavailable.
+  result_sections sections;
 
   double started_unix_s = 0;
   double duration_s = 0;                       // whole point, setup to teardown

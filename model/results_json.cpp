@@ -151,10 +151,9 @@ void to_json(nlohmann::json& j, const point_result& p) {
     j["other_busy_span_s"] = p.other_busy_span_s;
   }
   if (!p.self_timed_ns.empty()) j["self_timed_ns"] = p.self_timed_ns; // only runs with self_timing
-  if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;            // only plugins that declare them
-  if (p.counters) j["counters"] = *p.counters;                          // only runs with the counters backend
+  if (!p.size_axes.empty()) j["size_axes"] = p.size_axes;             // only plugins that declare them
   if (p.build.known()) j["plugin_build"] = p.build;                    // only plugins that export it
-  if (p.source) j["source"] = *p.source;                                // only runs with the source backend
+  p.sections.write(j); // only backends with a section of their own (counters, source)
 }
 
 void from_json(const nlohmann::json& j, point_result& p) {
@@ -196,7 +195,6 @@ void from_json(const nlohmann::json& j, point_result& p) {
   get("duration_s", p.duration_s);
   get("self_timed_ns", p.self_timed_ns);
   get("size_axes", p.size_axes);
-  get("counters", p.counters);
   get("plugin_build", p.build);
   get("sample_rounds", p.sample_rounds);
   get("rounds", p.rounds);
@@ -212,7 +210,7 @@ void from_json(const nlohmann::json& j, point_result& p) {
     if (r < 0 || r >= p.rounds_planned)
       throw std::invalid_argument("sample_rounds: round " + std::to_string(r) + " outside 0.." +
                                   std::to_string(p.rounds_planned - 1));
-  get("source", p.source);
+  p.sections.read(j);
 }
 
 } // namespace speedlab

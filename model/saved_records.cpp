@@ -183,7 +183,7 @@ point_result read_point_record(const json& j) {
       if (p.samples_ns[i] <= 0) throw bad_record(fmt::format("samples_ns[{}] is {}: a measured time must be positive", i, p.samples_ns[i]));
     if (p.wall.median <= 0) throw bad_record("status is ok but wall.median is not positive");
   }
-  if (p.source) check_source_pass(*p.source);
+  if (const auto* s = p.sections.get<source::source_pass>()) check_source_pass(*s);
   return p;
 }
 

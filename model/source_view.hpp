@@ -47,6 +47,7 @@ struct kernel_source {
 
 // What one source pass of a point recorded.
 struct source_pass {
+  static constexpr const char* section_key = "source"; // its section of a point (result_sections.hpp)
   std::string method = "pc_sampling";   // "pc_sampling" or "pc_sampling+sass_metrics"
   std::uint32_t sampling_period_log2 = 0; // samples every 2^n cycles per SM
   std::uint64_t total_samples = 0, dropped_samples = 0;

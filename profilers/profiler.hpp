@@ -8,6 +8,7 @@
 // Sessions never throw from stop()/collect(): problems go to messages().
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,31 +18,37 @@
 #include <vector>
 
 #include "model/counters.hpp"
+#include "model/result_sections.hpp"
 #include "model/source_view.hpp"
 #include "model/trace.hpp"
 #include "profilers/options_section.hpp"
 
 namespace speedlab::profiling {
 
-struct profiler_options {
-  std::size_t buffer_bytes = 8u << 20;       // one CUPTI activity buffer
-  std::size_t max_buffer_bytes = 256u << 20; // cap on buffered memory; beyond it records drop
-  bool driver_api = false;                   // also record CUDA driver API calls (cu*): more records
-  bool api_records = true;                   // runtime API calls and synchronizations; without them the
-                                             // split cannot tell sync and API time from host time
-  // How CUPTI timestamps reach the host steady clock: CUPTI calls speedlab's clock for each
-  // timestamp (callback), or keeps its own clock and speedlab maps it with offsets read at
-  // start and stop (offset; the first session of a process decides, CUPTI allows no change).
-  enum class clock_mode { callback, offset } clock = clock_mode::callback;
-  // How kernel launch calls (cudaLaunchKernel & co.) are recorded when api_records is on:
-  // as CUPTI runtime-API activity records, through speedlab's own CUPTI callback (the same
-  // interval and correlation id; measured no cheaper on the H100 machine, docs/profiling.md),
-  // or not at all (their time then counts as host time).
-  enum class launch_mode { activity, callback, none } launches = launch_mode::activity;
-  // The counters backend: the metric set ("default", "full" or a list of metric names) and
-  // K, the launches profiled per distinct (kernel, grid, block) in its pass.
-  std::string metric_set = "default";
-  std::size_t counters_per_kernel = 2;
+// Each backend's own options block, keyed by the backend: a type with a `block_key` in the
+// backend's folder (cupti_options, counters_options), filled by its suite section
+// (options_section.hpp) and the command line, read by its sessions. A block never set reads
+// as its type's defaults.
+//
+//   o.block<cupti_options>().buffer_bytes = 2u << 20;   // its suite section
+//   const cupti_options& c = o.get<cupti_options>();    // its session
+class profiler_options {
+public:
+  template <class T>
+  const T& get() const {
+    static const T defaults;
+    auto it = m_blocks.find(T::block_key);
+    return it == m_blocks.end() ? defaults : *std::any_cast<T>(&it->second);
+  }
+  template <class T>
+  T& block() {
+    auto [it, added] = m_blocks.try_emplace(T::block_key);
+    if (added) it->second = T{};
+    return *std::any_cast<T>(&it->second);
+  }
+
+private:
+  std::map<std::string, std::any> m_blocks;
 };
 
 // CPU time of one repetition: the whole process and the thread that ran the phases,
@@ -64,8 +71,7 @@ std::vector<int> helper_processes();
 struct profile_data {
   trace::device_trace device;
   std::vector<host_usage> host; // one per measured repetition (host backend)
-  std::optional<counters::counter_pass> counters; // counters backend
-  std::optional<source::source_pass> source;       // source backend
+  result_sections sections;     // a backend's own results (counters, source): a section each
   std::vector<std::string> messages;
 };
 
@@ -114,6 +120,10 @@ struct backend_entry {
 // Registry keyed by name: the explicit list in registry.cpp (a new backend is one folder
 // with a make_<name>_profiler() factory, and maybe an options section, plus one line there).
 const std::map<std::string, backend_entry>& profiler_registry();
+// A backend beside the explicit list, by name (a test's, or one built outside profilers/):
+// the same entry as a line there; false when the name is taken. Call it before the run
+// starts (registration is not synchronized).
+bool register_backend(const std::string& name, backend_entry entry);
 // nullptr for an unknown name.
 const backend_entry* find_backend(const std::string& name);
 std::unique_ptr<profiler> make_profiler(const std::string& name); // nullptr if unknown or not built

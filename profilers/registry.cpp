@@ -28,18 +28,29 @@ profiler_factory make_cupti_profiler, make_counters_profiler, make_source_profil
 #endif
 } // namespace
 
-const std::map<std::string, backend_entry>& profiler_registry() {
-  static const std::map<std::string, backend_entry> registry{
+static std::map<std::string, backend_entry>& registry() {
+  static std::map<std::string, backend_entry> registry{
       {"none", {.make = make_none_profiler}},
       {"host", {.make = make_host_profiler}},
       {"cupti",
-       {.make = make_cupti_profiler, .not_built = cupti_not_built, .options = &cupti_options_section(), .traces_device = true}},
+       {.make = make_cupti_profiler,
+        .not_built = cupti_not_built,
+        .options = &cupti_options_section(),
+        .traces_device = true}},
       {"counters",
-       {.make = make_counters_profiler, .not_built = cupti_not_built, .options = &counters_options_section(),
+       {.make = make_counters_profiler,
+        .not_built = cupti_not_built,
+        .options = &counters_options_section(),
         .first_round_only = true}},
       {"source", {.make = make_source_profiler, .not_built = cupti_not_built, .first_round_only = true}},
   };
   return registry;
+}
+
+const std::map<std::string, backend_entry>& profiler_registry() { return registry(); }
+
+bool register_backend(const std::string& name, backend_entry entry) {
+  return registry().try_emplace(name, std::move(entry)).second;
 }
 
 const backend_entry* find_backend(const std::string& name) {

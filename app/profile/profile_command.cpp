@@ -188,11 +188,11 @@ std::map<std::string, std::string> program_environment(const std::filesystem::pa
   injected.flush_ms = options.flush_interval_ms;
   if (!options.metrics.empty()) {
     // The injection library reads the metric names themselves (it has no set of its own).
-    injected.metrics = counters::metric_set(options.metrics);
-    injected.metric_set = options.metrics;
-    injected.counters_per_kernel = options.counters_per_kernel;
+    injected.counters.metrics = counters::metric_set(options.metrics);
+    injected.counters.metric_set = options.metrics;
+    injected.counters.per_kernel = options.counters_per_kernel;
   }
-  if (options.source) injected.source_launches = options.source_launches;
+  if (options.source) injected.source.launches = options.source_launches;
   auto environment = injection_environment(library, injected);
   const char* preload = std::getenv("LD_PRELOAD");
   if (const std::string with_shim = preload_with_exit_shim(library, preload ? preload : ""); !with_shim.empty())

@@ -29,6 +29,7 @@
 #include "model/profile_stream.hpp"
 #include "model/saved_records.hpp"
 #include "model/trace_fold.hpp"
+#include "profilers/cupti/cupti_options.hpp"
 #include "profilers/profiler.hpp"
 #include "speedlab/config.hpp"
 
@@ -397,11 +398,11 @@ private:
     profile::injection_options o;
     o.dir = m_streams->path().string();
     o.flush_ms = 3600 * 1000;
-    o.max_buffer_mib = std::max<std::size_t>(1, tracing->max_buffer_bytes >> 20);
+    o.cupti.max_buffer_mib = std::max<std::size_t>(1, tracing->get<profiling::cupti_options>().max_buffer_bytes >> 20);
     // As `run`'s cupti profiler records: every runtime call (the library's default under
     // `speedlab profile` is the analysis's calls only), and the worker's signals left as
     // they are (run ends its worker itself and reads only what was flushed on request).
-    o.all_api = true;
+    o.cupti.all_api = true;
     o.signals = false;
     return injection_environment(library, o);
   }

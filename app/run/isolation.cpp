@@ -23,7 +23,7 @@ namespace {
 std::optional<point_result> run_one(const run_request& request, double timeout_s);
 }
 
-// The point in one child; then, when a backend needs it (source lines), its own-process
+// The point in one child; then, when a backend needs it (profiler::own_process), its own-process
 // pass in a second child, whose findings join the point's result. A failing pass is a note:
 // the point's measurements are kept as they are.
 std::optional<point_result> run_isolated(const run_request& request, double timeout_s) {
@@ -33,7 +33,7 @@ std::optional<point_result> run_isolated(const run_request& request, double time
     return r;
   run_request pass_request = request;
   pass_request.own_process_pass = true;
-  if (std::optional<point_result> pass = run_one(pass_request, timeout_s)) merge_own_process_pass(*r, *pass);
+  if (std::optional<point_result> pass = run_one(pass_request, timeout_s)) merge_own_process_pass(*r, *pass, request);
   return r;
 }
 

@@ -23,8 +23,8 @@ public:
                              std::uint64_t end) = 0;
 };
 
-// While measure_point runs a point whose device activity is traced (its cupti session
-// started): that session's options, so a variant working in another process can trace it
+// While measure_point runs a point whose device activity is traced (its device-tracing
+// session started): that session's options, so a variant working in another process can trace it
 // the same way. Null otherwise, and between points (one point at a time per process).
 const profiling::profiler_options* point_device_tracing();
 

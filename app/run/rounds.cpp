@@ -103,7 +103,7 @@ void merge_round(point_result& into, point_result r, int round, int rounds_plann
   for (const auto& [name, ns] : r.phase_median_ns)
     into.phase_median_ns[name] = running_mean(into.phase_median_ns[name], ns, before);
   if (into.trace_file.empty()) into.trace_file = r.trace_file;
-  if (!into.counters) into.counters = std::move(r.counters);
+  into.sections.add_missing(std::move(r.sections));
   if (into.profiler.empty()) into.profiler = r.profiler;
 }
 

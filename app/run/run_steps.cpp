@@ -244,7 +244,7 @@ round_plan plan_round(const planned_point& pp, int rounds, int round, const suit
   plugin_point.measure = round_measure(pp.measure, rounds);
   const std::optional<int> device = take_device(plugin_point.params);
   // The first round writes the point's device trace and runs the passes that read the kernels
-  // once (counters, source: a later round's would be dropped by merge_round); later rounds add
+  // once (first_round_only: their sections come from the first round); later rounds add
   // samples and splits only.
   std::vector<std::string> profilers = suite.profilers;
   if (round > 0)
@@ -269,8 +269,10 @@ round_plan plan_round(const planned_point& pp, int rounds, int round, const suit
 void finish_round(point_result& r, const round_plan& plan, const suite_config& suite) {
   if (r.language == "c++") r.build = plan.request.workload->build; // the plugin's flavour travels with the point
   if (!suite.isolate && wants_own_process_pass(plan.request))
-    r.profiler_messages.push_back("source: the source pass needs a process of its own per point (isolation on, "
-                                  "the default); no source view");
+    for (const auto& name : own_process_backends(plan.request))
+      r.profiler_messages.push_back(fmt::format("{0}: the {0} pass needs a process of its own per point (isolation "
+                                                "on, the default); no {0} view",
+                                                name));
   if (plan.device) { // the device is part of the point's identity
     r.params[device_param] = std::to_string(*plan.device);
     r.id = point_id(r.workload, r.variant, r.params);

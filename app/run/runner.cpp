@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/time_split.hpp"
@@ -55,7 +56,7 @@ void timing_sink(const char* name, double ns) {
   if (g_repetition_timings && name) (*g_repetition_timings)[name] = ns;
 }
 
-// point_device_tracing(): set for the point being measured when its cupti session started.
+// point_device_tracing(): set for the point being measured when its device-tracing session started.
 const profiling::profiler_options* g_device_tracing = nullptr;
 
 struct tracing_scope {
@@ -124,7 +125,7 @@ public:
   void each(Fn&& fn) {
     for (auto& s : m_sessions) fn(*s);
   }
-  // A session that records the device trace runs (the cupti backend's).
+  // A session that records the device trace runs (backend_entry::traces_device).
   bool traces_device() const {
     return std::any_of(m_names.begin(), m_names.end(), [](const std::string& name) {
       const auto* b = profiling::find_backend(name);
@@ -144,7 +145,7 @@ public:
     m_sessions.clear();
     return data;
   }
-  // Sessions that replay kernels (counters): each gets one unmeasured repetition of its own,
+  // Sessions that read kernels in a pass (session::own_pass): each gets one unmeasured repetition of its own,
   // after the timed sessions are collected, so they never distort a timing.
   template <class Fn>
   void own_passes(point_result& r, Fn&& repetition) {
@@ -163,8 +164,7 @@ public:
       }
       m_pass_sessions[i].reset();
       for (auto& msg : pass.messages) r.profiler_messages.push_back(std::move(msg));
-      if (pass.counters && !r.counters) r.counters = std::move(pass.counters);
-      if (pass.source && !r.source) r.source = std::move(pass.source);
+      r.sections.add_missing(std::move(pass.sections));
     }
     m_pass_sessions.clear();
   }
@@ -346,6 +346,7 @@ private:
 void add_profile(point_result& r, profiling::profile_data data, std::vector<trace::repetition_window> windows,
                  const std::filesystem::path& output_dir) {
   for (auto& msg : data.messages) r.profiler_messages.push_back(std::move(msg));
+  r.sections.add_missing(std::move(data.sections)); // each backend's own results
   if (!data.host.empty()) {
     std::vector<double> util;
     for (const auto& h : data.host)
@@ -401,21 +402,27 @@ static point_result own_process_pass(const run_request& req, point_result& r, Fi
   return finish(point_status::ok, {});
 }
 
+std::vector<std::string> own_process_backends(const run_request& req) {
+  std::vector<std::string> names;
+  for (const auto& name : req.profilers)
+    if (auto prof = profiling::make_profiler(name); prof && prof->own_process()) names.push_back(name);
+  return names;
+}
+
 bool wants_own_process_pass(const run_request& req) {
   // Only CUDA variants running their kernels in this process have code to sample (a Python
   // variant's kernels run in its worker).
   if (!req.variant || req.variant->kind != variant_kind::cuda || req.variant->language != "c++") return false;
-  for (const auto& name : req.profilers)
-    if (auto prof = profiling::make_profiler(name); prof && prof->own_process()) return true;
-  return false;
+  return !own_process_backends(req).empty();
 }
 
-void merge_own_process_pass(point_result& into, const point_result& pass) {
+void merge_own_process_pass(point_result& into, const point_result& pass, const run_request& req) {
   for (const auto& msg : pass.profiler_messages) into.profiler_messages.push_back(msg);
   if (pass.status != point_status::ok)
-    into.profiler_messages.push_back(fmt::format("source: its pass in a process of its own ended {}: {}",
-                                                 to_string(pass.status), pass.reason));
-  if (pass.source && !into.source) into.source = pass.source;
+    into.profiler_messages.push_back(fmt::format("{}: its pass in a process of its own ended {}: {}",
+                                                 fmt::join(own_process_backends(req), ", "), to_string(pass.status),
+                                                 pass.reason));
+  into.sections.add_missing(result_sections(pass.sections));
 }
 
 namespace {

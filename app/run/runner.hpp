@@ -23,7 +23,7 @@ struct run_request {
   const variant_spec* variant = nullptr;
   planned_point point;
   int threads = 1;
-  std::vector<std::string> profilers;      // backend names, e.g. host, cupti
+  std::vector<std::string> profilers;      // backend names (profilers/registry.cpp)
   bool self_timing = false;                // ask variants for their own timings (run_context)
   profiling::profiler_options profiler_options; // for every session of the point
   std::filesystem::path output_dir;        // traces/ is written under it
@@ -31,9 +31,9 @@ struct run_request {
   std::string visible_devices;
   // Called as the run makes progress (phase name); the isolation layer turns it into heartbeats.
   std::function<void(const std::string& phase)> progress;
-  // The pass of the backends that need a process of their own (profiler::own_process:
-  // source lines), run by the isolation layer after the point: only those sessions, created
-  // before setup, one warm-up and one repetition; the result carries only what they saw.
+  // The pass of the backends that need a process of their own (profiler::own_process), run by the isolation layer after
+  // the point: only those sessions, created before setup, one warm-up and one repetition; the result carries only what
+  // they saw.
   bool own_process_pass = false;
 };
 
@@ -50,13 +50,15 @@ point_result measure_point(const run_request& request);
 // rule, validation and result; what one side's plugin throws ends that side only. One set of
 // profiler sessions serves both (backends are per process): each side's time split counts
 // only its own repetition windows. Not for backends that read kernels in passes of their own
-// (first_round_only: counters, source): measure those apart.
+// (first_round_only): measure those apart.
 std::array<point_result, 2> measure_point_pair(const run_request& a, const run_request& b, int first);
 // True when a backend of the request needs the own-process pass (profiler::own_process).
 bool wants_own_process_pass(const run_request& request);
+// The request's backends that need it, by name.
+std::vector<std::string> own_process_backends(const run_request& request);
 // Into a point's result, what its own-process pass recorded (never replacing what the point
 // measured), or why the pass gave nothing.
-void merge_own_process_pass(point_result& into, const point_result& pass);
+void merge_own_process_pass(point_result& into, const point_result& pass, const run_request& request);
 // The point's identity (id, names, params, threads) before anything is measured.
 point_result new_point_result(const run_request& request);
 

@@ -9,6 +9,7 @@
 #include "app/suite/names.hpp"
 #include "app/suite/sweep.hpp"
 #include "model/counters.hpp"
+#include "profilers/counters/counters_options.hpp"
 
 namespace speedlab::app {
 namespace {
@@ -64,8 +65,9 @@ void apply_settings(suite_config& s, const cli_overrides& cli) {
   }
   for (const auto& f : cli.python_variants) s.python_variants.push_back(f);
   if (cli.no_python) s.python_enabled = false;
-  if (cli.metric_set) s.profiler_options.metric_set = checked_metric_set(*cli.metric_set, command_line.file, "--metrics");
-  if (cli.counters_per_kernel) s.profiler_options.counters_per_kernel = *cli.counters_per_kernel;
+  auto& counters = s.profiler_options.block<profiling::counters_options>(); // --metrics, --counters-per-kernel
+  if (cli.metric_set) counters.metric_set = checked_metric_set(*cli.metric_set, command_line.file, "--metrics");
+  if (cli.counters_per_kernel) counters.counters_per_kernel = *cli.counters_per_kernel;
   // One bound given on the command line moves the suite's other bound with it.
   auto apply_measure = [&](measure_options& m) {
     if (cli.max_time_s) m.max_time_s = *cli.max_time_s;

@@ -11,7 +11,8 @@
 namespace speedlab::profiling {
 namespace {
 
-void read_counters(section_reader& r, profiler_options& out) {
+void read_counters(section_reader& r, profiler_options& options) {
+  counters_options& out = options.block<counters_options>();
   if (r.has("metrics")) {
     std::string set;
     for (const auto& name : r.names("metrics")) set += (set.empty() ? "" : ",") + name;
@@ -26,7 +27,8 @@ void read_counters(section_reader& r, profiler_options& out) {
 }
 
 // Whenever the backend runs (its options always matter: they decide what is replayed).
-std::string counters_note(const profiler_options& o, bool selected) {
+std::string counters_note(const profiler_options& options, bool selected) {
+  const counters_options& o = options.get<counters_options>();
   if (!selected) return {};
   return fmt::format("counters: metric set '{}', the first {} launch(es) of each distinct (kernel, grid, block), read in "
                      "one unmeasured repetition after the timed ones",

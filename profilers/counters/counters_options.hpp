@@ -3,9 +3,21 @@
 // same bounds.
 #pragma once
 
+#include <cstddef>
+#include <string>
+
 #include "profilers/options_section.hpp"
 
 namespace speedlab::profiling {
+
+// The counters backend's options block (profiler_options::get<counters_options>()): the metric
+// set ("default", "full" or a list of metric names) and K, the launches profiled per distinct
+// (kernel, grid, block) in its pass.
+struct counters_options {
+  static constexpr const char* block_key = "counters";
+  std::string metric_set = "default";
+  std::size_t counters_per_kernel = 2;
+};
 
 namespace counters_limits {
 inline constexpr number_bounds per_kernel{1, 1e6, true, "launches"};

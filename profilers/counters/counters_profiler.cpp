@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "profilers/counters/counter_collector.hpp"
+#include "profilers/counters/counters_options.hpp"
 #include "profilers/profiler.hpp"
 
 namespace speedlab::profiling {
@@ -19,7 +20,8 @@ namespace {
 
 class counters_session final : public session {
 public:
-  explicit counters_session(const profiler_options& o) {
+  explicit counters_session(const profiler_options& options) {
+    const counters_options& o = options.get<counters_options>();
     m_options.metric_set = o.metric_set;
     m_options.metrics = counters::metric_set(o.metric_set); // throws on an unknown set: "could not start"
     m_options.per_kernel_limit = o.counters_per_kernel;
@@ -62,8 +64,9 @@ public:
     for (auto& msg : m_messages) out.messages.push_back(msg);
     if (!m_collector) return;
     try {
-      out.counters = m_collector->take();
-      out.counters->setup_wall_ns = m_setup_ns;
+      counters::counter_pass pass = m_collector->take();
+      pass.setup_wall_ns = m_setup_ns;
+      out.sections.set(std::move(pass));
     } catch (const counters_core::counters_unavailable& e) {
       fail(e.what());
       out.messages.push_back(m_messages.back());

@@ -136,7 +136,7 @@ void disable_activities(enabled_activities& e);
 std::vector<CUpti_CallbackId> launch_ids(CUpti_CallbackDomain domain, const std::vector<CUpti_CallbackId>& ids);
 
 // The launch calls, switched on and off together (launch calls recorded in windows:
-// profilers/inject/launch_sampler.hpp). Either CUPTI's activity records of the ids
+// profilers/cupti/launch_sampler.hpp). Either CUPTI's activity records of the ids
 // `enable_activities` enabled one by one, or a subscriber's callbacks (the callback path).
 // Not usable when the ids were not enabled one by one (the whole kinds are on) or libcupti
 // lacks the per-id calls: then every launch call is recorded.

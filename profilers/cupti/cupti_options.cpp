@@ -11,8 +11,9 @@ namespace {
 
 constexpr double mib = 1 << 20;
 
-void read_cupti(section_reader& r, profiler_options& out) {
-  using opts = profiler_options;
+void read_cupti(section_reader& r, profiler_options& options) {
+  using opts = cupti_options;
+  cupti_options& out = options.block<cupti_options>();
   if (r.has("buffer_mib")) out.buffer_bytes = static_cast<std::size_t>(r.number("buffer_mib", cupti_limits::buffer_mib) * mib);
   if (r.has("max_buffer_mib"))
     out.max_buffer_bytes = static_cast<std::size_t>(r.number("max_buffer_mib", cupti_limits::max_buffer_mib) * mib);
@@ -31,8 +32,9 @@ void read_cupti(section_reader& r, profiler_options& out) {
 
 // Whenever they differ from the defaults, selected or not: a run whose suite sets them, with
 // cupti off on the command line, still says what the suite asked for.
-std::string cupti_note(const profiler_options& o, bool) {
-  const profiler_options d;
+std::string cupti_note(const profiler_options& options, bool) {
+  const cupti_options& o = options.get<cupti_options>();
+  const cupti_options d;
   std::vector<std::string> parts;
   if (o.buffer_bytes != d.buffer_bytes) parts.push_back(fmt::format("buffer_mib={:g}", static_cast<double>(o.buffer_bytes) / mib));
   if (o.max_buffer_bytes != d.max_buffer_bytes)
@@ -40,7 +42,8 @@ std::string cupti_note(const profiler_options& o, bool) {
   if (o.api_records != d.api_records) parts.push_back(fmt::format("api_records={}", o.api_records));
   if (o.driver_api != d.driver_api) parts.push_back(fmt::format("driver_api={}", o.driver_api));
   if (o.launches != d.launches)
-    parts.push_back(std::string("launch_records=") + (o.launches == profiler_options::launch_mode::callback ? "callback" : "none"));
+    parts.push_back(std::string("launch_records=") +
+                    (o.launches == cupti_options::launch_mode::callback ? "callback" : "none"));
   if (o.clock != d.clock) parts.push_back("clock=offset");
   if (parts.empty()) return {};
   std::string s = "cupti options:";

@@ -12,17 +12,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 
 #include <cupti.h>
+
 #include <fmt/format.h>
 
 #include "profilers/cupti/cupti_collector.hpp"
+#include "profilers/cupti/cupti_options.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 #include "profilers/profiler.hpp"
 
@@ -35,7 +37,7 @@ using cupti::result_string;
 using cupti::synchronize_current_context;
 using cupti::version_problem;
 
-// ---- kernel launches through the callback API (profiler_options::launch_mode::callback) --
+// ---- kernel launches through the callback API (cupti_options::launch_mode::callback) --
 
 // Launch calls seen by the callback, already on the steady clock. Written on the launching
 // threads (an uncontended lock per launch), read after stop().
@@ -101,7 +103,7 @@ using cupti::clock_pair;
 
 class cupti_session final : public session {
 public:
-  explicit cupti_session(const profiler_options& options) : m_options(options) {
+  explicit cupti_session(const profiler_options& options) : m_options(options.get<cupti_options>()) {
     if (m_options.buffer_bytes < 4096) m_options.buffer_bytes = 4096;
     if (std::string v = version_problem(); !v.empty()) throw std::runtime_error(v);
     // Claim CUPTI before touching any process-wide setting, so that under Nsight (which
@@ -111,7 +113,7 @@ public:
     if (!sub.ok) throw std::runtime_error(sub.error);
     m_subscriber = sub.handle;
     m_subscribed = true;
-    const cupti::process_setup& setup = cupti::setup_process(m_options.clock == profiler_options::clock_mode::callback);
+    const cupti::process_setup& setup = cupti::setup_process(m_options.clock == cupti_options::clock_mode::callback);
     if (!setup.error.empty()) {
       cuptiUnsubscribe(m_subscriber);
       m_subscribed = false;
@@ -205,7 +207,7 @@ public:
 
 private:
   void start_impl() {
-    const cupti::process_setup& setup = cupti::setup_process(m_options.clock == profiler_options::clock_mode::callback);
+    const cupti::process_setup& setup = cupti::setup_process(m_options.clock == cupti_options::clock_mode::callback);
     auto state = std::make_shared<cupti::buffer_state>(m_options.buffer_bytes, m_options.max_buffer_bytes);
     m_clock_start.reset();
     m_clock_stop.reset();
@@ -226,7 +228,7 @@ private:
       return;
     }
     m_marker_enabled = m_enabled.has(CUPTI_ACTIVITY_KIND_MARKER);
-    if (m_options.api_records && m_options.launches != profiler_options::launch_mode::activity) start_launch_callbacks();
+    if (m_options.api_records && m_options.launches != cupti_options::launch_mode::activity) start_launch_callbacks();
     m_nvtx.emplace();
     m_running = true;
   }
@@ -235,7 +237,7 @@ private:
   // per-call switches) and, in callback mode, go through subscriber_callback.
   void start_launch_callbacks() {
     for (CUpti_CallbackId id : cupti::launch_callback_ids) cuptiActivityEnableRuntimeApi(id, 0);
-    if (m_options.launches != profiler_options::launch_mode::callback) return;
+    if (m_options.launches != cupti_options::launch_mode::callback) return;
     m_launches = std::make_unique<launch_sink>();
     m_launches->max_calls = m_options.max_buffer_bytes / sizeof(trace::api_record);
     m_launches->calls.reserve(std::min<std::size_t>(m_launches->max_calls, 4096));
@@ -288,7 +290,7 @@ private:
     if (first_time(msg)) m_messages.push_back(std::move(msg));
   }
 
-  profiler_options m_options;
+  cupti_options m_options;
   CUpti_SubscriberHandle m_subscriber{};
   bool m_subscribed = false, m_running = false, m_failed = false, m_marker_enabled = false;
   std::string m_failure;

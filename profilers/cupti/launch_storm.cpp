@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_storm_kernels.hpp"
+#include "profilers/cupti/cupti_options.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 #include "profilers/profiler.hpp"
 
@@ -71,10 +72,12 @@ struct storm_args {
 
 // False (after saying why on stderr) for an argument it does not take.
 bool parse_args(int argc, char** argv, storm_args& a) {
-  using opts = speedlab::profiling::profiler_options;
+  using opts = speedlab::profiling::cupti_options;
+  opts& cupti = a.options.block<opts>();
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
-    if (!std::strcmp(argv[i], "--no-api")) a.options.api_records = false;
+    if (!std::strcmp(argv[i], "--no-api"))
+      cupti.api_records = false;
     else if (!std::strcmp(argv[i], "--no-cupti")) a.use_cupti = false;
     else if (has_value && !std::strcmp(argv[i], "--launches")) a.launches = std::atol(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--rounds")) a.rounds = std::atoi(argv[++i]);
@@ -86,12 +89,15 @@ bool parse_args(int argc, char** argv, storm_args& a) {
         std::fprintf(stderr, "speedlab_launch_storm: --clock takes callback or offset, not '%s'\n", v.c_str());
         return false;
       }
-      a.options.clock = v == "offset" ? opts::clock_mode::offset : opts::clock_mode::callback;
+      cupti.clock = v == "offset" ? opts::clock_mode::offset : opts::clock_mode::callback;
     } else if (has_value && !std::strcmp(argv[i], "--launch-records")) {
       const std::string v = argv[++i];
-      if (v == "activity") a.options.launches = opts::launch_mode::activity;
-      else if (v == "callback") a.options.launches = opts::launch_mode::callback;
-      else if (v == "none") a.options.launches = opts::launch_mode::none;
+      if (v == "activity")
+        cupti.launches = opts::launch_mode::activity;
+      else if (v == "callback")
+        cupti.launches = opts::launch_mode::callback;
+      else if (v == "none")
+        cupti.launches = opts::launch_mode::none;
       else {
         std::fprintf(stderr, "speedlab_launch_storm: --launch-records takes activity, callback or none, not '%s'\n", v.c_str());
         return false;
@@ -101,8 +107,8 @@ bool parse_args(int argc, char** argv, storm_args& a) {
       return false;
     }
   }
-  a.options.buffer_bytes = static_cast<std::size_t>(a.buffer_mib * (1 << 20));
-  a.options.max_buffer_bytes = static_cast<std::size_t>(a.cap_mib * (1 << 20));
+  cupti.buffer_bytes = static_cast<std::size_t>(a.buffer_mib * (1 << 20));
+  cupti.max_buffer_bytes = static_cast<std::size_t>(a.cap_mib * (1 << 20));
   return true;
 }
 
@@ -192,15 +198,15 @@ void write_profiled(const profiled_phase& ph, double before, double after, long 
 int main(int argc, char** argv) {
   storm_args args;
   if (!parse_args(argc, argv, args)) return 2;
-  const auto& options = args.options;
+  const auto& cupti = args.options.get<speedlab::profiling::cupti_options>();
   const long launches = args.launches;
-  nlohmann::json out{{"benchmark", "speedlab_launch_storm"},
-                     {"launches", launches},
-                     {"rounds", args.rounds},
-                     {"clock", options.clock == speedlab::profiling::profiler_options::clock_mode::offset ? "offset"
-                                                                                                       : "callback"},
-                     {"record_api_calls", options.api_records},
-                     {"launch_records", std::array{"activity", "callback", "none"}[static_cast<int>(options.launches)]}};
+  nlohmann::json out{
+      {"benchmark", "speedlab_launch_storm"},
+      {"launches", launches},
+      {"rounds", args.rounds},
+      {"clock", cupti.clock == speedlab::profiling::cupti_options::clock_mode::offset ? "offset" : "callback"},
+      {"record_api_calls", cupti.api_records},
+      {"launch_records", std::array{"activity", "callback", "none"}[static_cast<int>(cupti.launches)]}};
   out["clock_read_ns"] = clock_read_ns();
   const std::string device = speedlab::storm::device_name();
   if (device.empty()) {
@@ -231,7 +237,7 @@ int main(int argc, char** argv) {
   if (!ph.seconds.empty()) {
     // One more session for the per-call round.
     try {
-      auto s = profiler->create_session(options);
+      auto s = profiler->create_session(args.options);
       s->start();
       calls["cupti"] = timed_round(launches);
       s->stop();

@@ -58,7 +58,7 @@ public:
     try {
       source::source_pass pass = m_collector->take();
       pass.setup_wall_ns = m_setup_ns;
-      if (!pass.kernels.empty()) out.source = std::move(pass);
+      if (!pass.kernels.empty()) out.sections.set(std::move(pass));
     } catch (const std::exception& e) {
       m_messages.push_back(fmt::format("source: folding the samples failed: {}", e.what()));
     }

@@ -10,6 +10,7 @@
 
 #include "gpu/gpu_kernels.hpp"
 #include "model/counters.hpp"
+#include "profilers/counters/counters_options.hpp"
 #include "profilers/profiler.hpp"
 
 namespace {
@@ -28,7 +29,7 @@ TEST_CASE("counters: the first K launches of each kernel are profiled, the rest 
   REQUIRE(prof);
   REQUIRE(prof->unavailable_reason().empty());
   profiling::profiler_options o;
-  o.counters_per_kernel = 2;
+  o.block<profiling::counters_options>().counters_per_kernel = 2;
   auto s = prof->create_session(o);
   s->start();
   REQUIRE(gpu_test::launch_empty(10));
@@ -39,8 +40,8 @@ TEST_CASE("counters: the first K launches of each kernel are profiled, the rest 
   profiling::profile_data d;
   s->collect(d);
   for (const auto& msg : d.messages) WARN(msg);
-  REQUIRE(d.counters.has_value());
-  const auto& c = *d.counters;
+  REQUIRE(d.sections.has<counters::counter_pass>());
+  const auto& c = *d.sections.get<counters::counter_pass>();
   // The default set reads the bound's units beside the instruction counters: several passes
   // (6 on the H100; 2 before the bound was read).
   CHECK(c.passes >= 2);

@@ -8,7 +8,6 @@
 
 #if SPEEDLAB_HAS_CUPTI
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,14 +17,17 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sys/syscall.h>
 
-#include <nlohmann/json.hpp>
 #include <nvtx3/nvToolsExt.h>
 
+#include <nlohmann/json.hpp>
+
+#include "analysis/time_split.hpp"
 #include "gpu/gpu_kernels.hpp"
+#include "profilers/cupti/cupti_options.hpp"
 #include "profilers/nvtx/nvtx_capture.hpp"
 #include "profilers/profiler.hpp"
-#include "analysis/time_split.hpp"
 
 namespace {
 
@@ -302,8 +304,8 @@ TEST_CASE("cupti session with a tiny buffer cap drops records and reports them",
   gpu_test::launch_empty(10);
   REQUIRE(gpu_test::synchronize());
   profiling::profiler_options options;
-  options.buffer_bytes = 256u << 10;
-  options.max_buffer_bytes = 512u << 10;
+  options.block<profiling::cupti_options>().buffer_bytes = 256u << 10;
+  options.block<profiling::cupti_options>().max_buffer_bytes = 512u << 10;
   auto s = cupti_session(options);
   s->start();
   constexpr int launches = 50000;
@@ -319,7 +321,7 @@ TEST_CASE("cupti session with a tiny buffer cap drops records and reports them",
   for (const auto& m : data.messages) std::printf("message: %s\n", m.c_str());
   CHECK(t.kernels.size() < launches);
   CHECK(t.dropped_records > 0);
-  CHECK(t.buffer_bytes <= options.max_buffer_bytes);
+  CHECK(t.buffer_bytes <= options.get<profiling::cupti_options>().max_buffer_bytes);
   bool reported = false;
   for (const auto& m : data.messages) reported = reported || m.find("buffer cap") != std::string::npos;
   CHECK(reported);
@@ -410,7 +412,7 @@ TEST_CASE("cupti session: record counts and messages (diagnostic)", "[gpu][cupti
 
 TEST_CASE("cupti session with driver API records (diagnostic)", "[gpu][cupti]") {
   profiling::profiler_options options;
-  options.driver_api = true;
+  options.block<profiling::cupti_options>().driver_api = true;
   auto s = cupti_session(options);
   s->start();
   REQUIRE(gpu_test::launch_empty(10));

@@ -116,10 +116,11 @@ TEST_CASE("recorded H100 counters: every instruction counter equals Nsight Compu
   std::size_t compared = 0;
   for (const auto& p : ps) {
     INFO(p.id);
-    REQUIRE(p.counters.has_value());
-    CHECK(p.counters->passes == 2); // the set in one configuration: instruction counters + the rest
-    REQUIRE(p.counters->kernels.size() == 1);
-    const auto& k = p.counters->kernels[0];
+    REQUIRE(p.sections.has<counters::counter_pass>());
+    CHECK(p.sections.get<counters::counter_pass>()->passes ==
+          2); // the set in one configuration: instruction counters + the rest
+    REQUIRE(p.sections.get<counters::counter_pass>()->kernels.size() == 1);
+    const auto& k = p.sections.get<counters::counter_pass>()->kernels[0];
     CHECK(k.kernel.rfind("_Z", 0) == 0); // the launch's (mangled) name, not CUPTI's range index
     REQUIRE(k.grid.size() == 3);
     REQUIRE(ncu.contains(k.kernel));
@@ -133,15 +134,15 @@ TEST_CASE("recorded H100 counters: every instruction counter equals Nsight Compu
   CHECK(compared == 6 * 6);
   // c = a * b over 2^24 floats: one FMUL per element, nothing else.
   const auto& vec = find(ps, "vector/cuda/n=16777216,op=mul");
-  const auto f = counters::derive(vec.counters->kernels[0].metrics);
+  const auto f = counters::derive(vec.sections.get<counters::counter_pass>()->kernels[0].metrics);
   CHECK(*f.flops_fp32 == Approx(16777216.0).margin(0.5));
   CHECK(*f.flops_fp64 == 0);
   CHECK(*f.flops_fp32 == Approx(vec.work.flops)); // what the work model declares
   // Mandelbrot is FP64: 2 x DFMA + DADD + DMUL, as ncu counted them.
   const auto& man = find(ps, "mandelbrot/cuda/iterations=256,size=1024");
-  const auto fm = counters::derive(man.counters->kernels[0].metrics);
+  const auto fm = counters::derive(man.sections.get<counters::counter_pass>()->kernels[0].metrics);
   CHECK(fm.fp64_dominant());
-  const auto& nm = ncu.at(man.counters->kernels[0].kernel);
+  const auto& nm = ncu.at(man.sections.get<counters::counter_pass>()->kernels[0].kernel);
   CHECK(*fm.flops() == Approx(2 * nm.at(counters::metric::dfma).get<double>() + nm.at(counters::metric::dadd).get<double>() +
                               nm.at(counters::metric::dmul).get<double>()));
 }
@@ -154,9 +155,9 @@ TEST_CASE("recorded H100 counters: one CUPTI configuration call per metric misre
   const auto ncu = ncu_values();
   std::size_t wrong = 0, compared = 0;
   for (const auto& p : ps) {
-    REQUIRE(p.counters.has_value());
-    CHECK(p.counters->passes == 10);
-    const auto& k = p.counters->kernels.at(0);
+    REQUIRE(p.sections.has<counters::counter_pass>());
+    CHECK(p.sections.get<counters::counter_pass>()->passes == 10);
+    const auto& k = p.sections.get<counters::counter_pass>()->kernels.at(0);
     for (const auto& [metric, value] : k.metrics)
       if (is_instruction_counter(metric) && ncu.at(k.kernel).contains(metric)) {
         ++compared;
@@ -166,7 +167,8 @@ TEST_CASE("recorded H100 counters: one CUPTI configuration call per metric misre
   CHECK(compared == 6 * 6);
   CHECK(wrong >= 10);
   const auto& vec = find(ps, "vector/cuda/n=16777216,op=mul");
-  CHECK(vec.counters->kernels[0].metrics.at(counters::metric::fmul) == 0); // 2^24 FMULs executed
+  CHECK(vec.sections.get<counters::counter_pass>()->kernels[0].metrics.at(counters::metric::fmul) ==
+        0); // 2^24 FMULs executed
 }
 
 TEST_CASE("recorded H100 counters: the roofline from counters alone, FLOPs from instruction counts",
@@ -180,7 +182,7 @@ TEST_CASE("recorded H100 counters: the roofline from counters alone, FLOPs from 
   CHECK(rows[0].level == "dram");
   CHECK(rows[0].work_source == "counters");
   CHECK(rows[0].bound == "memory");
-  const auto f = counters::derive(vec.counters->kernels[0].metrics);
+  const auto f = counters::derive(vec.sections.get<counters::counter_pass>()->kernels[0].metrics);
   CHECK(rows[0].achieved_gbps == Approx(*f.dram_bytes() / *f.duration_ns));
   CHECK(rows[0].intensity == Approx(16777216.0 / *f.dram_bytes()));
   CHECK(rows[0].percent_of_bound > 50);
@@ -242,17 +244,17 @@ TEST_CASE("recorded H100 counters, full set: 30 metrics in 11 passes read back",
         // montecarlo_pi cuda-lesson failed on purpose (host-generated points over the memory limit).
         CHECK(p.id == "montecarlo_pi/cuda-lesson/M=2700000000");
         CHECK(p.status == point_status::failed);
-        CHECK_FALSE(p.counters.has_value());
+        CHECK_FALSE(p.sections.has<counters::counter_pass>());
         continue;
       }
-      REQUIRE(p.counters.has_value());
-      CHECK(p.counters->metric_set == "full");
-      CHECK(p.counters->metrics.size() == 30);
-      CHECK(p.counters->passes == 11);
-      CHECK(p.counters->chip == "GH100");
-      CHECK(p.counters->dropped_ranges == 0);
-      REQUIRE(p.counters->kernels.size() == 1);
-      const auto& k = p.counters->kernels[0];
+      REQUIRE(p.sections.has<counters::counter_pass>());
+      CHECK(p.sections.get<counters::counter_pass>()->metric_set == "full");
+      CHECK(p.sections.get<counters::counter_pass>()->metrics.size() == 30);
+      CHECK(p.sections.get<counters::counter_pass>()->passes == 11);
+      CHECK(p.sections.get<counters::counter_pass>()->chip == "GH100");
+      CHECK(p.sections.get<counters::counter_pass>()->dropped_ranges == 0);
+      REQUIRE(p.sections.get<counters::counter_pass>()->kernels.size() == 1);
+      const auto& k = p.sections.get<counters::counter_pass>()->kernels[0];
       CHECK(k.kernel.rfind("_Z", 0) == 0);
       CHECK(k.metrics.size() == 30); // every metric of the set evaluated for the launch
       ++with_counters;
@@ -263,10 +265,10 @@ TEST_CASE("recorded H100 counters, full set: 30 metrics in 11 passes read back",
   const auto dram = full_set("set-dram"), dflt = full_set("set-default");
   REQUIRE(dram.size() == 1);
   REQUIRE(dflt.size() == 1);
-  CHECK(dram[0].counters->metrics.size() == 3);
-  CHECK(dram[0].counters->passes == 1);
-  CHECK(dflt[0].counters->metrics.size() == 10);
-  CHECK(dflt[0].counters->passes == 2);
+  CHECK(dram[0].sections.get<counters::counter_pass>()->metrics.size() == 3);
+  CHECK(dram[0].sections.get<counters::counter_pass>()->passes == 1);
+  CHECK(dflt[0].sections.get<counters::counter_pass>()->metrics.size() == 10);
+  CHECK(dflt[0].sections.get<counters::counter_pass>()->passes == 2);
 }
 
 TEST_CASE("recorded H100 counters, full set: saturated-pipe names the bounding pipe", "[counters][analysis]") {
@@ -321,7 +323,7 @@ TEST_CASE("recorded H100 counters, full set: busy integer-bound kernels are not 
 
     // The same point without its counters: the rule as it was, critical on declared FLOPs.
     auto ps = full_set(e.folder);
-    for (auto& p : ps) p.counters.reset();
+    for (auto& p : ps) p.sections.erase("counters");
     const auto old = findings(analyze_full_set(e.folder, ps), "kernel-below-roofline", e.point);
     REQUIRE(old.size() == 1);
     CHECK(old[0].severity == speedlab::severity::critical);
@@ -337,13 +339,14 @@ TEST_CASE("recorded H100 counters, full set: without utilization metrics the FLO
   const auto dflt = full_set("set-default");
   auto ps = full_set("slow-pi");
   for (auto& p : ps)
-    if (p.counters)
-      for (auto& k : p.counters->kernels)
+    if (p.sections.has<counters::counter_pass>())
+      for (auto& k : p.sections.get<counters::counter_pass>()->kernels)
         std::erase_if(k.metrics, [&](const auto& m) {
-          return std::find(dflt[0].counters->metrics.begin(), dflt[0].counters->metrics.end(), m.first) ==
-                 dflt[0].counters->metrics.end();
+          return std::find(dflt[0].sections.get<counters::counter_pass>()->metrics.begin(),
+                           dflt[0].sections.get<counters::counter_pass>()->metrics.end(),
+                           m.first) == dflt[0].sections.get<counters::counter_pass>()->metrics.end();
         });
-  REQUIRE(ps[0].counters->kernels[0].metrics.size() == 10);
+  REQUIRE(ps[0].sections.get<counters::counter_pass>()->kernels[0].metrics.size() == 10);
   const auto f = findings(analyze_full_set("slow-pi", ps), "kernel-below-roofline", "montecarlo_pi/cuda/M=2700000000");
   REQUIRE(f.size() == 1);
   CHECK(f[0].severity == speedlab::severity::critical);
@@ -357,9 +360,9 @@ TEST_CASE("recorded H100 counters, full set: an idle kernel keeps its finding, i
   auto ps = full_set("slow-pi");
   auto& p = ps[0];
   REQUIRE(p.id == "montecarlo_pi/cuda/M=2700000000");
-  for (auto& [m, v] : p.counters->kernels[0].metrics)
+  for (auto& [m, v] : p.sections.get<counters::counter_pass>()->kernels[0].metrics)
     if (contains(m, "pct_of_peak")) v /= 3;
-  const double sm = p.counters->kernels[0].metrics.at(counters::metric::sm_throughput);
+  const double sm = p.sections.get<counters::counter_pass>()->kernels[0].metrics.at(counters::metric::sm_throughput);
   const auto f = findings(analyze_full_set("slow-pi", ps), "kernel-below-roofline", p.id);
   REQUIRE(f.size() == 1);
   CHECK(f[0].title == "the compute phase reaches 2.0% of its compute bound");
@@ -399,7 +402,7 @@ TEST_CASE("recorded H100 counters, full set: the DRAM-bound Monte Carlo kernel i
     }
   CHECK(rows == 2);
   const auto ps = full_set("slow-moment");
-  const auto& k = find(ps, id).counters->kernels.at(0);
+  const auto& k = find(ps, id).sections.get<counters::counter_pass>()->kernels.at(0);
   CHECK(counters::derive(k.metrics).dram_throughput_pct.value() == Approx(92.1).margin(0.05));
 }
 
@@ -455,8 +458,8 @@ TEST_CASE("recorded H100 counters, full set: the bound is the busiest unit, besi
   // Without the units' metrics (the dram set), no bound: the roofline alone.
   auto ps = full_set("slow-pi");
   for (auto& p : ps)
-    if (p.counters)
-      for (auto& k : p.counters->kernels)
+    if (p.sections.has<counters::counter_pass>())
+      for (auto& k : p.sections.get<counters::counter_pass>()->kernels)
         std::erase_if(k.metrics, [](const auto& m) { return contains(m.first, "pct_of_peak"); });
   for (const auto& r : analyze_full_set("slow-pi", ps).roofline) CHECK(r.counter_bound.empty());
 }

@@ -13,6 +13,7 @@
 #include <cupti.h>
 
 #include "profilers/counters/counter_collector.hpp"
+#include "profilers/counters/counters_options.hpp"
 #include "profilers/profiler.hpp"
 #endif
 
@@ -130,18 +131,18 @@ TEST_CASE("counters round-trip through the results JSON", "[counters]") {
   k.block = {256, 1, 1};
   k.metrics[m::dram_read] = 1.5e8;
   c.kernels.push_back(k);
-  p.counters = c;
+  p.sections.set<counters::counter_pass>(c);
   const point_result back = nlohmann::json(p).get<point_result>();
-  REQUIRE(back.counters.has_value());
-  CHECK(back.counters->chip == "GH100");
-  CHECK(back.counters->skipped == 3);
-  REQUIRE(back.counters->kernels.size() == 1);
-  CHECK(back.counters->kernels[0].grid == std::vector<std::uint32_t>{65536, 1, 1});
-  CHECK(back.counters->kernels[0].metrics.at(m::dram_read) == Approx(1.5e8));
+  REQUIRE(back.sections.has<counters::counter_pass>());
+  CHECK(back.sections.get<counters::counter_pass>()->chip == "GH100");
+  CHECK(back.sections.get<counters::counter_pass>()->skipped == 3);
+  REQUIRE(back.sections.get<counters::counter_pass>()->kernels.size() == 1);
+  CHECK(back.sections.get<counters::counter_pass>()->kernels[0].grid == std::vector<std::uint32_t>{65536, 1, 1});
+  CHECK(back.sections.get<counters::counter_pass>()->kernels[0].metrics.at(m::dram_read) == Approx(1.5e8));
   // A point without counters writes none and reads back none.
   point_result plain;
   CHECK_FALSE(nlohmann::json(plain).contains("counters"));
-  CHECK_FALSE(nlohmann::json(plain).get<point_result>().counters.has_value());
+  CHECK_FALSE(nlohmann::json(plain).get<point_result>().sections.has<counters::counter_pass>());
 }
 
 #if SPEEDLAB_HAS_CUPTI
@@ -197,8 +198,8 @@ TEST_CASE("counters backend: a clear note and no crash without a GPU", "[counter
   s->stop();
   profiling::profile_data d;
   s->collect(d);
-  CHECK_FALSE(d.counters.has_value());
-  o.metric_set = "no-such-set";
+  CHECK_FALSE(d.sections.has<counters::counter_pass>());
+  o.block<profiling::counters_options>().metric_set = "no-such-set";
   CHECK_THROWS_AS(prof->create_session(o), std::invalid_argument);
 }
 

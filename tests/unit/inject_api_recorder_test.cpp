@@ -1,4 +1,4 @@
-// API calls from CUPTI callbacks (profilers/inject/api_recorder.hpp): a fake sequence of
+// API calls from CUPTI callbacks (profilers/cupti/api_recorder.hpp): a fake sequence of
 // entry/exit callbacks gives the records the activity path would, minus the driver call
 // nested in each runtime call; per-thread buffers drained while threads write; the records
 // go through finalize and the stream's binary encoding unchanged.
@@ -6,7 +6,7 @@
 
 #if SPEEDLAB_HAS_CUPTI // the recorder and its records are CUPTI's types: no test without it
 
-#include "profilers/inject/api_recorder.hpp"
+#include "profilers/cupti/api_recorder.hpp"
 #include "speedlab_catch.hpp"
 
 #include <sys/syscall.h>

@@ -1,6 +1,6 @@
-// The injection library's rule for forcing a periodic flush (profilers/inject/flush_policy.hpp):
+// The injection library's rule for forcing a periodic flush (profilers/cupti/flush_policy.hpp):
 // never while GPU records keep arriving, and only after records were held back long enough.
-#include "profilers/inject/flush_policy.hpp"
+#include "profilers/cupti/flush_policy.hpp"
 #include "speedlab_catch.hpp"
 
 using speedlab::inject::flush_policy;

@@ -1,7 +1,7 @@
-// Launch calls recorded in windows (profilers/inject/launch_sampler.hpp, issue 29): the
+// Launch calls recorded in windows (profilers/cupti/launch_sampler.hpp, issue 29): the
 // schedule the injection library's flush thread follows, driven here with made-up times, and
 // the windows going through the stream's chunk into the reader.
-#include "profilers/inject/launch_sampler.hpp"
+#include "profilers/cupti/launch_sampler.hpp"
 #include "speedlab_catch.hpp"
 
 #include "model/profile_stream.hpp"

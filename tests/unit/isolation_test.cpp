@@ -141,23 +141,23 @@ TEST_CASE("isolation: the source pass's process joins the point as notes, never 
   pass.reason = "crashed during source: SIGSEGV";
   pass.samples_ns = {99};
   pass.profiler_messages = {"source: a note"};
-  merge_own_process_pass(measured, pass);
+  merge_own_process_pass(measured, pass, req);
   CHECK(measured.samples_ns == std::vector<double>{5, 6});
-  CHECK_FALSE(measured.source);
+  CHECK_FALSE(measured.sections.has<source::source_pass>());
   REQUIRE(measured.profiler_messages.size() == 3);
   CHECK(measured.profiler_messages[1] == "source: a note");
   CHECK_THAT(measured.profiler_messages[2], Contains("ended crashed: crashed during source: SIGSEGV"));
 
   pass = point_result{};
-  pass.source = source::source_pass{};
-  pass.source->total_samples = 7;
-  merge_own_process_pass(measured, pass);
-  REQUIRE(measured.source);
-  CHECK(measured.source->total_samples == 7);
+  pass.sections.set<source::source_pass>(source::source_pass{});
+  pass.sections.get<source::source_pass>()->total_samples = 7;
+  merge_own_process_pass(measured, pass, req);
+  REQUIRE(measured.sections.has<source::source_pass>());
+  CHECK(measured.sections.get<source::source_pass>()->total_samples == 7);
   // A second pass never replaces the first one's view.
-  pass.source->total_samples = 8;
-  merge_own_process_pass(measured, pass);
-  CHECK(measured.source->total_samples == 7);
+  pass.sections.get<source::source_pass>()->total_samples = 8;
+  merge_own_process_pass(measured, pass, req);
+  CHECK(measured.sections.get<source::source_pass>()->total_samples == 7);
 }
 
 namespace {

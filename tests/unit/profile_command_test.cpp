@@ -126,11 +126,13 @@ TEST_CASE("profile: SIGTERM and SIGINT sent to speedlab reach the program", "[pr
 TEST_CASE("profile: the program gets the injection variables; children inherit them", "[profile_command]") {
   testing::temp_dir dir;
   const auto out = dir.path() / "p";
-  const auto r = run_command(profile_cmd(
-      out, "sh -c 'sh -c \"echo DIR=\\$SPEEDLAB_PROFILE_DIR FLUSH=\\$SPEEDLAB_PROFILE_FLUSH_MS "
-           "CUDA=\\$CUDA_INJECTION64_PATH NVTX=\\$NVTX_INJECTION64_PATH\"'"));
+  const auto r =
+      run_command(profile_cmd(out, "sh -c 'sh -c \"echo OPTIONS=\\$" + std::string(profile::options_variable) +
+                                       " CUDA=\\$CUDA_INJECTION64_PATH NVTX=\\$NVTX_INJECTION64_PATH\"'"));
   CHECK(r.exit_code == 0);
-  CHECK_THAT(r.output, Contains("DIR=" + std::filesystem::absolute(out).string() + " FLUSH=500"));
+  // The library's options as one value: the folder and the flush interval.
+  CHECK_THAT(r.output,
+             Contains("OPTIONS={\"dir\":\"" + std::filesystem::absolute(out).string() + "\",\"flush_ms\":\"500\"}"));
   // speedlab looks for the library beside itself.
   const auto lib = testing::speedlab_binary().parent_path() / "libspeedlab-inject.so";
   if (!std::filesystem::exists(lib)) {
@@ -145,8 +147,9 @@ TEST_CASE("profile: the program gets the injection variables; children inherit t
   const auto env = app::injection_environment("/x/libspeedlab-inject.so", injected);
   CHECK(env.at("CUDA_INJECTION64_PATH") == "/x/libspeedlab-inject.so");
   CHECK(env.at("NVTX_INJECTION64_PATH") == "/x/libspeedlab-inject.so");
-  CHECK(env.at("SPEEDLAB_PROFILE_FLUSH_MS") == "250");
-  CHECK(std::filesystem::path(env.at("SPEEDLAB_PROFILE_DIR")).is_absolute());
+  const auto block = nlohmann::json::parse(env.at(profile::options_variable));
+  CHECK(block.at("flush_ms") == "250");
+  CHECK(std::filesystem::path(block.at("dir").get<std::string>()).is_absolute());
   const auto merged = app::environment_with({{"PATH", "/only"}});
   CHECK(std::count_if(merged.begin(), merged.end(), [](const std::string& e) { return e.rfind("PATH=", 0) == 0; }) == 1);
   CHECK(std::find(merged.begin(), merged.end(), "PATH=/only") != merged.end());
@@ -289,12 +292,13 @@ TEST_CASE("profile: --metrics passes the metric names to the program; an unknown
   const auto out = dir.path() / "p";
   const std::string speedlab = testing::speedlab_binary().string();
   auto r = run_command(speedlab + " profile --metrics dram --counters-per-kernel 3 --out " + out.string() +
-                       " -- sh -c 'echo METRICS=$SPEEDLAB_PROFILE_METRICS SET=$SPEEDLAB_PROFILE_METRIC_SET K=$SPEEDLAB_PROFILE_COUNTERS_K'");
+                       " -- sh -c 'echo $" + profile::options_variable + "'");
   CHECK(r.exit_code == 0);
   // The set's own metric names (the injection library has no sets of its own).
   std::string names;
   for (const auto& m : counters::metric_set("dram")) names += (names.empty() ? "" : ",") + m;
-  CHECK_THAT(r.output, Contains("METRICS=" + names + " SET=dram K=3"));
+  CHECK_THAT(r.output, Contains("\"counters_k\":\"3\""));
+  CHECK_THAT(r.output, Contains("\"metric_set\":\"dram\",\"metrics\":\"" + names + "\""));
   r = run_command(speedlab + " profile --metrics nosuch --out " + (dir.path() / "q").string() + " -- true");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("--metrics nosuch: unknown metric set 'nosuch'"));

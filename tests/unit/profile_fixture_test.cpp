@@ -275,7 +275,7 @@ TEST_CASE("profile fixtures: counters read by the injection library", "[profile]
 TEST_CASE("profile fixtures: a profiled program's roofline comes from its counters", "[profile][fixtures]") {
   const auto a = app::analyze_profile_folder(fixture("counters/cupy"));
   REQUIRE(a.points.size() == 1);
-  REQUIRE(a.points[0].counters);
+  REQUIRE(a.points[0].sections.has<counters::counter_pass>());
   std::size_t rows = 0;
   for (const auto& r : a.result.roofline) {
     if (r.work_source != "counters" || r.level != "dram") continue;

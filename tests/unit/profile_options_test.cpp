@@ -1,11 +1,12 @@
 // The injection library's options (model/profile_options.hpp): what speedlab writes into a
 // profiled program's environment parses back to the same options, defaults stay out of the
 // environment, and a bad value is named, its default used.
-#include "model/profile_options.hpp"
-
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "model/profile_options.hpp"
 #include "speedlab_catch.hpp"
 
 using namespace speedlab;
@@ -26,26 +27,28 @@ TEST_CASE("profile options: every setting survives the round trip through the en
   profile::injection_options o;
   o.dir = "/tmp/out";
   o.flush_ms = 250;
-  o.force_after_ms = 0;
-  o.max_buffer_mib = 64;
-  o.buffer_kib = 512;
-  o.launches.mode = profile::launch_mode::sampled;
-  o.launches.sampling = {5'000'000, 50'000'000};
-  o.clock_offset = true;
-  o.runtime_api = false;
-  o.driver_api = false;
-  o.all_api = true;
-  o.api_records = profile::api_source::callback;
-  o.sync_records = true;
-  o.source_launches = 3;
-  o.metrics = {"dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
-  o.metric_set = "dram";
-  o.counters_per_kernel = 4;
+  o.cupti.force_after_ms = 0;
+  o.cupti.max_buffer_mib = 64;
+  o.cupti.buffer_kib = 512;
+  o.cupti.launches.mode = profile::launch_mode::sampled;
+  o.cupti.launches.sampling = {5'000'000, 50'000'000};
+  o.cupti.clock_offset = true;
+  o.cupti.runtime_api = false;
+  o.cupti.driver_api = false;
+  o.cupti.all_api = true;
+  o.cupti.api_records = profile::api_source::callback;
+  o.cupti.sync_records = true;
+  o.source.launches = 3;
+  o.counters.metrics = {"dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  o.counters.metric_set = "dram";
+  o.counters.per_kernel = 4;
   o.signal_wait_ms = 1500;
   o.signals = false;
   o.nvtx = false;
   const auto env = profile::to_environment(o);
-  CHECK(env.size() == profile::option_count); // every setting differs from its default here
+  // One variable, the whole block; every setting differs from its default here.
+  REQUIRE(env.size() == 1);
+  CHECK(nlohmann::json::parse(env.at(profile::options_variable)).size() == profile::option_count);
   const auto back = parse(env);
   CHECK(back.problems.empty());
   CHECK(back.options == o);
@@ -57,9 +60,9 @@ TEST_CASE("profile options: defaults stay out of the environment and parse back 
   o.dir = "/tmp/out";
   const auto env = profile::to_environment(o);
   // The folder and the interval, nothing else: a user's cost knob set outside passes through.
-  REQUIRE(env.size() == 2);
-  CHECK(env.at(profile::variable_name(option::dir)) == "/tmp/out");
-  CHECK(env.at(profile::variable_name(option::flush_ms)) == std::to_string(profile::default_flush_ms));
+  REQUIRE(env.size() == 1);
+  const auto block = nlohmann::json::parse(env.at(profile::options_variable));
+  CHECK(block == nlohmann::json{{"dir", "/tmp/out"}, {"flush_ms", std::to_string(profile::default_flush_ms)}});
   const auto back = parse(env);
   CHECK(back.options == o);
   CHECK(back.options.force_after_ms_or_default() == 5000);
@@ -88,18 +91,18 @@ TEST_CASE("profile options: a bad value is named and its default used", "[profil
   REQUIRE(p.problem(option::force_after_ms));
   CHECK(*p.problem(option::force_after_ms) ==
         var(option::force_after_ms) + "='abc' is not a whole number of milliseconds: 5000 ms is used");
-  CHECK_FALSE(p.options.force_after_ms);
+  CHECK_FALSE(p.options.cupti.force_after_ms);
   REQUIRE(p.problem(option::buffer_kib));
   CHECK(*p.problem(option::buffer_kib) == var(option::buffer_kib) + "='8' is not 64 to 1048576: the default is used");
-  CHECK_FALSE(p.options.buffer_kib);
+  CHECK_FALSE(p.options.cupti.buffer_kib);
   REQUIRE(p.problem(option::launch_calls));
-  CHECK(p.options.launches.mode == profile::launch_mode::all);
+  CHECK(p.options.cupti.launches.mode == profile::launch_mode::all);
   REQUIRE(p.problem(option::api_source));
-  CHECK(p.options.api_records == profile::api_source::activity);
+  CHECK(p.options.cupti.api_records == profile::api_source::activity);
   REQUIRE(p.problem(option::source_launches));
   CHECK(*p.problem(option::source_launches) == var(option::source_launches) + "='-2' is not a positive whole number");
   CHECK(p.is_set(option::source_launches)); // asked for, though unusable: the library says so
-  CHECK_FALSE(p.options.source_launches);
+  CHECK_FALSE(p.options.source.launches);
   REQUIRE(p.problem(option::signal_wait_ms));
   CHECK(p.options.signal_wait_ms == profile::default_signal_wait_ms);
   REQUIRE(p.problem(option::flush_ms));
@@ -109,4 +112,32 @@ TEST_CASE("profile options: a bad value is named and its default used", "[profil
   CHECK(profile::valid_flush_ms(1));
   CHECK(profile::valid_flush_ms(profile::max_flush_ms));
   CHECK_FALSE(profile::valid_flush_ms(profile::max_flush_ms + 1ll));
+}
+
+TEST_CASE("profile options: a user's variable fills what the block leaves out, never what it holds",
+          "[profile_options]") {
+  profile::injection_options o;
+  o.dir = "/tmp/out";
+  o.flush_ms = 250;
+  auto env = profile::to_environment(o);
+  env[profile::variable_name(option::flush_ms)] = "100";   // stale: speedlab's --flush-interval wins
+  env[profile::variable_name(option::sync_records)] = "1"; // a cost knob the block does not set
+  const auto back = parse(env);
+  CHECK(back.options.flush_ms == 250);
+  CHECK(back.options.cupti.sync_records);
+  CHECK(back.is_set(option::sync_records));
+  CHECK_FALSE(back.is_set(option::metrics));
+  // Without the block the variables alone still work (a library started by hand).
+  const auto alone =
+      parse({{profile::variable_name(option::dir), "/d"}, {profile::variable_name(option::flush_ms), "50"}});
+  CHECK(alone.options.dir == "/d");
+  CHECK(alone.options.flush_ms == 50);
+}
+
+TEST_CASE("profile options: a block that is not a JSON object is named and ignored", "[profile_options]") {
+  const auto p = parse({{profile::options_variable, "{\"dir\": "}});
+  CHECK(p.options.dir.empty());
+  REQUIRE(p.problem(option::dir));
+  CHECK_THAT(*p.problem(option::dir),
+             Catch::Contains(std::string(profile::options_variable) + " is not a JSON object"));
 }

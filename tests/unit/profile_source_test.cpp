@@ -95,8 +95,8 @@ TEST_CASE("profile source: a process's passes become its point's source view and
   CHECK(s.source->kernels[0].kernel == naive.kernels[0].kernel);
   CHECK(s.source->total_samples == naive.total_samples + block.total_samples);
   const auto point = analysis::process_point(s);
-  REQUIRE(point.source);
-  CHECK(point.source->kernels.size() == 2);
+  REQUIRE(point.sections.has<source::source_pass>());
+  CHECK(point.sections.get<source::source_pass>()->kernels.size() == 2);
 
   const auto dir = std::filesystem::temp_directory_path() / ("speedlab-profile-source-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

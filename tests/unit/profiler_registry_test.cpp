@@ -1,13 +1,14 @@
-#include "speedlab_catch.hpp"
-
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "profilers/counters/counters_options.hpp"
+#include "profilers/cupti/cupti_options.hpp"
 #include "profilers/profiler.hpp"
 #include "speedlab/config.hpp"
+#include "speedlab_catch.hpp"
 
 using namespace speedlab::profiling;
 
@@ -81,17 +82,18 @@ TEST_CASE("profiler registry: a backend reads its own keys into the options and 
   profiler_options o;
   map_reader cupti(std::map<std::string, std::string>{{"buffer_mib", "2"}, {"api_records", "false"}, {"clock", "offset"}});
   find_backend("cupti")->options->read(cupti, o);
-  CHECK(o.buffer_bytes == 2u << 20);
-  CHECK_FALSE(o.api_records);
-  CHECK(o.clock == profiler_options::clock_mode::offset);
+  const cupti_options& c = o.get<cupti_options>();
+  CHECK(c.buffer_bytes == 2u << 20);
+  CHECK_FALSE(c.api_records);
+  CHECK(c.clock == cupti_options::clock_mode::offset);
   // Set in the suite, the cupti options are noted whether the run uses cupti or not.
   CHECK_THAT(find_backend("cupti")->options->note(o, false), Catch::Contains("cupti options: buffer_mib=2 api_records=false"));
   CHECK(find_backend("cupti")->options->note(profiler_options{}, true).empty());
 
   map_reader counters(std::map<std::string, std::string>{{"metrics", "dram"}, {"per_kernel", "3"}});
   find_backend("counters")->options->read(counters, o);
-  CHECK(o.metric_set == "dram");
-  CHECK(o.counters_per_kernel == 3);
+  CHECK(o.get<counters_options>().metric_set == "dram");
+  CHECK(o.get<counters_options>().counters_per_kernel == 3);
   CHECK(find_backend("counters")->options->note(o, false).empty()); // not run: nothing to say
   CHECK_THAT(find_backend("counters")->options->note(o, true), Catch::Contains("metric set 'dram', the first 3"));
   map_reader unknown(std::map<std::string, std::string>{{"metrics", "fastest"}});

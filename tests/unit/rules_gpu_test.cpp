@@ -156,7 +156,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
   // 10% of the memory bound on declared bytes; the counters show nothing busy (SM 20%): the
   // finding stays, and the kernel can gain 60 / 20 = 3x, not 60 / 10 = 6x.
   auto idle = work_point("cuda_naive", 1e6, 0.3e9);
-  idle.counters = counted("step", 20, 15, 12, 10);
+  idle.sections.set<counters::counter_pass>(counted("step", 20, 15, 12, 10));
   auto f = findings_of(run({idle}, h100(), {{idle.id, train}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
   CHECK(evidence(f[0], "percent of bound") == "10.0%");
@@ -168,7 +168,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
   // DRAM 85% busy while the declared bytes reach 10%: the kernel moves more than it declares;
   // no gain to promise from the roofline.
   auto dram = work_point("cuda_strided", 1e6, 0.3e9);
-  dram.counters = counted("step", 10, 85, 85, 5);
+  dram.sections.set<counters::counter_pass>(counted("step", 10, 85, 85, 5));
   f = findings_of(run({dram}, h100(), {{dram.id, train}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
   CHECK(f[0].severity == speedlab::severity::info);
@@ -178,7 +178,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
 
   // An integer-bound kernel: the ALU pipe at 70%.
   auto alu = work_point("cuda_int", 1e6, 0.3e9);
-  alu.counters = counted("step", 65, 3, 1, 70);
+  alu.sections.set<counters::counter_pass>(counted("step", 65, 3, 1, 70));
   f = findings_of(run({alu}, h100(), {{alu.id, train}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
   CHECK(f[0].severity == speedlab::severity::info);
@@ -186,7 +186,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
 
   // The trace names kernels demangled, the counters pass by the launch's mangled name.
   auto mangled = work_point("cuda_int2", 1e6, 0.3e9);
-  mangled.counters = counted("_Z4stepPf", 65, 3, 1, 70);
+  mangled.sections.set<counters::counter_pass>(counted("_Z4stepPf", 65, 3, 1, 70));
   const auto named = kernel_train(1, 1000 * us, 2000 * us, 4096, 256, 32, 0, "step(float*)");
   f = findings_of(run({mangled}, h100(), {{mangled.id, named}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
@@ -195,7 +195,7 @@ TEST_CASE("kernel-below-roofline with counters: the busiest unit caps the gain o
 
   // Counters of another kernel say nothing about this one: the finding as without counters.
   auto other = work_point("cuda_other", 1e6, 0.3e9);
-  other.counters = counted("unrelated", 90, 90, 90, 90);
+  other.sections.set<counters::counter_pass>(counted("unrelated", 90, 90, 90, 90));
   f = findings_of(run({other}, h100(), {{other.id, train}}), "kernel-below-roofline");
   REQUIRE(f.size() == 1);
   CHECK(f[0].estimated_gain == Approx(1.2 / (1.2 - (1 - 10.0 / 60))));

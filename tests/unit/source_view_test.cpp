@@ -163,7 +163,7 @@ point_result with_source(point_result p, const std::string& kernel) {
     return line == 25 ? std::string("yr[c] = __expf(xr[c] - max); // <script>|`") : std::string();
   });
   s.kernels[0].kernel = kernel;
-  p.source = s;
+  p.sections.set<source::source_pass>(s);
   return p;
 }
 
@@ -175,12 +175,12 @@ TEST_CASE("source view: round trip through results.jsonl, old records load, bad 
   const nlohmann::json j = p;
   CHECK(j["source"]["kernels"][0]["lines"][0]["stalls"][0]["words"] == "waiting on global memory");
   const point_result back = read_point_record(j);
-  REQUIRE(back.source);
+  REQUIRE(back.sections.has<source::source_pass>());
   CHECK(nlohmann::json(back) == j);
   // A record written before the source view has none.
   nlohmann::json old = j;
   old.erase("source");
-  CHECK_FALSE(read_point_record(old).source);
+  CHECK_FALSE(read_point_record(old).sections.has<source::source_pass>());
   nlohmann::json bad = j;
   bad["source"]["kernels"][0]["lines"][0]["share"] = 1.5;
   CHECK_THROWS_WITH(read_point_record(bad), Catch::Contains("source.kernels[0].lines[0]: share 1.5 is above 1"));
@@ -224,9 +224,9 @@ TEST_CASE("source view: uncoalesced-access names the line the loads wait at", "[
   const std::string id = "transpose/cuda-naive/size=4096";
   for (auto& p : ps)
     if (p.id == id) {
-      REQUIRE(p.counters);
-      REQUIRE_FALSE(p.counters->kernels.empty());
-      p = with_source(p, p.counters->kernels.front().kernel);
+      REQUIRE(p.sections.has<counters::counter_pass>());
+      REQUIRE_FALSE(p.sections.get<counters::counter_pass>()->kernels.empty());
+      p = with_source(p, p.sections.get<counters::counter_pass>()->kernels.front().kernel);
     }
   const auto a = analysis::analyze(ps, d, analysis::trace_loader{}, analysis::analysis_options{});
   bool seen = false;
@@ -301,16 +301,19 @@ TEST_CASE("source view: recorded H100 records fold to what the run stored", "[so
       const auto folded = source::fold(rec.records, rec.names, correlate, rec.sass, &no_text);
       if (folded.empty()) continue;
       for (const auto& p : points) {
-        if (!p.source || p.source->kernels.empty() || p.source->kernels[0].kernel != folded[0].kernel) continue;
+        if (!p.sections.has<source::source_pass>() || p.sections.get<source::source_pass>()->kernels.empty() ||
+            p.sections.get<source::source_pass>()->kernels[0].kernel != folded[0].kernel)
+          continue;
         INFO(d.path().string() << " vs " << p.id);
-        REQUIRE(p.source->kernels.size() == folded.size());
+        REQUIRE(p.sections.get<source::source_pass>()->kernels.size() == folded.size());
         for (std::size_t k = 0; k < folded.size(); ++k) {
-          CHECK(p.source->kernels[k].samples == folded[k].samples);
-          REQUIRE(p.source->kernels[k].lines.size() == folded[k].lines.size());
+          CHECK(p.sections.get<source::source_pass>()->kernels[k].samples == folded[k].samples);
+          REQUIRE(p.sections.get<source::source_pass>()->kernels[k].lines.size() == folded[k].lines.size());
           for (std::size_t i = 0; i < folded[k].lines.size(); ++i) {
-            CHECK(p.source->kernels[k].lines[i].line == folded[k].lines[i].line);
-            CHECK(p.source->kernels[k].lines[i].share == Approx(folded[k].lines[i].share));
-            CHECK(p.source->kernels[k].lines[i].sectors_per_request == folded[k].lines[i].sectors_per_request);
+            CHECK(p.sections.get<source::source_pass>()->kernels[k].lines[i].line == folded[k].lines[i].line);
+            CHECK(p.sections.get<source::source_pass>()->kernels[k].lines[i].share == Approx(folded[k].lines[i].share));
+            CHECK(p.sections.get<source::source_pass>()->kernels[k].lines[i].sectors_per_request ==
+                  folded[k].lines[i].sectors_per_request);
           }
         }
         ++compared;

@@ -1,11 +1,12 @@
-#include "speedlab_catch.hpp"
+#include <chrono>
+#include <fstream>
 
 #include "app/plugins/plugin_loader.hpp"
 #include "app/suite/suite_overrides.hpp"
 #include "app/suite/suite_plan.hpp"
-
-#include <chrono>
-#include <fstream>
+#include "profilers/counters/counters_options.hpp"
+#include "profilers/cupti/cupti_options.hpp"
+#include "speedlab_catch.hpp"
 #include "test_support.hpp"
 
 using namespace speedlab::app;
@@ -142,14 +143,14 @@ TEST_CASE("config: self_timing is off by default, set by the suite or the comman
 }
 
 TEST_CASE("config: the cupti section sets the profiler options, with positions on errors", "[config]") {
-  using opts = speedlab::profiling::profiler_options;
-  const auto defaults = parse_suite("threads: 1\n", "s.yaml").profiler_options;
+  using opts = speedlab::profiling::cupti_options;
+  const auto defaults = parse_suite("threads: 1\n", "s.yaml").profiler_options.get<opts>();
   CHECK(defaults.api_records);
   CHECK(defaults.launches == opts::launch_mode::activity);
   const auto s = parse_suite("cupti: {buffer_mib: 1, max_buffer_mib: 4, api_records: false, launch_records: callback,"
                              " clock: offset, driver_api: true}\n",
                              "s.yaml");
-  const auto& o = s.profiler_options;
+  const auto& o = s.profiler_options.get<opts>();
   CHECK(o.buffer_bytes == 1u << 20);
   CHECK(o.max_buffer_bytes == 4u << 20);
   CHECK_FALSE(o.api_records);
@@ -169,9 +170,12 @@ TEST_CASE("config: the counters metric set is checked by one function, from the 
   CHECK_THROWS_WITH(checked_metric_set("fast", "where", "--metrics"),
                     Contains("where: --metrics: unknown metric set 'fast'"));
   // The suite: a named set, a list of names, and a bad entry with its position.
-  CHECK(parse_suite("counters: {metrics: dram, per_kernel: 3}\n", "s.yaml").profiler_options.metric_set == "dram");
+  CHECK(parse_suite("counters: {metrics: dram, per_kernel: 3}\n", "s.yaml")
+            .profiler_options.get<speedlab::profiling::counters_options>()
+            .metric_set == "dram");
   const auto listed = parse_suite("counters:\n  metrics: [dram__bytes_read.sum, gpu__time_duration.sum]\n", "s.yaml");
-  CHECK(listed.profiler_options.metric_set == "dram__bytes_read.sum,gpu__time_duration.sum");
+  CHECK(listed.profiler_options.get<speedlab::profiling::counters_options>().metric_set ==
+        "dram__bytes_read.sum,gpu__time_duration.sum");
   CHECK_THROWS_WITH(parse_suite("counters:\n  metrics: fastest\n", "s.yaml"),
                     Contains("s.yaml:2:12: counters.metrics: unknown metric set 'fastest'"));
   // The command line: the same check, the same words.
@@ -181,7 +185,7 @@ TEST_CASE("config: the counters metric set is checked by one function, from the 
   CHECK_THROWS_WITH(apply_overrides(s, cli), Contains("<command line>: --metrics: metric list") && Contains("not a metric name"));
   cli.metric_set = "full";
   apply_overrides(s, cli);
-  CHECK(s.profiler_options.metric_set == "full");
+  CHECK(s.profiler_options.get<speedlab::profiling::counters_options>().metric_set == "full");
 }
 
 TEST_CASE("config: duplicate keys are refused with both places", "[config]") {

@@ -1,0 +1,65 @@
+// CUPTI allows one subscription per process. In a profiled program (the injection library)
+// the backends share it through this hub: the cupti session subscribes, the others (counters,
+// source) register as clients and enable the callbacks they need; every callback goes to
+// each client in registration order.
+//
+//   auto& hub = cupti::callback_hub::process();
+//   hub.reserve_launches();                     // configure: this backend needs every launch callback
+//   if (hub.subscribed()) { hub.add(this); hub.enable(CUPTI_CB_DOMAIN_RESOURCE, id); }
+//
+// Clients are added before they enable anything and never removed (the process's sessions
+// live to its end); callbacks never throw.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <utility>
+
+#include <cupti.h>
+
+#include "profilers/cupti/cupti_collector.hpp"
+
+namespace speedlab::profiling::cupti {
+
+class callback_client {
+public:
+  virtual ~callback_client() = default;
+  virtual void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept = 0;
+};
+
+class callback_hub {
+public:
+  static callback_hub& process();
+
+  // cupti::subscribe with the hub as callback; the subscription's error is kept (error()).
+  subscription subscribe(const char* name);
+  void unsubscribe();
+  bool subscribed() const { return m_subscribed; }
+  CUpti_SubscriberHandle handle() const { return m_handle; }
+  // Why the subscription failed (another client holds CUPTI...), empty otherwise.
+  const std::string& subscribe_error() const { return m_error; }
+
+  bool add(callback_client* client); // false when full
+  CUptiResult enable(int domain, unsigned id, bool on = true) const;
+
+  // A backend whose launch callbacks must stay on (counters, source) reserves them while
+  // configuring, so the cupti session does not switch them in windows; at start, the first
+  // to take them is the one they go to (CUPTI replays and PC sampling were not checked together).
+  void reserve_launches() { m_launches_reserved = true; }
+  bool launches_reserved() const { return m_launches_reserved; }
+  bool take_launches() { return !std::exchange(m_launches_taken, true); }
+
+private:
+  static void CUPTIAPI trampoline(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+                                  const void* data) noexcept;
+
+  static constexpr std::size_t max_clients = 8;
+  std::array<callback_client*, max_clients> m_clients{};
+  std::atomic<std::size_t> m_count{0};
+  CUpti_SubscriberHandle m_handle{};
+  bool m_subscribed = false, m_launches_reserved = false, m_launches_taken = false;
+  std::string m_error;
+};
+
+} // namespace speedlab::profiling::cupti
