@@ -121,3 +121,30 @@ TEST_CASE("default suite: every critical finding is about a like-with-like compa
       CHECK(f.explanation.find("Only ") == std::string::npos);
   }
 }
+
+TEST_CASE("default suite on a busy machine: threads that waited for cores are not blamed on the code",
+          "[default-suite]") {
+  // Recorded with the load measured: other programs kept 1.8 of the 2 cores busy.
+  const app::saved_run run = app::load_run(testing::fixture_dir() / "cpu" / "default-suite-busy");
+  REQUIRE(run.device);
+  const auto result = analysis::analyze(run.points, *run.device, nullptr);
+  std::size_t measured = 0;
+  for (const auto& p : run.points) measured += p.valid() && p.other_busy_cores >= 0;
+  CHECK(measured >= 100);
+  CHECK(std::any_of(result.notes.begin(), result.notes.end(), [](const std::string& n) {
+    return n.find("other programs kept 1.8 of 2 cores busy") != std::string::npos;
+  }));
+  std::size_t threads_findings = 0;
+  for (const auto& f : result.findings) {
+    if (f.rule != "poor-scaling" && f.rule != "parallel-efficiency") continue;
+    if (f.severity == speedlab::severity::info) continue; // near-linear and other answers
+    INFO(f.rule << " on " << f.point_id << ": " << f.title);
+    ++threads_findings;
+    CHECK(f.severity == speedlab::severity::warning);
+    CHECK(f.title.find("while other programs held") != std::string::npos);
+    CHECK(f.estimated_gain == 1.0);
+  }
+  CHECK(threads_findings >= 10);
+  CHECK(std::none_of(result.findings.begin(), result.findings.end(),
+                     [](const analysis::finding& f) { return f.severity == speedlab::severity::critical; }));
+}
