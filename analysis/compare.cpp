@@ -8,6 +8,7 @@
 #include "analysis/comparisons.hpp"
 #include "analysis/run_settings.hpp"
 #include "analysis/round_compare.hpp"
+#include "analysis/rules.hpp"
 
 #include <fmt/format.h>
 
@@ -124,7 +125,7 @@ bool paired_interval(point_delta& d, const point_result& b, const point_result& 
 // toward the busier side is the load's as much as the code's, so it is not stated.
 void discount_machine_load(point_delta& d, double cores) {
   if (d.base_other_cores < 0 || d.new_other_cores < 0 || !(cores > 0)) return;
-  if (d.base_other_span_s < load_min_span_s || d.new_other_span_s < load_min_span_s) return;
+  if (d.base_other_span_s < other_busy_min_span_s || d.new_other_span_s < other_busy_min_span_s) return;
   const double more = d.new_other_cores - d.base_other_cores; // > 0: NEW's machine was busier
   const bool toward_busier = (d.verdict == verdict::slower && more > 0) || (d.verdict == verdict::faster && more < 0);
   if (!toward_busier || std::abs(more) < load_shift_share * cores) return;
@@ -138,7 +139,7 @@ void discount_machine_load(point_delta& d, double cores) {
 }
 
 point_delta delta_of(const point_result& b, const point_result& n, const compare_options& options,
-                     double family_confidence, bool paired) {
+                     double family_confidence, bool paired, double cores) {
   point_delta d;
   d.id = b.id;
   d.workload = b.workload;
@@ -163,7 +164,7 @@ point_delta delta_of(const point_result& b, const point_result& n, const compare
     } else if (has_rounds(b) && has_rounds(n)) rounds_interval(d, b, n, options.threshold, family_confidence);
     else
       one_process_interval(d, b, n, options);
-    if (d.method != "paired") discount_machine_load(d, options.cores);
+    if (d.method != "paired") discount_machine_load(d, cores);
     d.parts = split_parts(b, n);
   } else {
     d.method = "none";
@@ -298,9 +299,8 @@ comparison compare_runs(const run_info& base_run, const std::vector<point_result
   // Each end of the interval errs with probability alpha / family: the gate's question (any
   // point slower where nothing changed) is one-sided, and so is "any point faster".
   const double confidence = 1 - 2 * options.alpha / static_cast<double>(std::max<std::size_t>(1, c.family));
-  compare_options opts = options;
-  if (!(opts.cores > 0)) opts.cores = std::min(base_run.cpu_cores, new_run.cpu_cores);
-  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, opts, confidence, c.paired));
+  const double cores = std::min(base_run.cpu_cores, new_run.cpu_cores); // what load_shift_share is a share of
+  for (const auto& [b, n] : pairs) c.points.push_back(delta_of(*b, *n, options, confidence, c.paired, cores));
   describe_method(c);
   for (const auto& n : next)
     if (!seen.count(n.id) && std::find(c.only_new.begin(), c.only_new.end(), n.id) == c.only_new.end())

@@ -29,9 +29,6 @@ inline constexpr double one_round_allowance = 4.0;
 // machine's cores more on one side (point_result::other_busy_cores): a change toward the
 // busier side is "unclear", the load explaining it as well as the code.
 inline constexpr double load_shift_share = 0.25;
-// ...read over at least this many seconds of rounds on each side (/proc/stat counts 10 ms
-// ticks; a shorter span reads too coarsely to judge by).
-inline constexpr double load_min_span_s = 0.2;
 
 struct compare_options {
   // The smallest change that matters: a point is slower/faster only when its ratio is beyond
@@ -46,9 +43,6 @@ struct compare_options {
   bool allow_missing = false;
   // Fewer than 2 rounds on a side: slower/faster only beyond this factor (see above).
   double one_round_allowance = analysis::one_round_allowance;
-  // The cores load_shift_share is a share of; 0: the runs' own (run.json cpu_cores, the
-  // smaller of the two).
-  double cores = 0;
 };
 
 // One part of the time (a split part, later a kernel): median per repetition on each side.

@@ -37,6 +37,11 @@ enum class rule_scope { point, job };
 //
 //   run_rules({.point = &p, .device = device, .options = options, .subject = p.id, .trace = ts},
 //             result.findings, result.notes);
+// A point's other_busy_cores is read on its own only over at least this many seconds of
+// rounds: /proc/stat counts 10 ms ticks, so a shorter span reads too coarsely (the busy-machine
+// rules and compare's load discount both use it).
+inline constexpr double other_busy_min_span_s = 0.2;
+
 struct rule_context {
   const point_result* point = nullptr; // the point judged (null for a job: there is no point)
   const device_model& device;

@@ -94,7 +94,6 @@ struct busy_machine {
   double other = 0, cores = 0;
   bool whole_run = false; // the figure is the run's, not this point's
 };
-constexpr double busy_min_span_s = 0.2;    // a shorter span reads /proc/stat's ticks too coarsely
 constexpr double busy_missing_cores = 0.5; // this much of the cores the threads needed was taken
 
 std::optional<busy_machine> machine_was_busy(const rule_context& ctx, double threads) {
@@ -102,7 +101,7 @@ std::optional<busy_machine> machine_was_busy(const rule_context& ctx, double thr
   const ceiling* cores = find_ceiling(ctx.device.host, keys::cores);
   if (!cores || !(cores->value > 0)) return {};
   busy_machine b{p.other_busy_cores, cores->value, false};
-  if (p.other_busy_cores < 0 || p.other_busy_span_s < busy_min_span_s) b = {ctx.run_other_busy_cores, cores->value, true};
+  if (p.other_busy_cores < 0 || p.other_busy_span_s < other_busy_min_span_s) b = {ctx.run_other_busy_cores, cores->value, true};
   if (b.other < 0) return {};
   b.other = std::min(b.other, b.cores);
   if (b.cores - b.other > std::min(threads, b.cores) - busy_missing_cores) return {};
