@@ -33,6 +33,37 @@ struct process_info {
   std::vector<std::string> notes;         // another CUPTI client present, buffers dropped, ...
 };
 
+// Python call stacks at the process's CUDA calls (`speedlab profile` of a Python program,
+// profilers/python; chunk type 9, docs/profile-format.md). Frames and stacks are interned by
+// the library: a call carries a stack id, a stack lists frame ids, a frame its line.
+struct python_frame {
+  std::string file;      // "" when never resolved: `function` then holds the code object's address
+  std::int32_t line = 0; // 0: unknown
+  std::string function;  // the qualified name (3.11+: co_qualname), else co_name
+  std::string text;      // the line's source, stripped; "" when not readable
+  bool user = false;     // the folding rule (profilers/python/user_frames.hpp): the user's own frame
+  bool operator==(const python_frame&) const = default;
+};
+// How a call's stack was found.
+enum class python_how : std::uint8_t {
+  own = 0,          // the calling thread's own frames
+  other_thread = 1, // the thread had none (PyTorch's autograd engine): the latest stack of any thread
+  unknown = 2,      // none known (stack 0)
+};
+struct python_call {
+  std::uint32_t stack = 0; // 0: none
+  python_how how = python_how::unknown;
+  bool operator==(const python_call&) const = default;
+};
+struct python_calls {
+  std::string interpreter;                                    // "3.12.1"; empty: no python chunk
+  std::vector<std::string> library_prefixes, user_prefixes;   // the folding rule's prefixes
+  std::map<std::uint32_t, python_frame> frames;               // by frame id
+  std::map<std::uint32_t, std::vector<std::uint32_t>> stacks; // stack id -> frame ids, OUTERMOST first
+  std::map<std::uint32_t, python_call> calls;                 // CUPTI correlation id -> its stack
+  bool empty() const { return interpreter.empty() && calls.empty() && stacks.empty() && frames.empty(); }
+};
+
 struct process_profile {
   process_info process;
   trace::device_trace trace; // repetitions: one window over the process's lifetime
@@ -48,6 +79,10 @@ struct process_profile {
   // no launch call. Empty without that tag (every launch call recorded, or none with
   // "launch_calls": "none").
   std::vector<std::pair<std::uint64_t, std::uint64_t>> launch_windows;
+  // Python stacks of its CUDA calls (a Python program, unless --no-python-lines): each
+  // recorded launch, copy, memset, synchronization, allocation, free and graph launch by its
+  // correlation id (the API record's and its kernels', copies' and memsets').
+  python_calls python;
 };
 
 // True when the process's launch calls were recorded in windows only (launch_windows).

@@ -11,15 +11,31 @@
 namespace speedlab::profile {
 namespace {
 
-constexpr std::array<const char*, option_count> names = {
-    "SPEEDLAB_PROFILE_DIR",           "SPEEDLAB_PROFILE_FLUSH_MS",       "SPEEDLAB_PROFILE_FORCE_AFTER_MS",
-    "SPEEDLAB_PROFILE_MAX_BUFFER_MIB", "SPEEDLAB_PROFILE_BUFFER_KIB",     "SPEEDLAB_PROFILE_LAUNCH_CALLS",
-    "SPEEDLAB_PROFILE_LAUNCH_SAMPLE", "SPEEDLAB_PROFILE_CLOCK",          "SPEEDLAB_PROFILE_RUNTIME_API",
-    "SPEEDLAB_PROFILE_DRIVER_API",    "SPEEDLAB_PROFILE_API",            "SPEEDLAB_PROFILE_API_SOURCE",
-    "SPEEDLAB_PROFILE_SYNC_RECORDS",  "SPEEDLAB_PROFILE_SOURCE_LAUNCHES", "SPEEDLAB_PROFILE_METRICS",
-    "SPEEDLAB_PROFILE_METRIC_SET",    "SPEEDLAB_PROFILE_COUNTERS_K",     "SPEEDLAB_PROFILE_SIGNAL_WAIT_MS",
-    "SPEEDLAB_PROFILE_SIGNALS",       "SPEEDLAB_PROFILE_NVTX"};
-static_assert(static_cast<std::size_t>(option::nvtx) + 1 == option_count);
+constexpr std::array<const char*, option_count> names = {"SPEEDLAB_PROFILE_DIR",
+                                                         "SPEEDLAB_PROFILE_FLUSH_MS",
+                                                         "SPEEDLAB_PROFILE_FORCE_AFTER_MS",
+                                                         "SPEEDLAB_PROFILE_MAX_BUFFER_MIB",
+                                                         "SPEEDLAB_PROFILE_BUFFER_KIB",
+                                                         "SPEEDLAB_PROFILE_LAUNCH_CALLS",
+                                                         "SPEEDLAB_PROFILE_LAUNCH_SAMPLE",
+                                                         "SPEEDLAB_PROFILE_CLOCK",
+                                                         "SPEEDLAB_PROFILE_RUNTIME_API",
+                                                         "SPEEDLAB_PROFILE_DRIVER_API",
+                                                         "SPEEDLAB_PROFILE_API",
+                                                         "SPEEDLAB_PROFILE_API_SOURCE",
+                                                         "SPEEDLAB_PROFILE_SYNC_RECORDS",
+                                                         "SPEEDLAB_PROFILE_SOURCE_LAUNCHES",
+                                                         "SPEEDLAB_PROFILE_METRICS",
+                                                         "SPEEDLAB_PROFILE_METRIC_SET",
+                                                         "SPEEDLAB_PROFILE_COUNTERS_K",
+                                                         "SPEEDLAB_PROFILE_SIGNAL_WAIT_MS",
+                                                         "SPEEDLAB_PROFILE_SIGNALS",
+                                                         "SPEEDLAB_PROFILE_NVTX",
+                                                         "SPEEDLAB_PROFILE_PYTHON_LINES",
+                                                         "SPEEDLAB_PROFILE_PYTHON_DEPTH",
+                                                         "SPEEDLAB_PROFILE_PYTHON_LIBRARY_PATHS",
+                                                         "SPEEDLAB_PROFILE_PYTHON_USER_PATHS"};
+static_assert(static_cast<std::size_t>(option::python_user_paths) + 1 == option_count);
 constexpr std::string_view prefix = "SPEEDLAB_PROFILE_";
 
 // A setting's key in the block: its variable's name without the prefix, lower case
@@ -42,19 +58,19 @@ long long lenient_number(const std::string& text) { return std::strtoll(text.c_s
 
 std::string quoted(option o, const std::string& value) { return std::string(variable_name(o)) + "='" + value + "'"; }
 
-std::vector<std::string> split_names(const std::string& list) {
+std::vector<std::string> split_names(const std::string& list, char separator = ',') {
   std::vector<std::string> out;
   for (std::size_t at = 0; at <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::size_t comma = std::min(list.find(separator, at), list.size());
     if (comma > at) out.push_back(list.substr(at, comma - at));
     at = comma + 1;
   }
   return out;
 }
 
-std::string joined(const std::vector<std::string>& v) {
+std::string joined(const std::vector<std::string>& v, char separator = ',') {
   std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+  for (const auto& x : v) s += (s.empty() ? "" : std::string(1, separator)) + x;
   return s;
 }
 
@@ -99,6 +115,14 @@ void parse_numbers(const std::map<option, std::string>& v, parsed_injection_opti
       o.counters.per_kernel = static_cast<std::size_t>(n);
     else out.problems[option::counters_k] = quoted(option::counters_k, *t) + " is not a positive number: the default is used";
   }
+  if (const auto* t = text(option::python_depth)) {
+    if (const auto n = strict_number(*t); n && *n > 0 && *n <= static_cast<long long>(max_python_depth))
+      o.python.max_depth = static_cast<std::size_t>(*n);
+    else
+      out.problems[option::python_depth] = quoted(option::python_depth, *t) + " is not a whole number from 1 to " +
+                                           std::to_string(max_python_depth) + ": " +
+                                           std::to_string(default_python_depth) + " is used";
+  }
   if (const auto* t = text(option::signal_wait_ms)) {
     if (const auto n = strict_number(*t); n && *n > 0 && *n <= max_signal_wait_ms) o.signal_wait_ms = static_cast<std::uint32_t>(*n);
     else
@@ -132,6 +156,9 @@ void parse_words(const std::map<option, std::string>& v, parsed_injection_option
   o.counters.metric_set = text(option::metric_set);
   o.signals = text(option::signals) != "0";
   o.nvtx = text(option::nvtx) != "0";
+  o.python.lines = text(option::python_lines) != "0";
+  o.python.library_paths = split_names(text(option::python_library_paths), ':');
+  o.python.user_paths = split_names(text(option::python_user_paths), ':');
 }
 
 } // namespace
@@ -210,6 +237,10 @@ std::map<std::string, std::string> to_environment(const injection_options& o) {
   if (o.signal_wait_ms != d.signal_wait_ms) put(option::signal_wait_ms, std::to_string(o.signal_wait_ms));
   if (!o.signals) put(option::signals, "0");
   if (!o.nvtx) put(option::nvtx, "0");
+  if (!o.python.lines) put(option::python_lines, "0");
+  if (o.python.max_depth != d.python.max_depth) put(option::python_depth, std::to_string(o.python.max_depth));
+  if (!o.python.library_paths.empty()) put(option::python_library_paths, joined(o.python.library_paths, ':'));
+  if (!o.python.user_paths.empty()) put(option::python_user_paths, joined(o.python.user_paths, ':'));
   return {{options_variable, block.dump()}};
 }
 

@@ -30,28 +30,33 @@ namespace speedlab::profile {
 
 // Every setting, each with one variable (variable_name).
 enum class option {
-  dir,              // where each process writes its stream
-  flush_ms,         // the flush interval (`--flush-interval`)
-  force_after_ms,   // a flush forces CUPTI's buffers out after this long (flush_policy.hpp)
-  max_buffer_mib,   // the cap on CUPTI's buffers
-  buffer_kib,       // CUPTI's buffer size (cost knob)
-  launch_calls,     // all, sampled or none (launch_sampler.hpp)
-  launch_sample,    // W/P with sampled
-  clock,            // offset: CUPTI's times mapped from offsets read at start (cost knob)
-  runtime_api,      // 0: no runtime or synchronization records (cost knob)
-  driver_api,       // 0: no driver API records (cost knob)
-  api,              // all: every API call, not only the analysis's
-  api_source,       // activity or callback
-  sync_records,     // 1: CUPTI's SYNCHRONIZATION records
-  source_launches,  // `--source`: the launches sampled
-  metrics,          // `--metrics`: the metric names, comma separated
-  metric_set,       // the set's name, as the report shows it
-  counters_k,       // `--counters-per-kernel`
-  signal_wait_ms,   // how long a termination waits for the GPUs
-  signals,          // 0: the program's signals left alone
-  nvtx,             // 0: not the NVTX tool (no ranges)
+  dir,             // where each process writes its stream
+  flush_ms,        // the flush interval (`--flush-interval`)
+  force_after_ms,  // a flush forces CUPTI's buffers out after this long (flush_policy.hpp)
+  max_buffer_mib,  // the cap on CUPTI's buffers
+  buffer_kib,      // CUPTI's buffer size (cost knob)
+  launch_calls,    // all, sampled or none (launch_sampler.hpp)
+  launch_sample,   // W/P with sampled
+  clock,           // offset: CUPTI's times mapped from offsets read at start (cost knob)
+  runtime_api,     // 0: no runtime or synchronization records (cost knob)
+  driver_api,      // 0: no driver API records (cost knob)
+  api,             // all: every API call, not only the analysis's
+  api_source,      // activity or callback
+  sync_records,    // 1: CUPTI's SYNCHRONIZATION records
+  source_launches, // `--source`: the launches sampled
+  metrics,         // `--metrics`: the metric names, comma separated
+  metric_set,      // the set's name, as the report shows it
+  counters_k,      // `--counters-per-kernel`
+  signal_wait_ms,  // how long a termination waits for the GPUs
+  signals,         // 0: the program's signals left alone
+  nvtx,            // 0: not the NVTX tool (no ranges)
+  python_lines,    // 0: no Python stacks at CUDA calls (`--no-python-lines`)
+  python_depth,    // the frames kept per stack, innermost first
+  // Extra path prefixes (':' separated) of library frames, and of the user's (these win).
+  python_library_paths,
+  python_user_paths,
 };
-inline constexpr std::size_t option_count = 20;
+inline constexpr std::size_t option_count = 24;
 
 // The environment variable of a setting (a user may set it; speedlab writes the block).
 const char* variable_name(option o);
@@ -112,6 +117,14 @@ struct source_injection_options { // `--source`
   bool operator==(const source_injection_options&) const = default;
 };
 
+inline constexpr std::size_t default_python_depth = 128, max_python_depth = 1024;
+struct python_injection_options { // the python session: stacks at CUDA calls of a Python program
+  bool lines = true;              // on in every Python program unless `--no-python-lines`
+  std::size_t max_depth = default_python_depth;
+  std::vector<std::string> library_paths, user_paths; // profilers/python/user_frames.hpp
+  bool operator==(const python_injection_options&) const = default;
+};
+
 struct injection_options {
   // The library's own: where, how often, signals, NVTX.
   std::string dir;
@@ -122,6 +135,7 @@ struct injection_options {
   cupti_injection_options cupti;
   counters_injection_options counters;
   source_injection_options source;
+  python_injection_options python;
 
   // A GPU never idle at a flush: force its records out after 10 flushes, and 5 s at least.
   std::uint64_t force_after_ms_or_default() const;

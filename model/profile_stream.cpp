@@ -308,6 +308,76 @@ void apply_header(const json& j, read_state& st) {
   st.have_header = true;
 }
 
+// A JSON array of whole numbers of type T (a python chunk's columns and frame lists).
+template <class T>
+std::vector<T> whole_array(const json& j, const char* key) {
+  std::vector<T> out;
+  const auto it = j.find(key);
+  if (it == j.end()) return out;
+  if (!it->is_array()) throw std::runtime_error(fmt::format("'{}' is not an array", key));
+  out.reserve(it->size());
+  for (const auto& v : *it) {
+    const auto n = json_checked::whole_number<T>(v);
+    if (!n)
+      throw std::runtime_error(
+          fmt::format("'{}' holds {}, not a whole number from 0 to {}", key, v.dump(), std::numeric_limits<T>::max()));
+    out.push_back(*n);
+  }
+  return out;
+}
+
+// A python_calls chunk, checked whole before any of it is kept (a bad one changes nothing).
+python_chunk read_python_chunk(const json& j) {
+  python_chunk c;
+  c.interpreter = j.value("interpreter", std::string{});
+  if (const auto f = j.find("folding"); f != j.end()) {
+    c.has_folding = true;
+    c.library_prefixes = f->at("library_prefixes").get<std::vector<std::string>>();
+    c.user_prefixes = f->at("user_prefixes").get<std::vector<std::string>>();
+  }
+  if (const auto calls = j.find("calls"); calls != j.end()) {
+    const auto correlation = whole_array<std::uint32_t>(*calls, "correlation");
+    const auto stack = whole_array<std::uint32_t>(*calls, "stack");
+    const auto how = whole_array<std::uint8_t>(*calls, "how");
+    if (stack.size() != correlation.size() || how.size() != correlation.size())
+      throw std::runtime_error(fmt::format("the calls' columns differ in length (correlation {}, stack {}, how {})",
+                                           correlation.size(), stack.size(), how.size()));
+    for (std::size_t i = 0; i < correlation.size(); ++i) {
+      if (how[i] > 2) throw std::runtime_error(fmt::format("a call's 'how' is {}, not 0, 1 or 2", how[i]));
+      c.calls.push_back({correlation[i], stack[i], static_cast<python_how>(how[i])});
+    }
+  }
+  for (const auto& s : j.value("stacks", json::array()))
+    c.stacks.emplace_back(whole<std::uint32_t>(s, "id", 0), whole_array<std::uint32_t>(s, "frames"));
+  for (const auto& f : j.value("frames", json::array())) {
+    python_frame frame{f.at("file").get<std::string>(), whole<std::int32_t>(f, "line", 0),
+                       f.at("function").get<std::string>(), f.value("text", std::string{}), f.value("user", false)};
+    c.frames.emplace_back(whole<std::uint32_t>(f, "id", 0), std::move(frame));
+  }
+  return c;
+}
+
+void apply_python(const json& j, python_calls& into) {
+  python_chunk c = read_python_chunk(j);
+  if (!c.interpreter.empty()) into.interpreter = std::move(c.interpreter);
+  if (c.has_folding) {
+    into.library_prefixes = std::move(c.library_prefixes);
+    into.user_prefixes = std::move(c.user_prefixes);
+  }
+  for (const auto& call : c.calls) into.calls[call.correlation] = {call.stack, call.how};
+  for (auto& [id, frames] : c.stacks) into.stacks[id] = std::move(frames);
+  for (auto& [id, frame] : c.frames) into.frames[id] = std::move(frame);
+}
+
+void apply_launch_windows(const json& j, process_profile& p) {
+  for (const auto& w : j.at("windows")) {
+    if (!w.is_array() || w.size() != 2) throw std::runtime_error("a launch window is not [start, end]");
+    const auto start = w[0].get<std::uint64_t>(), end = w[1].get<std::uint64_t>();
+    if (end < start) throw std::runtime_error("a launch window ends before it starts");
+    p.launch_windows.emplace_back(start, end);
+  }
+}
+
 // Applies one chunk to the profile; throws on a payload that is not what its type says.
 void apply(chunk_type type, std::string_view payload, read_state& st) {
   auto& p = st.profile;
@@ -374,21 +444,18 @@ void apply(chunk_type type, std::string_view payload, read_state& st) {
     p.source.push_back(j.at("pass").get<source::source_pass>());
     return;
   }
-  case chunk_type::launch_windows: {
-    for (const auto& w : j.at("windows")) {
-      if (!w.is_array() || w.size() != 2) throw std::runtime_error("a launch window is not [start, end]");
-      const auto start = w[0].get<std::uint64_t>(), end = w[1].get<std::uint64_t>();
-      if (end < start) throw std::runtime_error("a launch window ends before it starts");
-      p.launch_windows.emplace_back(start, end);
-    }
+  case chunk_type::launch_windows:
+    apply_launch_windows(j, p);
     return;
-  }
+  case chunk_type::python_calls:
+    apply_python(j, p.python);
+    return;
   case chunk_type::records_binary: break;
   }
   throw std::runtime_error("unknown chunk type");
 }
 
-bool known_type(std::uint32_t t) { return t >= 1 && t <= 8; }
+bool known_type(std::uint32_t t) { return t >= 1 && t <= 9; }
 
 // What makes 16 bytes no chunk header, for the message that skips them.
 std::string header_problem(const char* h) {
@@ -628,6 +695,28 @@ json counters_json(std::uint64_t t_ns, const counters::counter_pass& pass) { ret
 
 json source_json(std::uint64_t t_ns, const source::source_pass& pass) { return json{{"t_ns", t_ns}, {"pass", pass}}; }
 
+json python_calls_json(std::uint64_t t_ns, const python_chunk& c) {
+  json j{{"t_ns", t_ns}};
+  if (!c.interpreter.empty()) j["interpreter"] = c.interpreter;
+  if (c.has_folding) j["folding"] = {{"library_prefixes", c.library_prefixes}, {"user_prefixes", c.user_prefixes}};
+  // The calls in columns: three arrays of numbers, not an object per call.
+  json correlation = json::array(), stack = json::array(), how = json::array();
+  for (const auto& call : c.calls) {
+    correlation.push_back(call.correlation);
+    stack.push_back(call.stack);
+    how.push_back(static_cast<int>(call.how));
+  }
+  j["calls"] = {{"correlation", std::move(correlation)}, {"stack", std::move(stack)}, {"how", std::move(how)}};
+  json stacks = json::array(), frames = json::array();
+  for (const auto& [id, ids] : c.stacks) stacks.push_back({{"id", id}, {"frames", ids}});
+  for (const auto& [id, f] : c.frames)
+    frames.push_back(
+        {{"id", id}, {"file", f.file}, {"line", f.line}, {"function", f.function}, {"user", f.user}, {"text", f.text}});
+  j["stacks"] = std::move(stacks);
+  j["frames"] = std::move(frames);
+  return j;
+}
+
 json launch_windows_json(std::uint64_t t_ns, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows) {
   json w = json::array();
   for (const auto& [start, end] : windows) w.push_back(json::array({start, end}));
@@ -739,7 +828,8 @@ stream_writer::~stream_writer() {
 
 bool stream_writer::write(chunk_type type, const json& payload) {
   if (m_fd < 0) return false;
-  return write_bytes(type, payload.dump());
+  // Text the program gave (a source line in Latin-1) may not be UTF-8: replaced, never thrown.
+  return write_bytes(type, payload.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 bool stream_writer::write_bytes(chunk_type type, std::string_view payload) {

@@ -42,8 +42,17 @@ inline constexpr std::string_view stream_extension = ".slstream";
 inline constexpr std::size_t chunk_header_bytes = 16;
 inline constexpr std::uint32_t max_chunk_payload = 1u << 30; // larger lengths mean a corrupt header
 
-enum class chunk_type : std::uint32_t { header = 1, records = 2, note = 3, close = 4, records_binary = 5, counters = 6,
-                                   source = 7, launch_windows = 8 };
+enum class chunk_type : std::uint32_t {
+  header = 1,
+  records = 2,
+  note = 3,
+  close = 4,
+  records_binary = 5,
+  counters = 6,
+  source = 7,
+  launch_windows = 8,
+  python_calls = 9
+};
 
 // "<host>-<pid>.slstream", the host reduced to [A-Za-z0-9._-] so any host name is a file name.
 std::string stream_file_name(const std::string& host, std::uint32_t pid);
@@ -65,6 +74,24 @@ nlohmann::json counters_json(std::uint64_t t_ns, const counters::counter_pass& p
 nlohmann::json source_json(std::uint64_t t_ns, const source::source_pass& pass);
 // The launch-call windows closed since the last such chunk (process_profile::launch_windows).
 nlohmann::json launch_windows_json(std::uint64_t t_ns, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows);
+// One python_calls chunk (profilers/python): the calls since the last chunk, the stacks and
+// frames first written in it, and, once, the interpreter and the folding rule's prefixes.
+struct python_chunk {
+  std::string interpreter; // the first chunk's
+  bool has_folding = false;
+  std::vector<std::string> library_prefixes, user_prefixes;
+  struct call {
+    std::uint32_t correlation = 0, stack = 0;
+    python_how how = python_how::unknown;
+  };
+  std::vector<call> calls;
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> stacks; // id, frame ids outermost first
+  std::vector<std::pair<std::uint32_t, python_frame>> frames;               // id, frame
+  bool empty() const {
+    return interpreter.empty() && !has_folding && calls.empty() && stacks.empty() && frames.empty();
+  }
+};
+nlohmann::json python_calls_json(std::uint64_t t_ns, const python_chunk& chunk);
 nlohmann::json close_json(std::uint64_t end_ns, const std::string& reason, std::uint64_t dropped_records);
 
 // The binary records payload (chunk type records_binary; docs/profile-format.md has the

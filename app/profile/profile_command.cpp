@@ -193,6 +193,7 @@ std::map<std::string, std::string> program_environment(const std::filesystem::pa
     injected.counters.per_kernel = options.counters_per_kernel;
   }
   if (options.source) injected.source.launches = options.source_launches;
+  injected.python.lines = options.python_lines;
   auto environment = injection_environment(library, injected);
   const char* preload = std::getenv("LD_PRELOAD");
   if (const std::string with_shim = preload_with_exit_shim(library, preload ? preload : ""); !with_shim.empty())

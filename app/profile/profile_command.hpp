@@ -33,6 +33,9 @@ struct profile_options {
   // the next N (--source-launches N).
   bool source = false;
   std::size_t source_launches = 100;
+  // Python stacks at every recorded CUDA call of a Python program (on unless
+  // --no-python-lines; profilers/python): the line of the user's code behind each.
+  bool python_lines = true;
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };

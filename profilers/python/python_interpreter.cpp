@@ -12,7 +12,7 @@ namespace {
 // The frame chain's offsets, read by compiling an offsetof program (offsetof(PyThreadState,
 // frame), offsetof(_PyInterpreterFrame, previous), ...) with -DPy_BUILD_CORE against each
 // version's headers, include/python3.X and its internal/ folder, of pyenv's CPython 3.10.13,
-// 3.11.7, 3.12.1 and 3.13.0 on x86-64 Linux; tests/python/python_offsets_test.sh compiles the
+// 3.11.7, 3.12.1 and 3.13.0 on x86-64 Linux; tests/python/python_offsets_test.py compiles the
 // same program (tests/python/python_offsets.c) where those headers exist and compares.
 // Private layouts change only between minor versions (3.13's _Py_DebugOffsets says so).
 constexpr std::array<frame_layout, 4> frame_layouts = {{

@@ -2,7 +2,7 @@
 // GIL (the way py-spy and austin read it from outside): the interpreter found with
 // dlsym(RTLD_DEFAULT), its version checked, and the calling thread's frame chain read from
 // the per-version struct offsets in frame_layouts (python_interpreter.cpp, read from each
-// version's headers; tests/python/python_offsets_test.sh re-derives them).
+// version's headers; tests/python/python_offsets_test.py re-derives them).
 //
 //   const python::interpreter& py = python::find_interpreter();   // once; py.refused says why not
 //   python::frame_ref frames[128];

@@ -45,6 +45,10 @@ TEST_CASE("profile options: every setting survives the round trip through the en
   o.signal_wait_ms = 1500;
   o.signals = false;
   o.nvtx = false;
+  o.python.lines = false;
+  o.python.max_depth = 40;
+  o.python.library_paths = {"/opt/vendor", "/srv/lib"};
+  o.python.user_paths = {"/opt/vendor/mine"};
   const auto env = profile::to_environment(o);
   // One variable, the whole block; every setting differs from its default here.
   REQUIRE(env.size() == 1);
@@ -86,7 +90,8 @@ TEST_CASE("profile options: a bad value is named and its default used", "[profil
                         {var(option::launch_calls), "sometimes"},
                         {var(option::api_source), "both"},
                         {var(option::source_launches), "-2"},
-                        {var(option::signal_wait_ms), "700000"}});
+                        {var(option::signal_wait_ms), "700000"},
+                        {var(option::python_depth), "0"}});
   CHECK(p.options.flush_ms == profile::default_flush_ms);
   REQUIRE(p.problem(option::force_after_ms));
   CHECK(*p.problem(option::force_after_ms) ==
@@ -106,7 +111,11 @@ TEST_CASE("profile options: a bad value is named and its default used", "[profil
   REQUIRE(p.problem(option::signal_wait_ms));
   CHECK(p.options.signal_wait_ms == profile::default_signal_wait_ms);
   REQUIRE(p.problem(option::flush_ms));
-  CHECK(p.problems.size() == 7);
+  REQUIRE(p.problem(option::python_depth));
+  CHECK_THAT(*p.problem(option::python_depth),
+             Catch::Contains("='0' is not a whole number from 1 to 1024: 128 is used"));
+  CHECK(p.options.python.max_depth == profile::default_python_depth);
+  CHECK(p.problems.size() == 8);
   // The flush interval's one check, as `--flush-interval` applies it too.
   CHECK_FALSE(profile::valid_flush_ms(0));
   CHECK(profile::valid_flush_ms(1));
@@ -121,7 +130,7 @@ TEST_CASE("profile options: a user's variable fills what the block leaves out, n
   o.flush_ms = 250;
   auto env = profile::to_environment(o);
   env[profile::variable_name(option::flush_ms)] = "100";   // stale: speedlab's --flush-interval wins
-  env[profile::variable_name(option::sync_records)] = "1"; // a cost knob the block does not set
+  env[profile::variable_name(option::sync_records)] = std::string("1"); // a cost knob the block does not set
   const auto back = parse(env);
   CHECK(back.options.flush_ms == 250);
   CHECK(back.options.cupti.sync_records);
