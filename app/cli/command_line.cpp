@@ -488,8 +488,9 @@ void add_profile_options(CLI::App* cmd, profile_options& options, number_texts& 
   add_number_option(cmd, numbers, "--source-launches", limits::source_launches,
                     "With --source: launches sampled (N, default 100), then N more with SASS metrics (those run "
                     "slower)");
-  cmd->add_flag("--no-python-lines{false}", options.python_lines,
-                "In a Python program, do not record the Python stack (the line of your code) at each CUDA call");
+  cmd->add_flag_callback(
+      "--no-python-lines", [&options] { options.python_lines = false; },
+      "In a Python program, do not record the Python stack (the line of your code) at each CUDA call");
 }
 
 void take_profile_numbers(const CLI::App& cmd, const number_texts& numbers, profile_options& options) {

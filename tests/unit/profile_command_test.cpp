@@ -298,7 +298,13 @@ TEST_CASE("profile: --metrics passes the metric names to the program; an unknown
   std::string names;
   for (const auto& m : counters::metric_set("dram")) names += (names.empty() ? "" : ",") + m;
   CHECK_THAT(r.output, Contains("\"counters_k\":\"3\""));
+  CHECK_THAT(r.output, !Contains("python_lines")); // Python lines on: the default, left out of the block
   CHECK_THAT(r.output, Contains("\"metric_set\":\"dram\",\"metrics\":\"" + names + "\""));
+  // --no-python-lines reaches the library as python_lines 0.
+  r = run_command(speedlab + " profile --no-python-lines --out " + (dir.path() / "n").string() + " -- sh -c 'echo $" +
+                  profile::options_variable + "'");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("\"python_lines\":\"0\""));
   r = run_command(speedlab + " profile --metrics nosuch --out " + (dir.path() / "q").string() + " -- true");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Contains("--metrics nosuch: unknown metric set 'nosuch'"));
