@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace speedlab::profiling::python {
 namespace {
@@ -25,15 +24,16 @@ thread_local thread_cache t_cache;
 } // namespace
 
 std::uint64_t chain_hash(const frame_ref* frames, std::size_t n) noexcept {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto mix = [&](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
-  };
+  // One multiply per frame (a byte-wise FNV cost 0.7 us at depth 50): the offset goes into the
+  // pointer's unused high bits; a collision only costs a cache miss (the chain is compared).
+  constexpr std::uint64_t k = 0x9e3779b97f4a7c15ull;
+  std::uint64_t h = n * k;
   for (std::size_t i = 0; i < n; ++i) {
-    mix(reinterpret_cast<std::uintptr_t>(frames[i].code));
-    mix(static_cast<std::uint32_t>(frames[i].offset));
+    const std::uint64_t v = reinterpret_cast<std::uintptr_t>(frames[i].code) ^
+                            (static_cast<std::uint64_t>(static_cast<std::uint32_t>(frames[i].offset)) << 40);
+    h = ((h << 23 | h >> 41) ^ v) * k;
   }
-  return h ^ n;
+  return h ^ (h >> 29);
 }
 
 std::size_t stack_table::ref_hash::operator()(const frame_ref& f) const noexcept {
@@ -53,7 +53,9 @@ const stack_table::stored_stack* stack_table::cached(const frame_ref* frames, st
   const auto& s = t_cache.slots[hash & 255];
   if (s.hash != hash || s.serial != m_serial || s.epoch != m_epoch.load(std::memory_order_acquire)) return nullptr;
   const auto* st = static_cast<const stored_stack*>(s.stack);
-  if (st->raw.size() != n || std::memcmp(st->raw.data(), frames, n * sizeof(frame_ref)) != 0) return nullptr;
+  if (st->raw.size() != n) return nullptr;
+  for (std::size_t i = 0; i < n; ++i) // field by field: frame_ref's padding is never compared
+    if (!(st->raw[i] == frames[i])) return nullptr;
   return st;
 }
 

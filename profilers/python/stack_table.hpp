@@ -105,7 +105,7 @@ struct call_stack {
 call_stack attribute_call(const interpreter& py, stack_table& table, frame_ref* scratch, std::size_t max,
                           std::atomic<std::uint32_t>& last) noexcept;
 
-// FNV-1a over the chain's code pointers and offsets.
+// A hash of the chain's code pointers and offsets (the per-thread cache's key).
 std::uint64_t chain_hash(const frame_ref* frames, std::size_t n) noexcept;
 
 } // namespace speedlab::profiling::python

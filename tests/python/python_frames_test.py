@@ -234,11 +234,19 @@ def child(args):
 
 
 def bench(probe):
+    """Nanoseconds per call of capture + intern, and of the capture alone, with the stack
+    `depth` frames deep at the call (checked by a capture at the same depth)."""
     for depth in (10, 50):
-        base = len(expected_chain(0))
+        # bench's own frames and below, then at_depth's n + 1 frames, then the lambda's.
+        n = depth - len(expected_chain(0)) - 2
+        got = at_depth(probe, n, lambda: probe.lib.probe_capture())
+        probe.lib.probe_resolve()
+        frames = len(probe.describe(got)["frames"])
+        check(frames == depth, f"bench: {frames} frames, expected {depth}")
         for which, name in ((0, "capture+intern"), (1, "capture only")):
-            ns = at_depth(probe, depth - base - 1, lambda: probe.lib.probe_bench(200000, which))
-            print(f"bench python {sys.version.split()[0]} depth {depth} {name}: {ns:.1f} ns per call")
+            runs = sorted(at_depth(probe, n, lambda: probe.lib.probe_bench(200000, which)) for _ in range(5))
+            print(f"bench CPython {sys.version.split()[0]} depth {frames} {name}: median {runs[2]:.1f} ns per call "
+                  f"(5 runs of 200000: {runs[0]:.1f} to {runs[-1]:.1f})")
 
 
 def driver(args):
