@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
       std::string stream;
       std::size_t i = 0;
       while (i + 3 <= rest.size()) {
-        const auto type = static_cast<std::uint32_t>(static_cast<unsigned char>(rest[i]) % 8); // 0..7: every chunk type and one unknown
+        const auto type = static_cast<std::uint32_t>(static_cast<unsigned char>(rest[i]) % 10); // 0..9: every chunk type and one unknown
         std::size_t n = static_cast<unsigned char>(rest[i + 1]) | std::size_t{static_cast<unsigned char>(rest[i + 2])} << 8;
         i += 3;
         n = std::min(n, rest.size() - i);

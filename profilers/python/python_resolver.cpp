@@ -42,12 +42,11 @@ int code_watcher(int event, void* code) {
 // The polling thread's body: pthread, not std::thread, and no catch: a PyGILState_Ensure
 // during finalization ends this thread with pthread_exit, whose unwinding must not meet a
 // noexcept frame.
-void* poll(void* self) {
+void* resolver_thread(void* self) {
   auto* r = static_cast<resolver*>(self);
-  r->resolve_now(); // the first acquisition early: atexit registered
-  for (;;) {
+  for (;;) { // the first pass at once: atexit registered early
+    if (!r->resolve_now() && r->python_over()) return nullptr;
     ::usleep(r->interval_ms() * 1000);
-    if (r->done() || !r->resolve_now()) return nullptr;
   }
 }
 
@@ -68,12 +67,18 @@ resolver::resolver(const interpreter& py, stack_table& table, fold_rule extra, s
 void resolver::start_thread() {
   if (m_thread_started.exchange(true)) return;
   pthread_t t{};
-  if (pthread_create(&t, nullptr, &poll, this) == 0) {
+  if (pthread_create(&t, nullptr, &resolver_thread, this) == 0) {
     pthread_detach(t);
   } else {
     std::lock_guard lock(m_mutex);
     m_messages.push_back("python: the resolving thread could not be started; frames are resolved at Python's exit");
   }
+}
+
+bool resolver::python_over() const {
+  if (done() || !m_py.usable()) return true;
+  // Before Python was first seen initialized (an embedding program), keep waiting for it.
+  return m_first_done.load(std::memory_order_acquire) && (!m_py.api.is_initialized() || m_py.api.is_finalizing());
 }
 
 bool resolver::python_allows() const {

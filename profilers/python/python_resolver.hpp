@@ -68,6 +68,8 @@ public:
   // The folding rule once its prefixes were read (first GIL acquisition), else nullopt.
   std::optional<fold_rule> rule() const;
   bool done() const { return m_done.load(std::memory_order_acquire); }
+  // Done, or Python finalizing or gone after it ran: the polling thread ends.
+  bool python_over() const;
   std::uint32_t interval_ms() const { return m_interval_ms; }
   // What went wrong so far (atexit or the watcher not registered), each said once.
   std::vector<std::string> take_messages();
