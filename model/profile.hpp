@@ -48,7 +48,7 @@ struct python_frame {
 enum class python_how : std::uint8_t {
   own = 0,          // the calling thread's own frames
   other_thread = 1, // the thread had none (PyTorch's autograd engine): the latest stack of any thread
-  unknown = 2,      // none known (stack 0)
+  unknown = 2,      // none known (stack 0), or Python finalizing or not yet initialized
 };
 struct python_call {
   std::uint32_t stack = 0; // 0: none

@@ -215,6 +215,12 @@ const interpreter& find_interpreter() {
 capture_result capture(const interpreter& py, frame_ref* out, std::size_t max) noexcept {
   capture_result r;
   if (!py.usable()) return r;
+  // Finalization frees other threads' states while their thread-local pointers stay (a daemon
+  // thread still in C code): nothing is read then.
+  if (!py.api.is_initialized() || py.api.is_finalizing()) {
+    r.what = thread_frames::not_now;
+    return r;
+  }
   const void* tstate = py.api.this_thread_state();
   if (!tstate) return r;
   const frame_layout& l = py.layout;

@@ -88,6 +88,7 @@ enum class thread_frames : std::uint8_t {
   frames,    // its own Python frames (count > 0)
   no_frames, // a Python thread state without frames (PyTorch's autograd engine threads)
   no_thread, // no Python thread state (a C thread), or the interpreter not usable
+  not_now,   // the interpreter is not initialized or is finalizing: thread states may be freed
 };
 
 struct capture_result {

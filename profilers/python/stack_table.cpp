@@ -132,6 +132,7 @@ void stack_table::forget_code(const void* code) {
 call_stack attribute_call(const interpreter& py, stack_table& table, frame_ref* scratch, std::size_t max,
                           std::atomic<std::uint32_t>& last) noexcept {
   const capture_result got = capture(py, scratch, max);
+  if (got.what == thread_frames::not_now) return {}; // Python is ending: no line is the caller's
   if (got.count) {
     if (const std::uint32_t id = table.intern(scratch, got.count)) {
       last.store(id, std::memory_order_relaxed);

@@ -92,7 +92,7 @@ enum class call_how : std::uint8_t {
   own = 0,          // the calling thread's own frames
   other_thread = 1, // the thread had none (PyTorch's autograd engine threads, a C thread):
                     // the most recent stack captured on any thread that had frames
-  unknown = 2,      // neither: no stack
+  unknown = 2,      // neither, or Python not running (before initialization, while finalizing)
 };
 struct call_stack {
   std::uint32_t stack = 0; // 0: none

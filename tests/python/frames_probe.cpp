@@ -56,7 +56,8 @@ void report_at_exit() {
   nlohmann::json j{{"frames", g.table->frame_count()},
                    {"resolved", g.frames.size()},
                    {"unresolved", rest.size()},
-                   {"done", g.res->done()}};
+                   {"done", g.res->done()},
+                   {"last_how", g.calls.empty() ? -1 : static_cast<int>(g.calls.back().how)}};
   if (FILE* f = std::fopen(out, "w")) {
     std::fputs(j.dump().c_str(), f);
     std::fclose(f);

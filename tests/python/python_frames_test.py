@@ -231,6 +231,17 @@ def child(args):
     probe.lib.probe_start_thread()
     nested_outer(probe)
     Widget().method(probe)
+    # A capture during finalization (a module global's __del__): nothing read, how 2.
+    global finalizing_capture
+    finalizing_capture = AtFinalization(probe.lib.probe_capture)
+
+
+class AtFinalization:
+    def __init__(self, capture):
+        self.capture = capture
+
+    def __del__(self):
+        self.capture()
 
 
 def bench(probe):
@@ -270,6 +281,9 @@ def driver(args):
     print("at exit:", at_exit)
     if not (at_exit["done"] and at_exit["unresolved"] == 0 and at_exit["resolved"] == at_exit["frames"]):
         print("FAIL: frames left unresolved at exit (Python's atexit callback did not resolve them)")
+        return 1
+    if at_exit["last_how"] != 2:
+        print(f"FAIL: a capture during finalization gave how {at_exit['last_how']}, expected 2 (nothing read)")
         return 1
     folder = tempfile.mkdtemp(prefix="speedlab-lib-")
     with open(os.path.join(folder, "speedlab_fake_lib.py"), "w") as f:
