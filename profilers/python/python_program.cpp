@@ -136,7 +136,11 @@ public:
     m_resolver = std::make_unique<py::resolver>(*m_py, *m_table, std::move(extra));
     m_runtime = python_callback_marks(CUPTI_CB_DOMAIN_RUNTIME_API);
     m_driver = python_callback_marks(CUPTI_CB_DOMAIN_DRIVER_API);
-    hub().add(this); // before any of its callbacks is enabled
+    if (!hub().add(this)) { // before any of its callbacks is enabled
+      host.note("python: no Python lines: CUPTI's callback hub has no room for another client");
+      m_resolver.reset();
+      return;
+    }
     m_on.store(true, std::memory_order_release);
     enable(CUPTI_CB_DOMAIN_RUNTIME_API, m_runtime);
     enable(CUPTI_CB_DOMAIN_DRIVER_API, m_driver);
