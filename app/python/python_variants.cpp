@@ -404,6 +404,9 @@ private:
     // they are (run ends its worker itself and reads only what was flushed on request).
     o.cupti.all_api = true;
     o.signals = false;
+    // No Python stacks at CUDA calls: `run` reads none, and their capture would join the
+    // variant's measured time.
+    o.python.lines = false;
     return injection_environment(library, o);
   }
 
