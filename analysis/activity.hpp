@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/python_lines.hpp"
 #include "model/results.hpp"
 
 namespace speedlab::analysis {
@@ -72,6 +73,9 @@ struct activity_summary {
   alloc_summary allocs;
   pageable_sync_copies pageable_sync;
   double launch_call_median_ns = 0;       // measured launch cost on the host (0: no launch records)
+  // The lines of its Python program that made its CUDA calls (python_lines.hpp): a Python
+  // process whose stacks were captured (`speedlab profile`'s python backend).
+  std::optional<python_lines> python;
 
   // The steady state's wall time (what the gap, allocation and launch rules judge) and the
   // lifetime's (for what is counted over the whole process).

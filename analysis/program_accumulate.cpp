@@ -140,6 +140,14 @@ struct accumulator_state : name_ids {
     double ns;
   };
   std::deque<launched_rec> launched;
+  // A Python process (process_info's "python" tag): each GPU record, for the lines of the
+  // program that launched it (python_lines.hpp).
+  bool python = false;
+  struct python_gpu_rec {
+    std::uint32_t correlation;
+    python_line_builder::gpu_work work;
+  };
+  std::deque<python_gpu_rec> python_gpu;
   // Host side.
   std::deque<api_rec> calls;
   std::map<std::uint32_t, std::size_t> api_threads, phase_range_threads;
@@ -168,6 +176,7 @@ void add_kernels(accumulator_state& s, const std::vector<trace::kernel_record>& 
   for (const auto& k : kernels) {
     const double ns = span(k.start, k.end);
     s.launched.push_back({k.correlation, true, ns});
+    if (s.python) s.python_gpu.push_back({k.correlation, {python_line_builder::gpu_kind::kernel, ns, 0, 0, false}});
     s.first_kernel = std::min(s.first_kernel, k.start);
     s.last_busy = std::max(s.last_busy, k.end);
     auto& row = s.stream_row(k.device, k.stream);
@@ -194,6 +203,10 @@ void add_copies_and_memsets(accumulator_state& s, const trace::device_trace& t) 
     s.launched.push_back({c.correlation, false, span(c.start, c.end)});
     s.copies.push_back({c.start, c.end, c.copy_kind, inside});
     s.copy_kind_of_call.add(c.correlation, c.copy_kind);
+    if (s.python)
+      s.python_gpu.push_back({c.correlation,
+                              {python_line_builder::gpu_kind::copy, span(c.start, c.end), static_cast<double>(c.bytes),
+                               c.copy_kind, host_kind(c) == trace::mem_pageable}});
     if (inside) add_copy(c.copy_kind == trace::copy_htod ? s.h2d : c.copy_kind == trace::copy_dtoh ? s.d2h : s.other_copies, c);
     if (!c.async && host_kind(c) == trace::mem_pageable) {
       ++s.pageable_sync.count;
@@ -208,6 +221,8 @@ void add_copies_and_memsets(accumulator_state& s, const trace::device_trace& t) 
     row.memset_ns += span(c.start, c.end);
     s.memsets.emplace_back(c.start, c.end);
     s.launched.push_back({c.correlation, false, span(c.start, c.end)});
+    if (s.python)
+      s.python_gpu.push_back({c.correlation, {python_line_builder::gpu_kind::memset, span(c.start, c.end), 0, 0, false}});
   }
 }
 
@@ -635,6 +650,16 @@ startup_summary startup_figures(const accumulator_state& st, const std::vector<i
   return u;
 }
 
+// The lines of a Python program (python_lines.hpp): its calls and GPU records joined with the
+// stacks its capture recorded, by correlation id. Before host_call_figures releases the calls.
+python_lines python_line_figures(accumulator_state& st, const python_input& in) {
+  python_line_builder b(in);
+  for (const auto& a : st.calls) b.add_call(a.correlation, a.kind, a.thread, a.start, a.end, *st.names[a.name]);
+  for (const auto& g : st.python_gpu) b.add_gpu(g.correlation, g.work);
+  release(st.python_gpu);
+  return b.finish();
+}
+
 // The fewest launch calls of a sampled process whose median is taken as its launch cost.
 constexpr std::size_t min_sampled_launches = 20;
 
@@ -726,6 +751,8 @@ process_accumulator::~process_accumulator() = default;
 process_accumulator::process_accumulator(process_accumulator&&) noexcept = default;
 process_accumulator& process_accumulator::operator=(process_accumulator&&) noexcept = default;
 
+void process_accumulator::track_python() { m->python = true; }
+
 void process_accumulator::add(const trace::device_trace& t) {
   state& s = *m;
   s.records += t.kernels.size() + t.memcpys.size() + t.memsets.size() + t.api_calls.size() + t.syncs.size() +
@@ -753,6 +780,8 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   s.split = whole;
   s.steady_split = steady_later ? steady_part : whole;
   s.trace = trace_statistics(st, p.trace);
+  if (st.python)
+    if (const auto in = python_input_of(p)) s.python = python_line_figures(st, *in);
   std::vector<std::uint64_t> kernel_starts;
   std::vector<interval> busy = gpu_busy(st, kernel_starts);
   s.startup = startup_figures(st, busy, thread, s.window_start, steady);
@@ -774,6 +803,7 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
 
 process_summary summarize_process(const profile::process_profile& p, const program_options& options) {
   process_accumulator acc(p.trace.repetitions, options);
+  if (is_python_process(p.process)) acc.track_python();
   acc.add(p.trace);
   return acc.finish(p);
 }
@@ -789,5 +819,14 @@ activity_summary summarize_activity(trace::device_trace trace, const program_opt
   p.trace = std::move(trace);
   return summarize_process(p, options);
 }
+
+} // namespace speedlab::analysis
+
+namespace speedlab::analysis {
+
+bool is_python_process(const profile::process_info& info) { return info.tags.count("python") > 0; }
+
+// TEMPORARY until the capture's model lands (h-pyframes).
+std::optional<python_input> python_input_of(const profile::process_profile&) { return std::nullopt; }
 
 } // namespace speedlab::analysis

@@ -116,6 +116,11 @@ struct process_summary : activity_summary {
   std::shared_ptr<const path_records> path;
 };
 
+// A process whose CUDA calls carry Python stacks: its header has the capture's "python" tag.
+bool is_python_process(const profile::process_info& info);
+// Its stacks, frames and calls as the capture recorded them (nullopt: none recorded).
+std::optional<python_input> python_input_of(const profile::process_profile& p);
+
 process_summary summarize_process(const profile::process_profile& p, const program_options& options = {});
 // A trace's activity as a profiled process's would be: its windows as one, from the first's
 // start to the last's end (analyze() with analysis_options::activity_from_traces).
@@ -143,6 +148,8 @@ struct program_analysis {
   // The critical path of each step (analysis/critical_path.hpp): of the ranks when compared,
   // else of the one process that used CUDA.
   critical_path path;
+  // The lines of the program's Python code, merged over its processes (ranks merge likewise).
+  python_lines python;
 };
 
 program_analysis analyze_program(std::vector<process_summary> processes, program_facts facts,

@@ -260,6 +260,10 @@ program_analysis analyze_processes(std::vector<process_summary> processes, progr
                                  : "no process of the program used CUDA: there is no GPU time to split");
   a.kernels = merge_kernels(a.processes);
   a.ranges = merge_ranges(a.processes);
+  std::vector<const python_lines*> lines;
+  for (const auto& p : a.processes)
+    if (p.python) lines.push_back(&*p.python);
+  if (!lines.empty()) a.python = merge_python_lines(lines);
   std::stable_sort(a.result.findings.begin(), a.result.findings.end(),
                    [](const finding& x, const finding& y) { return x.estimated_gain > y.estimated_gain; });
   return a;

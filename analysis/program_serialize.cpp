@@ -149,6 +149,7 @@ void to_json(nlohmann::json& j, const program_analysis& a) {
   j = nlohmann::json::object();
   if (a.ranks) j["ranks"] = ranks_json(*a.ranks);
   if (!a.path.steps.empty()) j["critical_path"] = critical_path_json(a.path);
+  if (!a.python.empty()) j["python_lines"] = a.python;
   j["facts"] = a.facts;
   j["records"] = a.records;
   j["split"] = a.split;

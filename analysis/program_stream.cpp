@@ -28,7 +28,10 @@ stream_summary summarize_stream(const std::filesystem::path& file, const program
       profile::read_stream(file, [&](const profile::process_info& info, profile::records_batch&& batch) {
         // Every record ends by the process's end (the reader makes it so), so the window
         // of the trace statistics is open-ended here; as summarize_process on the whole.
-        if (!acc) acc.emplace(std::vector<trace::repetition_window>{{info.start_ns, UINT64_MAX, 0, 0}}, options);
+        if (!acc) {
+          acc.emplace(std::vector<trace::repetition_window>{{info.start_ns, UINT64_MAX, 0, 0}}, options);
+          if (is_python_process(info)) acc->track_python();
+        }
         acc->add(batch.trace);
         if (!is_rank) is_rank = info.used_cuda && identify_rank(info).rank.has_value();
         if (*is_rank) {

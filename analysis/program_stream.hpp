@@ -40,6 +40,9 @@ public:
   process_accumulator(process_accumulator&&) noexcept;
   process_accumulator& operator=(process_accumulator&&) noexcept;
 
+  // A Python process (is_python_process): keep what the lines of its program need (each GPU
+  // record's correlation, duration and bytes). Before the first add().
+  void track_python();
   void add(const trace::device_trace& batch);
   // The summary, from the process's facts and its trace's backend, note, process,
   // repetitions (the lifetime window) and dropped_records; records in p.trace are ignored.

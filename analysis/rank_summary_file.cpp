@@ -68,6 +68,7 @@ json process_json(const process_summary& p) {
          {"steady_split", p.steady_split}, {"startup", p.startup}};
   if (p.counters) j["counters"] = *p.counters;
   if (p.source) j["source"] = *p.source;
+  if (p.python) j["python_lines"] = *p.python;
   // Launch calls sampled (absent otherwise, as in summaries written before sampling).
   for (std::size_t i = 0; i < p.ranges.size(); ++i)
     if (p.ranges[i].launched_measured) j["ranges"][i]["launched_measured"] = *p.ranges[i].launched_measured;
@@ -254,6 +255,7 @@ process_summary read_process(const json& j) {
   if (auto it = j.find("steady_split"); it != j.end() && !it->is_null()) p.steady_split = checked_split(*it, "steady_split");
   if (auto it = j.find("startup"); it != j.end()) p.startup = it->get<startup_summary>();
   if (auto it = j.find("source"); it != j.end() && !it->is_null()) p.source = it->get<source::source_pass>();
+  if (auto it = j.find("python_lines"); it != j.end() && it->is_object()) p.python = it->get<python_lines>();
   return p;
 }
 

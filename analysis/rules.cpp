@@ -69,8 +69,9 @@ severity severity_for_gain(double gain) {
   return severity::info;
 }
 
-const rule_map& rule_registry() {
-  static const rule_map registry = [] {
+namespace {
+rule_map& registry() {
+  static rule_map registry = [] {
     rule_map m;
     add_transfer_rules(m);
     add_gpu_rules(m);
@@ -78,9 +79,19 @@ const rule_map& rule_registry() {
     add_counter_rules(m);
     add_activity_rules(m);
     add_rank_rules(m);
+    add_python_rules(m);
     return m;
   }();
   return registry;
+}
+} // namespace
+
+const rule_map& rule_registry() { return registry(); }
+
+bool register_rule(std::unique_ptr<rule> r) {
+  if (!r) return false;
+  const std::string name = r->name();
+  return registry().try_emplace(name, std::move(r)).second;
 }
 
 const rule* find_rule(const std::string& name) {

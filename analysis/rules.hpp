@@ -111,8 +111,12 @@ void run_rules(const rule_context& ctx, std::vector<finding>& findings, std::vec
 
 using rule_map = std::map<std::string, std::unique_ptr<rule>>;
 
-// Every built-in rule, keyed by name.
+// Every rule, keyed by name: the built-in ones (the add_*_rules below) and those registered.
 const rule_map& rule_registry();
+// A rule beside the built-in list (a test's, or one kept outside analysis/), under its
+// name(): the same as a line in an add_*_rules; false when the name is taken. Call it before
+// any analysis runs (registration is not synchronized).
+bool register_rule(std::unique_ptr<rule> r);
 const rule* find_rule(const std::string& name);
 std::vector<std::string> rule_names();
 
@@ -135,5 +139,6 @@ void add_host_rules(rule_map& m);
 void add_counter_rules(rule_map& m); // rules_counters.cpp: from hardware counters
 void add_activity_rules(rule_map& m); // rules_activity.cpp: from a process's activity (activity.hpp)
 void add_rank_rules(rule_map& m);     // rules_ranks.cpp: across the ranks of a job (rank_analysis.hpp)
+void add_python_rules(rule_map& m);   // rules_python.cpp: the lines of a Python program (python_lines.hpp)
 
 } // namespace speedlab::analysis

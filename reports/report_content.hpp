@@ -21,6 +21,7 @@
 namespace speedlab::analysis {
 struct rank_analysis;
 struct critical_path;
+struct python_lines;
 } // namespace speedlab::analysis
 
 namespace speedlab::reports {
@@ -42,6 +43,8 @@ struct report_table {
   const analysis::rank_analysis* rank_timeline = nullptr;
   // The critical path of the median step, drawn above the rows (report.html), likewise owned.
   const analysis::critical_path* critical_path = nullptr;
+  // The folded Python stacks as a flame graph above the rows (report.html), likewise owned.
+  const analysis::python_lines* python_flame = nullptr;
 };
 
 // A part of the human reports: the first table's title is its heading, the others' below it.

@@ -43,6 +43,12 @@ using reporter_factory = std::function<std::unique_ptr<reporter>()>;
 // Registry keyed by name: the explicit list in registry.cpp (a new format is one folder
 // with a make_<format>_reporter() factory plus one line there).
 const std::map<std::string, reporter_factory>& reporter_registry();
+// A format beside the explicit list (a test's, or one kept outside reports/), by name: the
+// same as a line there (every command that takes a format then takes it); false when the
+// name is taken. Call it before any report is written (registration is not synchronized).
+bool register_reporter(const std::string& name, reporter_factory make);
+// "markdown (md), html (htm), ...": every format with its short names, for a command's help.
+std::string format_list();
 std::unique_ptr<reporter> make_reporter(const std::string& name); // nullptr if unknown
 std::vector<std::string> reporter_names();
 // The registry's name of a format given by any of its names ("md" -> "markdown", "nsys" and

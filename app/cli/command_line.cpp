@@ -25,6 +25,7 @@
 #include "model/file_problem.hpp"
 #include "model/profile_options.hpp"
 #include "profilers/profiler.hpp"
+#include "reports/reporter.hpp"
 #include "speedlab/config.hpp"
 
 namespace speedlab::app {
@@ -211,7 +212,7 @@ std::vector<std::string> add_measure_options(CLI::App* cmd, run_command_line& li
                   "Counter metric set for the counters backend: default, full, or metric names joined by commas")
       ->type_name("SET");
   cmd->add_option("--reports", line.reports,
-                  "Report formats (markdown or md, html, json, csv, perfetto, nsys-sqlite or nsys)")
+                  "Report formats: " + reports::format_list())
       ->delimiter(',')
       ->type_name("FORMATS");
   cmd->add_option("--calibrate", run.overrides.calibrate, "Device ceilings: off, cached, quick, full")
@@ -262,7 +263,7 @@ command_action add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Regenerate reports from a saved output folder (nothing is re-run)");
   cmd->add_option("DIR", options->dir, "Output folder of a run")->required()->type_name("");
   cmd->add_option("--format,-f", options->formats,
-                  "Formats to write: markdown (md), html, json, csv, perfetto, nsys-sqlite (nsys); default: all")
+                  "Formats to write: " + reports::format_list() + "; default: all")
       ->delimiter(',')
       ->type_name("FORMATS");
   cmd->add_flag("--summary", options->summary,

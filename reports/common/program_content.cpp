@@ -76,10 +76,47 @@ data_table streams_table(const analysis::program_analysis& a) {
   return tb;
 }
 
+data_table python_lines_table(const analysis::program_analysis& a) {
+  data_table tb{
+      "program_python_lines",
+      {"file",     "line",      "function",  "calls",     "inferred_calls", "launches",         "graph_launches",
+       "kernels",  "kernel_ns", "copies",    "h2d_bytes", "d2h_bytes",      "other_copy_bytes", "pageable_bytes",
+       "copy_ns",  "memsets",   "memset_ns", "syncs",     "sync_ns",        "allocs",           "frees",
+       "alloc_ns", "processes"},
+      {}};
+  for (const auto& l : a.python.lines)
+    tb.rows.push_back({l.file,
+                       u(l.line),
+                       l.function,
+                       u(l.calls),
+                       u(l.inferred_calls),
+                       u(l.launches),
+                       u(l.graph_launches),
+                       u(l.kernels),
+                       x(l.kernel_ns),
+                       u(l.copies),
+                       x(l.h2d_bytes),
+                       x(l.d2h_bytes),
+                       x(l.other_copy_bytes),
+                       x(l.pageable_bytes),
+                       x(l.copy_ns),
+                       u(l.memsets),
+                       x(l.memset_ns),
+                       u(l.syncs),
+                       x(l.sync_ns),
+                       u(l.allocs),
+                       u(l.frees),
+                       x(l.alloc_ns),
+                       u(l.processes)});
+  return tb;
+}
+
 } // namespace
 
 std::vector<data_table> program_data_tables(const analysis::program_analysis& a) {
-  return {processes_table(a), kernels_table(a), ranges_table(a), streams_table(a)};
+  std::vector<data_table> out{processes_table(a), kernels_table(a), ranges_table(a), streams_table(a)};
+  if (!a.python.empty()) out.push_back(python_lines_table(a)); // Python programs only: other goldens unchanged
+  return out;
 }
 
 std::vector<process_identity> process_identities(const analysis::program_analysis& a) {

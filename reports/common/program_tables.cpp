@@ -261,11 +261,70 @@ report_table path_table(const analysis::critical_path& p) {
   return tb;
 }
 
+// The lines of the program's Python code (analysis/python_lines.hpp), most costly first: what
+// each launched on the GPU and how long it kept the host waiting.
+std::string python_intro(const analysis::python_lines& p) {
+  const auto& v = p.coverage;
+  std::string s = fmt::format("Each CUDA call carried the Python stack of its moment{}; a call and the GPU work it "
+                              "launched go to the innermost line of the program's own code (not the standard "
+                              "library, site-packages or generated code). Sorted by GPU time launched plus time "
+                              "blocked.",
+                              p.interpreter.empty() ? "" : " (CPython " + p.interpreter + ")");
+  if (v.kernel_ns > 0)
+    s += fmt::format(" Of {} of kernel time, {} came from lines of the program", fmt_duration(v.kernel_ns),
+                     fmt_percent(100 * v.kernel_ns_own / v.kernel_ns));
+  if (v.kernel_ns > 0 && v.kernel_ns_inferred > 0)
+    s += fmt::format(" and {} from threads without Python frames (PyTorch's autograd engine), given to the last "
+                     "line another thread ran (marked \"inferred\")",
+                     fmt_percent(100 * v.kernel_ns_inferred / v.kernel_ns));
+  if (v.kernel_ns > 0) s += ".";
+  if (v.calls_library + v.calls_unknown > 0)
+    s += fmt::format(" {} of {} calls had no frame of the program (library code alone, or no Python stack).",
+                     v.calls_library + v.calls_unknown, v.calls);
+  return s;
+}
+
+std::string copied(const analysis::python_line& l) {
+  if (l.copies == 0) return "—";
+  std::string s;
+  if (l.h2d_bytes > 0) s += fmt_bytes(l.h2d_bytes) + " H2D";
+  if (l.d2h_bytes > 0) s += (s.empty() ? "" : ", ") + fmt_bytes(l.d2h_bytes) + " D2H";
+  if (l.other_copy_bytes > 0) s += (s.empty() ? "" : ", ") + fmt_bytes(l.other_copy_bytes) + " other";
+  if (l.pageable_bytes > 0) s += fmt::format(" ({} pageable)", fmt_bytes(l.pageable_bytes));
+  return fmt::format("{} in {}", s.empty() ? "0 B" : s, l.copies);
+}
+
+report_table python_table(const analysis::python_lines& p) {
+  report_table tb{"program-python-lines",
+                  "Python lines",
+                  python_intro(p),
+                  {"line", "source", "calls", "kernels", "GPU time", "copied", "blocked in sync", "allocations"},
+                  {false, false, true, true, true, false, true, true},
+                  {},
+                  "no CUDA call came from a line of the program",
+                  0};
+  tb.python_flame = &p;
+  for (const auto& l : p.lines) {
+    std::string where = fmt::format("{}:{}", l.file, l.line);
+    if (l.inferred_calls > 0) where += fmt::format(" (inferred: {} calls)", l.inferred_calls);
+    tb.rows.push_back(
+        {c(where), c(l.text), count(l.calls),
+         t(l.kernels ? fmt::format("{}{}", l.kernels,
+                                   l.graph_launches ? fmt::format(" in {} graph launches", l.graph_launches) : "")
+                     : "—"),
+         dur(l.gpu_ns()), t(copied(l)), t(l.syncs ? fmt::format("{} in {}", fmt_duration(l.sync_ns), l.syncs) : "—"),
+         t(l.allocs + l.frees ? fmt::format("{} ({})", l.allocs + l.frees, fmt_duration(l.alloc_ns)) : "—")});
+  }
+  return tb;
+}
+
 std::vector<report_table> program_tables(const analysis::program_analysis& a, std::size_t max_rows) {
   std::vector<report_table> out{facts_table(a),  split_table(a),  process_table(a), kernel_table(a),
                                  range_table(a), stream_table(a), gap_table(a, 5)};
   if (a.ranks) out.insert(out.begin() + 3, rank_table(*a.ranks));
   if (!a.path.steps.empty()) out.insert(out.begin() + (a.ranks ? 4 : 3), path_table(a.path));
+  // Right after the time split: the lines are where a Python user changes something.
+  if (!a.python.empty()) out.insert(out.begin() + 2, python_table(a.python));
   for (std::size_t i = 2; i < out.size(); ++i) limit(out[i], max_rows);
   return out;
 }

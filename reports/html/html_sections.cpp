@@ -22,6 +22,11 @@ void content_table(writer& w, const report_table& tb, bool heading) {
     critical_path_chart(w, *tb.critical_path);
     w << "</figure>"_html;
   }
+  if (tb.python_flame) {
+    w << "<figure class=\"python-flame\">"_html;
+    python_flame_chart(w, *tb.python_flame);
+    w << "</figure>"_html;
+  }
   if (tb.rows.empty()) {
     w.element("p", tb.empty_note, {{"class", "note"}});
     return;

@@ -961,4 +961,84 @@ bool critical_path_chart(writer& w, const analysis::critical_path& p) {
   return true;
 }
 
+namespace {
+
+// A frame of the flame graph: its weight and its callees, in the order first seen.
+struct flame_node {
+  std::string name;
+  double weight = 0;
+  std::vector<std::size_t> children;
+};
+
+std::vector<flame_node> flame_tree(const analysis::python_lines& lines) {
+  std::vector<flame_node> nodes(1); // the root: the whole program
+  for (const auto& s : lines.stacks) {
+    const double weight = s.gpu_ns + s.sync_ns;
+    if (weight <= 0) continue;
+    std::size_t at = 0;
+    nodes[0].weight += weight;
+    for (const auto& f : s.frames) {
+      std::size_t next = 0;
+      for (const std::size_t c : nodes[at].children)
+        if (nodes[c].name == f) next = c;
+      if (next == 0) {
+        nodes.push_back({f, 0, {}});
+        next = nodes.size() - 1;
+        nodes[at].children.push_back(next);
+      }
+      nodes[next].weight += weight;
+      at = next;
+    }
+  }
+  return nodes;
+}
+
+std::size_t flame_depth(const std::vector<flame_node>& nodes, std::size_t at) {
+  std::size_t d = 0;
+  for (const std::size_t c : nodes[at].children) d = std::max(d, flame_depth(nodes, c));
+  return d + 1;
+}
+
+struct flame_layout {
+  double left, width, top, row_h, total;
+};
+
+void flame_frames(writer& w, const std::vector<flame_node>& nodes, std::size_t at, double x, std::size_t depth,
+                  const flame_layout& l) {
+  for (const std::size_t c : nodes[at].children) {
+    const flame_node& n = nodes[c];
+    const double width = l.width * n.weight / l.total;
+    if (width >= 1) {
+      const double y = l.top + static_cast<double>(depth) * l.row_h;
+      rect(w, x, y, width - 1, l.row_h - 2, depth % 2 ? "#e69f00" : "#f0b84a",
+           fmt::format("{}: {} ({:.1f}%)", n.name, fmt_duration(n.weight), 100 * n.weight / l.total));
+      const auto fits = static_cast<std::size_t>((width - 6) / 6.5);
+      if (fits >= 4)
+        text(w, x + 3, y + l.row_h - 7, n.name.size() <= fits ? n.name : n.name.substr(0, fits - 1) + "…", "start",
+             "label");
+      flame_frames(w, nodes, c, x, depth + 1, l);
+    }
+    x += width;
+  }
+}
+
+} // namespace
+
+bool python_flame_chart(writer& w, const analysis::python_lines& lines) {
+  const std::vector<flame_node> nodes = flame_tree(lines);
+  if (nodes[0].weight <= 0) return false;
+  const std::size_t depth = flame_depth(nodes, 0) - 1;
+  const flame_layout l{10, 800, 30, 20, nodes[0].weight};
+  const double height = l.top + static_cast<double>(depth) * l.row_h + 26;
+  svg_open(w, l.left * 2 + l.width, height,
+           fmt::format("The program's Python stacks, each frame as wide as the GPU time it launched plus the time "
+                       "it blocked ({} in all)",
+                       fmt_duration(nodes[0].weight)));
+  text(w, l.left, 18, "outermost frame on top; width: GPU time launched + time blocked in synchronizations", "start",
+       "legend");
+  flame_frames(w, nodes, 0, l.left, 0, l);
+  w.close("svg");
+  return true;
+}
+
 } // namespace speedlab::reports::html

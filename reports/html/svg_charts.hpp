@@ -7,6 +7,7 @@
 #include <string>
 
 #include "analysis/critical_path.hpp"
+#include "analysis/python_lines.hpp"
 #include "analysis/rank_analysis.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/html/html_writer.hpp"
@@ -50,5 +51,9 @@ bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ranks);
 // thread or stream it visits, each segment coloured by kind, its name in the tooltip (escaped
 // as all chart text). False without a step to draw.
 bool critical_path_chart(writer& w, const analysis::critical_path& path);
+// The folded Python stacks (analysis/python_lines.hpp) as an icicle flame graph: the
+// outermost frame on top, each frame as wide as the GPU time it launched plus the time it
+// blocked; false (nothing drawn) without weight.
+bool python_flame_chart(writer& w, const analysis::python_lines& lines);
 
 } // namespace speedlab::reports::html

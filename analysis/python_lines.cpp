@@ -1,0 +1,295 @@
+#include "analysis/python_lines.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "model/trace.hpp"
+
+namespace speedlab::analysis {
+
+namespace {
+
+bool is_sync(trace::api_kind k) { return k == trace::api_kind::synchronize || k == trace::api_kind::copy_sync; }
+
+std::string frame_label(const python_input::frame& f) {
+  return f.file + ":" + std::to_string(f.line) + (f.function.empty() ? "" : " " + f.function);
+}
+
+} // namespace
+
+python_line_builder::python_line_builder(const python_input& input) : m_in(input) {
+  std::map<std::pair<std::string, std::uint32_t>, std::int64_t> row_of_line;
+  m_line_of_stack.assign(m_in.stacks.size(), -1);
+  for (std::size_t s = 0; s < m_in.stacks.size(); ++s) {
+    const auto& frames = m_in.stacks[s];
+    // The innermost frame of the program's own code: the line the user can change.
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+      if (*it >= m_in.frames.size() || !m_in.frames[*it].user) continue;
+      const auto& f = m_in.frames[*it];
+      auto [at, added] = row_of_line.try_emplace({f.file, f.line}, static_cast<std::int64_t>(m_out.lines.size()));
+      if (added) {
+        python_line l;
+        l.file = f.file, l.line = f.line, l.function = f.function, l.text = f.text;
+        m_out.lines.push_back(std::move(l));
+      }
+      m_line_of_stack[s] = at->second;
+      break;
+    }
+  }
+  m_sites.reserve(m_in.calls.size());
+  for (const auto& c : m_in.calls) {
+    site s;
+    s.stack = c.stack;
+    s.attributed = c.attributed;
+    if (c.attributed != python_input::how::none && c.stack < m_line_of_stack.size()) s.line = m_line_of_stack[c.stack];
+    m_sites.emplace_back(c.correlation, s);
+  }
+  std::stable_sort(m_sites.begin(), m_sites.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  m_stack_gpu.assign(m_in.stacks.size(), 0);
+  m_stack_sync.assign(m_in.stacks.size(), 0);
+  m_stack_calls.assign(m_in.stacks.size(), 0);
+  m_out.interpreter = m_in.interpreter;
+}
+
+const python_line_builder::site* python_line_builder::site_of(std::uint32_t correlation) const {
+  if (correlation == 0) return nullptr;
+  auto it = std::lower_bound(m_sites.begin(), m_sites.end(), correlation,
+                             [](const auto& e, std::uint32_t c) { return e.first < c; });
+  return it != m_sites.end() && it->first == correlation ? &it->second : nullptr;
+}
+
+python_line* python_line_builder::row(const site& s) {
+  return s.line >= 0 ? &m_out.lines[static_cast<std::size_t>(s.line)] : nullptr;
+}
+
+void python_line_builder::add_call(std::uint32_t correlation, trace::api_kind kind, std::uint32_t thread,
+                                   std::uint64_t start, std::uint64_t end, const std::string& name) {
+  const bool driver = name.rfind("cu", 0) == 0 && name.rfind("cuda", 0) != 0;
+  const bool graph = name.find("GraphLaunch") != std::string::npos;
+  m_calls.push_back({start, std::max(start, end), thread, correlation, kind, driver, graph});
+}
+
+void python_line_builder::add_gpu(std::uint32_t correlation, const gpu_work& w) {
+  const site* s = site_of(correlation);
+  python_line* l = s ? row(*s) : nullptr;
+  if (w.kind == gpu_kind::kernel) {
+    m_out.coverage.kernel_ns += w.ns;
+    if (l && s->attributed == python_input::how::own) m_out.coverage.kernel_ns_own += w.ns;
+    if (l && s->attributed == python_input::how::inferred) m_out.coverage.kernel_ns_inferred += w.ns;
+  }
+  if (s && s->attributed != python_input::how::none && s->stack < m_stack_gpu.size()) m_stack_gpu[s->stack] += w.ns;
+  if (!l) return;
+  switch (w.kind) {
+  case gpu_kind::kernel:
+    ++l->kernels;
+    l->kernel_ns += w.ns;
+    break;
+  case gpu_kind::copy:
+    ++l->copies;
+    l->copy_ns += w.ns;
+    (w.copy_kind == trace::copy_htod   ? l->h2d_bytes
+     : w.copy_kind == trace::copy_dtoh ? l->d2h_bytes
+                                       : l->other_copy_bytes) += w.bytes;
+    if (w.pageable) l->pageable_bytes += w.bytes;
+    break;
+  case gpu_kind::memset:
+    ++l->memsets;
+    l->memset_ns += w.ns;
+    break;
+  }
+}
+
+void python_line_builder::count_call(const pending_call& c) {
+  const double ns = static_cast<double>(c.end - c.start);
+  auto& cov = m_out.coverage;
+  ++cov.calls;
+  if (is_sync(c.kind)) cov.sync_ns += ns;
+  const site* s = site_of(c.correlation);
+  python_line* l = s ? row(*s) : nullptr;
+  if (!s || s->attributed == python_input::how::none)
+    ++cov.calls_unknown;
+  else if (!l)
+    ++cov.calls_library;
+  else
+    ++(s->attributed == python_input::how::own ? cov.calls_own : cov.calls_inferred);
+  if (s && s->attributed != python_input::how::none && s->stack < m_stack_calls.size()) {
+    ++m_stack_calls[s->stack];
+    if (is_sync(c.kind)) m_stack_sync[s->stack] += ns;
+  }
+  if (!l) return;
+  ++l->calls;
+  if (s->attributed == python_input::how::inferred) ++l->inferred_calls;
+  if (is_sync(c.kind)) {
+    ++l->syncs;
+    l->sync_ns += ns;
+    if (s->attributed == python_input::how::own) cov.sync_ns_own += ns;
+  }
+  if (c.kind == trace::api_kind::launch) ++(c.graph ? l->graph_launches : l->launches);
+  if (c.kind == trace::api_kind::alloc || c.kind == trace::api_kind::free) {
+    ++(c.kind == trace::api_kind::alloc ? l->allocs : l->frees);
+    l->alloc_ns += ns;
+  }
+}
+
+python_lines python_line_builder::finish() {
+  // A driver call made inside a runtime call of the same thread (cudaLaunchKernel calls
+  // cuLaunchKernel) is the same call of the program: counted once, by the outer one.
+  std::sort(m_calls.begin(), m_calls.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.thread, a.start, b.end) < std::tie(b.thread, b.start, a.end);
+  });
+  std::uint32_t thread = 0;
+  std::uint64_t open_until = 0;
+  bool open = false;
+  for (const auto& c : m_calls) {
+    if (!open || c.thread != thread || c.start >= open_until) {
+      thread = c.thread, open_until = c.end, open = true;
+      count_call(c);
+    }
+  }
+  std::vector<pending_call>().swap(m_calls);
+  std::map<std::vector<std::string>, python_stack_weight> folded;
+  for (std::size_t s = 0; s < m_in.stacks.size(); ++s) {
+    if (m_stack_calls[s] == 0 && m_stack_gpu[s] == 0) continue;
+    std::vector<std::string> frames;
+    for (const std::uint32_t f : m_in.stacks[s])
+      if (f < m_in.frames.size() && m_in.frames[f].user) frames.push_back(frame_label(m_in.frames[f]));
+    if (frames.empty()) frames.push_back("(no frame of the program)");
+    auto& w = folded[frames];
+    w.frames = frames;
+    w.gpu_ns += m_stack_gpu[s], w.sync_ns += m_stack_sync[s], w.calls += m_stack_calls[s];
+  }
+  for (auto& [k, w] : folded) m_out.stacks.push_back(std::move(w));
+  std::stable_sort(m_out.stacks.begin(), m_out.stacks.end(),
+                   [](const auto& a, const auto& b) { return a.gpu_ns + a.sync_ns > b.gpu_ns + b.sync_ns; });
+  std::erase_if(m_out.lines, [](const python_line& l) { return l.calls == 0 && l.gpu_ns() == 0; });
+  std::stable_sort(m_out.lines.begin(), m_out.lines.end(),
+                   [](const auto& a, const auto& b) { return a.cost_ns() > b.cost_ns(); });
+  return std::move(m_out);
+}
+
+python_lines merge_python_lines(const std::vector<const python_lines*>& parts) {
+  python_lines out;
+  std::map<std::pair<std::string, std::uint32_t>, python_line> by_line;
+  std::map<std::vector<std::string>, python_stack_weight> by_stack;
+  for (const python_lines* p : parts) {
+    if (!p) continue;
+    if (out.interpreter.empty()) out.interpreter = p->interpreter;
+    for (const auto& l : p->lines) {
+      auto [it, added] = by_line.try_emplace({l.file, l.line}, l);
+      if (added) continue;
+      python_line& m = it->second;
+      m.calls += l.calls, m.launches += l.launches, m.graph_launches += l.graph_launches;
+      m.kernels += l.kernels, m.kernel_ns += l.kernel_ns, m.copies += l.copies;
+      m.h2d_bytes += l.h2d_bytes, m.d2h_bytes += l.d2h_bytes, m.other_copy_bytes += l.other_copy_bytes;
+      m.pageable_bytes += l.pageable_bytes, m.copy_ns += l.copy_ns, m.memsets += l.memsets;
+      m.memset_ns += l.memset_ns, m.syncs += l.syncs, m.sync_ns += l.sync_ns, m.allocs += l.allocs;
+      m.frees += l.frees, m.alloc_ns += l.alloc_ns, m.inferred_calls += l.inferred_calls;
+      m.processes += l.processes;
+    }
+    for (const auto& s : p->stacks) {
+      auto& w = by_stack[s.frames];
+      w.frames = s.frames;
+      w.gpu_ns += s.gpu_ns, w.sync_ns += s.sync_ns, w.calls += s.calls;
+    }
+    auto& c = out.coverage;
+    const auto& x = p->coverage;
+    c.calls += x.calls, c.calls_own += x.calls_own, c.calls_inferred += x.calls_inferred;
+    c.calls_library += x.calls_library, c.calls_unknown += x.calls_unknown;
+    c.kernel_ns += x.kernel_ns, c.kernel_ns_own += x.kernel_ns_own, c.kernel_ns_inferred += x.kernel_ns_inferred;
+    c.sync_ns += x.sync_ns, c.sync_ns_own += x.sync_ns_own;
+  }
+  for (auto& [k, l] : by_line) out.lines.push_back(std::move(l));
+  for (auto& [k, s] : by_stack) out.stacks.push_back(std::move(s));
+  std::stable_sort(out.lines.begin(), out.lines.end(),
+                   [](const auto& a, const auto& b) { return a.cost_ns() > b.cost_ns(); });
+  std::stable_sort(out.stacks.begin(), out.stacks.end(),
+                   [](const auto& a, const auto& b) { return a.gpu_ns + a.sync_ns > b.gpu_ns + b.sync_ns; });
+  return out;
+}
+
+void to_json(nlohmann::json& j, const python_line& l) {
+  j = {{"file", l.file},
+       {"line", l.line},
+       {"function", l.function},
+       {"text", l.text},
+       {"calls", l.calls},
+       {"launches", l.launches},
+       {"graph_launches", l.graph_launches},
+       {"kernels", l.kernels},
+       {"kernel_ns", l.kernel_ns},
+       {"copies", l.copies},
+       {"h2d_bytes", l.h2d_bytes},
+       {"d2h_bytes", l.d2h_bytes},
+       {"other_copy_bytes", l.other_copy_bytes},
+       {"pageable_bytes", l.pageable_bytes},
+       {"copy_ns", l.copy_ns},
+       {"memsets", l.memsets},
+       {"memset_ns", l.memset_ns},
+       {"syncs", l.syncs},
+       {"sync_ns", l.sync_ns},
+       {"allocs", l.allocs},
+       {"frees", l.frees},
+       {"alloc_ns", l.alloc_ns},
+       {"inferred_calls", l.inferred_calls},
+       {"processes", l.processes}};
+}
+
+void from_json(const nlohmann::json& j, python_line& l) {
+  python_line d;
+  l.file = j.value("file", d.file), l.line = j.value("line", d.line), l.function = j.value("function", d.function);
+  l.text = j.value("text", d.text), l.calls = j.value("calls", d.calls), l.launches = j.value("launches", d.launches);
+  l.graph_launches = j.value("graph_launches", d.graph_launches), l.kernels = j.value("kernels", d.kernels);
+  l.kernel_ns = j.value("kernel_ns", d.kernel_ns), l.copies = j.value("copies", d.copies);
+  l.h2d_bytes = j.value("h2d_bytes", d.h2d_bytes), l.d2h_bytes = j.value("d2h_bytes", d.d2h_bytes);
+  l.other_copy_bytes = j.value("other_copy_bytes", d.other_copy_bytes);
+  l.pageable_bytes = j.value("pageable_bytes", d.pageable_bytes), l.copy_ns = j.value("copy_ns", d.copy_ns);
+  l.memsets = j.value("memsets", d.memsets), l.memset_ns = j.value("memset_ns", d.memset_ns);
+  l.syncs = j.value("syncs", d.syncs), l.sync_ns = j.value("sync_ns", d.sync_ns),
+  l.allocs = j.value("allocs", d.allocs);
+  l.frees = j.value("frees", d.frees), l.alloc_ns = j.value("alloc_ns", d.alloc_ns);
+  l.inferred_calls = j.value("inferred_calls", d.inferred_calls), l.processes = j.value("processes", d.processes);
+}
+
+void to_json(nlohmann::json& j, const python_lines& l) {
+  const auto& c = l.coverage;
+  j = {{"interpreter", l.interpreter},
+       {"lines", l.lines},
+       {"coverage",
+        {{"calls", c.calls},
+         {"calls_own", c.calls_own},
+         {"calls_inferred", c.calls_inferred},
+         {"calls_library", c.calls_library},
+         {"calls_unknown", c.calls_unknown},
+         {"kernel_ns", c.kernel_ns},
+         {"kernel_ns_own", c.kernel_ns_own},
+         {"kernel_ns_inferred", c.kernel_ns_inferred},
+         {"sync_ns", c.sync_ns},
+         {"sync_ns_own", c.sync_ns_own}}},
+       {"stacks", nlohmann::json::array()}};
+  for (const auto& s : l.stacks)
+    j["stacks"].push_back({{"frames", s.frames}, {"gpu_ns", s.gpu_ns}, {"sync_ns", s.sync_ns}, {"calls", s.calls}});
+}
+
+void from_json(const nlohmann::json& j, python_lines& l) {
+  l.interpreter = j.value("interpreter", std::string());
+  l.lines = j.value("lines", std::vector<python_line>{});
+  if (const auto c = j.find("coverage"); c != j.end() && c->is_object()) {
+    auto& x = l.coverage;
+    x.calls = c->value("calls", x.calls), x.calls_own = c->value("calls_own", x.calls_own);
+    x.calls_inferred = c->value("calls_inferred", x.calls_inferred);
+    x.calls_library = c->value("calls_library", x.calls_library);
+    x.calls_unknown = c->value("calls_unknown", x.calls_unknown), x.kernel_ns = c->value("kernel_ns", x.kernel_ns);
+    x.kernel_ns_own = c->value("kernel_ns_own", x.kernel_ns_own);
+    x.kernel_ns_inferred = c->value("kernel_ns_inferred", x.kernel_ns_inferred);
+    x.sync_ns = c->value("sync_ns", x.sync_ns), x.sync_ns_own = c->value("sync_ns_own", x.sync_ns_own);
+  }
+  if (const auto s = j.find("stacks"); s != j.end() && s->is_array())
+    for (const auto& e : *s)
+      l.stacks.push_back({e.value("frames", std::vector<std::string>{}), e.value("gpu_ns", 0.0),
+                          e.value("sync_ns", 0.0), e.value("calls", std::size_t{0})});
+}
+
+} // namespace speedlab::analysis

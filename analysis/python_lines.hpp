@@ -1,0 +1,140 @@
+// Which line of the user's Python program made the GPU work (issue 40): every CUDA call the
+// profiled process made carries the Python stack of that moment (profilers/python), keyed by
+// the call's correlation id; kernels, copies and memsets carry the id of the call that
+// launched them. So each call and what it launched is given to the innermost frame of the
+// program's own code on that stack (the folding rule is the capture's: not the standard
+// library, site-packages or generated code), as line_profiler does for the CPU:
+//
+//   python_line_builder b(input);                 // the process's stacks, frames and calls
+//   for (call) b.add_call(correlation, kind, thread, start, end, name);
+//   for (gpu record) b.add_gpu(correlation, ...);
+//   python_lines lines = b.finish();              // rows by cost, the folded stacks
+//
+// A call of a thread without Python frames (PyTorch's autograd engine) is given to the last
+// Python stack captured on any thread before it (`inferred`), and counted apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "model/cuda_api.hpp"
+
+namespace speedlab::analysis {
+
+// What the capture recorded for one process (built from its stream's python chunks).
+struct python_input {
+  struct frame {
+    std::string file, function, text;
+    std::uint32_t line = 0;
+    bool user = false; // the program's own code (the capture's folding rule)
+  };
+  enum class how : std::uint8_t { own = 0, inferred = 1, none = 2 };
+  struct call {
+    std::uint32_t correlation = 0, stack = 0;
+    how attributed = how::own;
+  };
+  std::string interpreter;                        // "3.12.1"
+  std::vector<frame> frames;                      // by id
+  std::vector<std::vector<std::uint32_t>> stacks; // by id: frame ids, outermost first
+  std::vector<call> calls;                        // any order
+};
+
+// One line of the program: what its CUDA calls cost and launched.
+struct python_line {
+  std::string file, function, text;
+  std::uint32_t line = 0;
+  std::size_t calls = 0; // recorded CUDA calls (a driver call inside a runtime call counts once)
+  std::size_t launches = 0, graph_launches = 0;
+  std::size_t kernels = 0; // kernels run (a graph's nodes each)
+  double kernel_ns = 0;
+  std::size_t copies = 0;
+  double h2d_bytes = 0, d2h_bytes = 0, other_copy_bytes = 0, pageable_bytes = 0, copy_ns = 0;
+  std::size_t memsets = 0;
+  double memset_ns = 0;
+  std::size_t syncs = 0; // synchronizations and synchronous copies: the host waited
+  double sync_ns = 0;    // host time blocked in them
+  std::size_t allocs = 0, frees = 0;
+  double alloc_ns = 0;
+  std::size_t inferred_calls = 0; // of threads without Python frames, given to this line
+  std::size_t processes = 1;      // merged over a job's ranks or a program's processes
+  double gpu_ns() const { return kernel_ns + copy_ns + memset_ns; }
+  // What the table is sorted by: the GPU time it launched and the host time it blocked.
+  double cost_ns() const { return gpu_ns() + sync_ns + alloc_ns; }
+};
+
+// A stack folded to the program's frames ("file:line function", outermost first), weighed by
+// the GPU time it launched and the time it blocked: the flame graph's input.
+struct python_stack_weight {
+  std::vector<std::string> frames;
+  double gpu_ns = 0, sync_ns = 0;
+  std::size_t calls = 0;
+};
+
+// What the lines cover: every figure a line could hold, and how much of it reached one.
+struct python_coverage {
+  std::size_t calls = 0, calls_own = 0, calls_inferred = 0, calls_library = 0, calls_unknown = 0;
+  double kernel_ns = 0, kernel_ns_own = 0, kernel_ns_inferred = 0;
+  double sync_ns = 0, sync_ns_own = 0;
+};
+
+struct python_lines {
+  std::string interpreter;
+  std::vector<python_line> lines;          // by cost, highest first
+  std::vector<python_stack_weight> stacks; // by weight, highest first
+  python_coverage coverage;
+  bool empty() const { return lines.empty() && coverage.calls == 0; }
+};
+
+class python_line_builder {
+public:
+  explicit python_line_builder(const python_input& input);
+  // A recorded CUDA call (API record); calls of one thread in any order.
+  void add_call(std::uint32_t correlation, trace::api_kind kind, std::uint32_t thread, std::uint64_t start,
+                std::uint64_t end, const std::string& name);
+  enum class gpu_kind : std::uint8_t { kernel, copy, memset };
+  struct gpu_work {
+    gpu_kind kind = gpu_kind::kernel;
+    double ns = 0, bytes = 0;
+    std::uint8_t copy_kind = 0; // trace::copy_kind
+    bool pageable = false;
+  };
+  void add_gpu(std::uint32_t correlation, const gpu_work& work);
+  python_lines finish();
+
+private:
+  struct pending_call {
+    std::uint64_t start, end;
+    std::uint32_t thread, correlation;
+    trace::api_kind kind;
+    bool driver, graph;
+  };
+  struct site {
+    std::int64_t line = -1; // index into m_out.lines; -1: no frame of the program
+    std::uint32_t stack = 0;
+    python_input::how attributed = python_input::how::none;
+  };
+  const site* site_of(std::uint32_t correlation) const;
+  python_line* row(const site& s);
+  void count_call(const pending_call& c);
+
+  const python_input& m_in;
+  std::vector<std::pair<std::uint32_t, site>> m_sites; // by correlation
+  std::vector<std::int64_t> m_line_of_stack;           // stack id -> row, -1 none
+  std::vector<pending_call> m_calls;
+  std::vector<double> m_stack_gpu, m_stack_sync;
+  std::vector<std::size_t> m_stack_calls;
+  python_lines m_out;
+};
+
+// Rows of several processes (a program's, a job's ranks) as one: the same file:line summed.
+python_lines merge_python_lines(const std::vector<const python_lines*>& parts);
+
+void to_json(nlohmann::json& j, const python_line& l);
+void to_json(nlohmann::json& j, const python_lines& l);
+void from_json(const nlohmann::json& j, python_line& l);
+void from_json(const nlohmann::json& j, python_lines& l);
+
+} // namespace speedlab::analysis
