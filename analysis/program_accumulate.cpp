@@ -826,7 +826,35 @@ namespace speedlab::analysis {
 
 bool is_python_process(const profile::process_info& info) { return info.tags.count("python") > 0; }
 
-// TEMPORARY until the capture's model lands (h-pyframes).
-std::optional<python_input> python_input_of(const profile::process_profile&) { return std::nullopt; }
+// The stream's ids (profile::python_calls, any numbers a stream holds) as dense indices: 0 is
+// "none" (an empty stack, a frame of no program), so an id no chunk described reads as none.
+std::optional<python_input> python_input_of(const profile::process_profile& p) {
+  const profile::python_calls& py = p.python;
+  if (py.calls.empty() && py.stacks.empty()) return std::nullopt;
+  python_input in;
+  in.interpreter = py.interpreter;
+  std::unordered_map<std::uint32_t, std::uint32_t> frame_index, stack_index;
+  in.frames.emplace_back();
+  for (const auto& [id, f] : py.frames) {
+    frame_index[id] = static_cast<std::uint32_t>(in.frames.size());
+    in.frames.push_back({f.file, f.function, f.text, static_cast<std::uint32_t>(std::max(f.line, 0)), f.user});
+  }
+  in.stacks.emplace_back();
+  for (const auto& [id, frames] : py.stacks) {
+    stack_index[id] = static_cast<std::uint32_t>(in.stacks.size());
+    auto& out = in.stacks.emplace_back();
+    for (const std::uint32_t f : frames) {
+      const auto it = frame_index.find(f);
+      out.push_back(it == frame_index.end() ? 0 : it->second);
+    }
+  }
+  in.calls.reserve(py.calls.size());
+  for (const auto& [correlation, c] : py.calls) {
+    const auto it = stack_index.find(c.stack);
+    in.calls.push_back({correlation, it == stack_index.end() ? 0 : it->second,
+                        static_cast<python_input::how>(static_cast<std::uint8_t>(c.how))});
+  }
+  return in;
+}
 
 } // namespace speedlab::analysis

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/program_analysis.hpp"
 #include "model/profile_stream.hpp"
 #include "speedlab_catch.hpp"
 #include "test_support.hpp"
@@ -134,4 +135,77 @@ TEST_CASE("profile stream: a bad python chunk is skipped with a message and chan
     CHECK(r.profile.python.stacks.size() == 1);
     CHECK(r.profile.python.library_prefixes.empty());
   }
+}
+
+TEST_CASE("profile stream: python chunks read back as the analysis's python input", "[profile_stream][python]") {
+  const auto r = profile::read_stream_bytes(header_chunk() + python_chunk(first_flush()) + python_chunk(second_flush()),
+                                            "py.slstream");
+  REQUIRE(r.valid);
+  const auto in = analysis::python_input_of(r.profile);
+  REQUIRE(in);
+  CHECK(in->interpreter == "3.12.1");
+  // Index 0 is "none" in both: an empty stack, a frame of no program.
+  REQUIRE(in->frames.size() == 4);
+  CHECK_FALSE(in->frames[0].user);
+  CHECK(in->frames[1].file == "/home/u/train.py");
+  CHECK(in->frames[1].line == 57);
+  CHECK(in->frames[1].user);
+  REQUIRE(in->stacks.size() == 3);
+  CHECK(in->stacks[0].empty());
+  CHECK(in->stacks[1] == std::vector<std::uint32_t>{1, 2});
+  CHECK(in->stacks[2] == std::vector<std::uint32_t>{1, 3});
+  REQUIRE(in->calls.size() == 4);
+  CHECK(in->calls[0].correlation == 101);
+  CHECK(in->calls[0].stack == 1);
+  CHECK(in->calls[1].attributed == analysis::python_input::how::inferred);
+  CHECK(in->calls[2].stack == 0);
+  CHECK(in->calls[2].attributed == analysis::python_input::how::none);
+  // A stack naming a frame no chunk described, a call naming an unknown stack: none.
+  profile::python_chunk odd;
+  odd.calls = {{200, 77, profile::python_how::own}};
+  odd.stacks = {{5, {1, 999}}};
+  const auto o = profile::read_stream_bytes(header_chunk() + python_chunk(first_flush()) + python_chunk(odd), "odd");
+  const auto oin = analysis::python_input_of(o.profile);
+  REQUIRE(oin);
+  CHECK(oin->stacks.back() == std::vector<std::uint32_t>{1, 0});
+  CHECK(oin->calls.back().stack == 0);
+  // A process without python chunks has no input.
+  CHECK_FALSE(analysis::python_input_of(profile::read_stream_bytes(header_chunk(), "none").profile));
+}
+
+TEST_CASE("profile stream: a python process's kernels reach the line that launched them", "[profile_stream][python]") {
+  profile::process_info info;
+  info.pid = 21;
+  info.host = "node";
+  info.start_ns = 1000;
+  info.tags["python"] = "3.12.1"; // the capture's tag: the analysis tracks the process's lines
+  trace::device_trace t;
+  t.api_calls.push_back({2000, 2100, 21, 7, 101, 211, "cudaLaunchKernel_v7000", false, 0});
+  t.api_calls.push_back({3000, 3100, 21, 7, 104, 211, "cudaLaunchKernel_v7000", false, 0});
+  trace::kernel_record k;
+  k.start = 5000;
+  k.end = 9000;
+  k.correlation = 101;
+  k.name = "mul";
+  t.kernels.push_back(k);
+  k.start = 9000;
+  k.end = 10000;
+  k.correlation = 104;
+  t.kernels.push_back(k);
+  const std::string data =
+      profile::encode_chunk(profile::chunk_type::header, profile::header_json(info, 5555, 500, "test").dump()) +
+      profile::encode_chunk(profile::chunk_type::records_binary, profile::records_binary(20000, t)) +
+      python_chunk(first_flush()) + python_chunk(second_flush()) +
+      profile::encode_chunk(profile::chunk_type::close, profile::close_json(30000, "exit", 0).dump());
+  const auto r = profile::read_stream_bytes(data, "e2e.slstream");
+  REQUIRE(r.messages.empty());
+  const analysis::process_summary s = analysis::summarize_process(r.profile);
+  // Stack 1 (call 101) and stack 2 (call 104) both end in train.py:57 among the user's
+  // frames (frame 3 is unresolved, frame 2 the library's): 4000 + 1000 ns of kernels there.
+  REQUIRE(s.python);
+  REQUIRE(s.python->lines.size() == 1);
+  CHECK(s.python->lines[0].file == "/home/u/train.py");
+  CHECK(s.python->lines[0].line == 57);
+  CHECK(s.python->lines[0].kernel_ns == Approx(5000));
+  CHECK(s.python->interpreter == "3.12.1");
 }
