@@ -355,6 +355,25 @@ private:
   }
 };
 
+// The trace's kernels that take at least min_share of the wall time, each with its time per
+// repetition and its theoretical occupancy on the device (what the occupancy and wave rules judge).
+struct heavy_kernel {
+  const kernel_stats& k;
+  double t;
+  occupancy_result o;
+};
+std::vector<heavy_kernel> heavy_kernels(const rule_context& ctx, double min_share, const sm_limits& limits) {
+  std::vector<heavy_kernel> out;
+  const double W = ctx.wall_ns();
+  if (!ctx.trace || !(W > 0)) return out;
+  for (const auto& k : ctx.trace->kernels) {
+    const double t = ctx.trace->per_rep(k.total_ns);
+    if (t / W < min_share) continue;
+    out.push_back({k, t, theoretical_occupancy(k.threads_per_block(), k.registers_per_thread, k.shared_bytes, limits)});
+  }
+  return out;
+}
+
 class low_occupancy final : public rule {
 public:
   static constexpr double max_occupancy = 0.5;
@@ -368,15 +387,9 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    if (!ctx.trace) return out;
     const double W = ctx.wall_ns();
-    if (!(W > 0)) return out;
     const sm_limits limits = sm_limits::from(ctx.device);
-    for (const auto& k : ctx.trace->kernels) {
-      const double t = ctx.trace->per_rep(k.total_ns);
-      if (t / W < min_share) continue;
-      const occupancy_result o =
-          theoretical_occupancy(k.threads_per_block(), k.registers_per_thread, k.shared_bytes, limits);
+    for (const auto& [k, t, o] : heavy_kernels(ctx, min_share, limits)) {
       if (o.blocks_per_sm == 0 || o.occupancy >= max_occupancy) continue;
       const roofline_point* r = ctx.kernel_roofline(k.name);
       if (r && r->bound != "unknown" && r->percent_of_bound >= roofline_ok_percent) continue;
@@ -428,15 +441,9 @@ public:
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    if (!ctx.trace) return out;
     const double W = ctx.wall_ns();
-    if (!(W > 0)) return out;
     const sm_limits limits = sm_limits::from(ctx.device);
-    for (const auto& k : ctx.trace->kernels) {
-      const double t = ctx.trace->per_rep(k.total_ns);
-      if (t / W < min_share) continue;
-      const occupancy_result o =
-          theoretical_occupancy(k.threads_per_block(), k.registers_per_thread, k.shared_bytes, limits);
+    for (const auto& [k, t, o] : heavy_kernels(ctx, min_share, limits)) {
       if (o.blocks_per_sm == 0) continue;
       const double blocks = k.blocks();
       const double w = waves(blocks, o.blocks_per_sm, limits.sm_count);
