@@ -332,10 +332,9 @@ private:
 
 class perfetto_reporter final : public reporter {
 public:
-  std::string name() const override { return "perfetto"; }
-  std::string description() const override {
-    return "trace.json: Chrome Trace Event / Perfetto timeline of every traced point (only with GPU data)";
-  }
+  perfetto_reporter()
+      : reporter("perfetto",
+                 "trace.json: Chrome Trace Event / Perfetto timeline of every traced point (only with GPU data)") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "trace.json";
     atomic_file file(path);
