@@ -60,13 +60,12 @@ constexpr double uncoalesced_spr = 16;
 class excess_traffic final : public rule {
 public:
   static constexpr double min_ratio = 1.5;
-  std::string name() const override { return "excess-traffic"; }
-  std::string threshold() const override {
-    return "the kernels move at least 1.5x the DRAM bytes the work model declares (counters, at least 1 MB), in "
-           "kernels taking at least 5% of the wall time";
-  }
-  std::string summary() const override {
-    return "the hardware moves more bytes than the algorithm needs (uncoalesced access, no reuse through L2)";
+  excess_traffic()
+      : rule({.name = "excess-traffic",
+              .threshold = "the kernels move at least 1.5x the DRAM bytes the work model declares (counters, at least "
+                           "1 MB), in kernels taking at least 5% of the wall time",
+              .summary =
+                  "the hardware moves more bytes than the algorithm needs (uncoalesced access, no reuse through L2)"}) {
   }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
@@ -123,12 +122,11 @@ public:
 
 class uncoalesced_access final : public rule {
 public:
-  std::string name() const override { return "uncoalesced-access"; }
-  std::string threshold() const override {
-    return "global loads or stores use more than 16 sectors per request (counters, --metrics full) in a kernel "
-           "taking at least 5% of the wall time";
-  }
-  std::string summary() const override { return "a warp's accesses are spread over many 32-byte sectors"; }
+  uncoalesced_access()
+      : rule({.name = "uncoalesced-access",
+              .threshold = "global loads or stores use more than 16 sectors per request (counters, --metrics full) in "
+                           "a kernel taking at least 5% of the wall time",
+              .summary = "a warp's accesses are spread over many 32-byte sectors"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -166,12 +164,12 @@ public:
 class achieved_occupancy final : public rule {
 public:
   static constexpr double max_ratio = 0.7;
-  std::string name() const override { return "achieved-occupancy"; }
-  std::string threshold() const override {
-    return "achieved occupancy (counters) below 70% of the theoretical occupancy, or below 30% absolute, in a "
-           "kernel taking at least 5% of the wall time that is not near its roofline bound";
-  }
-  std::string summary() const override { return "fewer warps are resident than the SM could hold"; }
+  achieved_occupancy()
+      : rule({.name = "achieved-occupancy",
+              .threshold =
+                  "achieved occupancy (counters) below 70% of the theoretical occupancy, or below 30% absolute, in a "
+                  "kernel taking at least 5% of the wall time that is not near its roofline bound",
+              .summary = "fewer warps are resident than the SM could hold"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -233,12 +231,11 @@ public:
 class latency_bound final : public rule {
 public:
   static constexpr double max_busy = 40;
-  std::string name() const override { return "latency-bound"; }
-  std::string threshold() const override {
-    return "neither the SM (sm__throughput) nor memory (gpu__compute_memory_throughput) above 40% of peak in a "
-           "kernel taking at least 5% of the wall time (counters, --metrics full)";
-  }
-  std::string summary() const override { return "neither memory nor compute is busy: the kernel waits on latency"; }
+  latency_bound()
+      : rule({.name = "latency-bound",
+              .threshold = "neither the SM (sm__throughput) nor memory (gpu__compute_memory_throughput) above 40% of "
+                           "peak in a kernel taking at least 5% of the wall time (counters, --metrics full)",
+              .summary = "neither memory nor compute is busy: the kernel waits on latency"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -272,12 +269,11 @@ public:
 class saturated_pipe final : public rule {
 public:
   static constexpr double min_pct = 80;
-  std::string name() const override { return "saturated-pipe"; }
-  std::string threshold() const override {
-    return "one SM pipe (FP64, ALU, XU, FMA, ...) issues at 80% of its peak or more in a kernel taking at least 5% "
-           "of the wall time (counters, --metrics full)";
-  }
-  std::string summary() const override { return "one execution pipe bounds the kernel"; }
+  saturated_pipe()
+      : rule({.name = "saturated-pipe",
+              .threshold = "one SM pipe (FP64, ALU, XU, FMA, ...) issues at 80% of its peak or more in a kernel taking "
+                           "at least 5% of the wall time (counters, --metrics full)",
+              .summary = "one execution pipe bounds the kernel"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -324,12 +320,11 @@ public:
 class l2_thrashing final : public rule {
 public:
   static constexpr double max_hit = 50;
-  std::string name() const override { return "l2-thrashing"; }
-  std::string threshold() const override {
-    return "L2 hit rate below 50% while L2 traffic is at least 3x the DRAM traffic and DRAM is over 50% busy, "
-           "in a kernel taking at least 5% of the wall time (counters, --metrics full)";
-  }
-  std::string summary() const override { return "data is requested again but L2 no longer holds it"; }
+  l2_thrashing()
+      : rule({.name = "l2-thrashing",
+              .threshold = "L2 hit rate below 50% while L2 traffic is at least 3x the DRAM traffic and DRAM is over "
+                           "50% busy, in a kernel taking at least 5% of the wall time (counters, --metrics full)",
+              .summary = "data is requested again but L2 no longer holds it"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -414,12 +409,7 @@ std::optional<busy_unit> busiest_unit(const cn::counter_figures& f) {
 } // namespace detail
 
 void add_counter_rules(rule_map& m) {
-  detail::put<excess_traffic>(m);
-  detail::put<uncoalesced_access>(m);
-  detail::put<achieved_occupancy>(m);
-  detail::put<latency_bound>(m);
-  detail::put<saturated_pipe>(m);
-  detail::put<l2_thrashing>(m);
+  detail::put<excess_traffic, uncoalesced_access, achieved_occupancy, latency_bound, saturated_pipe, l2_thrashing>(m);
 }
 
 } // namespace speedlab::analysis

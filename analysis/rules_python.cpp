@@ -23,12 +23,12 @@ public:
   static constexpr double min_share = 0.05;
   static constexpr std::size_t min_syncs = 3;
   static constexpr std::size_t max_lines = 3;
-  std::string name() const override { return "python-line-sync"; }
-  std::string threshold() const override {
-    return "a line of the Python program blocks the host in at least 3 synchronizations (synchronize calls, "
-           "blocking copies such as .item() or cp.asnumpy) for at least 5% of the process's lifetime";
-  }
-  std::string summary() const override { return "a line of the Python program waits for the GPU, call after call"; }
+  python_line_sync()
+      : rule({.name = "python-line-sync",
+              .threshold = "a line of the Python program blocks the host in at least 3 synchronizations (synchronize "
+                           "calls, blocking copies such as .item() or cp.asnumpy) for at least 5% of the process's "
+                           "lifetime",
+              .summary = "a line of the Python program waits for the GPU, call after call"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity || !ctx.activity->python) return {};

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/analysis.hpp"
@@ -31,12 +32,18 @@ struct report_input {
 
 class reporter {
 public:
+  // The format's name in the registry, and what it writes, in one line.
+  reporter(std::string name, std::string description)
+      : m_name(std::move(name)), m_description(std::move(description)) {}
   virtual ~reporter() = default;
-  virtual std::string name() const = 0;
-  virtual std::string description() const = 0;
+  const std::string& name() const { return m_name; }
+  const std::string& description() const { return m_description; }
   // Writes into dir; returns the files written (a trace reporter writes none without GPU data).
   virtual std::vector<std::filesystem::path> write(const report_input& in,
                                                    const std::filesystem::path& dir) = 0;
+
+private:
+  std::string m_name, m_description;
 };
 
 using reporter_factory = std::function<std::unique_ptr<reporter>()>;

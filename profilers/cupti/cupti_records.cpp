@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "model/counters.hpp"
@@ -29,25 +30,40 @@ void sort_by_start(std::vector<T>& v) {
   std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
 }
 
+// The record with its interval moved onto the host clock; nullopt (counted incomplete) when
+// CUPTI left the interval unfinished.
+template <class Record, class Activity>
+std::optional<Record> timed(const Activity& a, std::int64_t offset, parsed_records& out) {
+  if (!usable(a.start, a.end)) {
+    ++out.incomplete;
+    return std::nullopt;
+  }
+  Record r;
+  r.start = shift(a.start, offset);
+  r.end = shift(a.end, offset);
+  return r;
+}
+
+// Where device work ran.
+template <class Record, class Activity>
+void place(Record& r, const Activity& a) {
+  r.device = a.deviceId;
+  r.context = a.contextId;
+  r.stream = a.streamId;
+}
+
 template <class Memcpy>
 void add_memcpy(const Memcpy& m, std::uint32_t correlation, std::int64_t offset, parsed_records& out) {
-  if (!usable(m.start, m.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::memcpy_record r;
-  r.start = shift(m.start, offset);
-  r.end = shift(m.end, offset);
-  r.device = m.deviceId;
-  r.context = m.contextId;
-  r.stream = m.streamId;
-  r.correlation = correlation;
-  r.bytes = m.bytes;
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-  out.trace.memcpys.push_back(r);
+  auto r = timed<trace::memcpy_record>(m, offset, out);
+  if (!r) return;
+  place(*r, m);
+  r->correlation = correlation;
+  r->bytes = m.bytes;
+  r->copy_kind = m.copyKind;
+  r->src_kind = m.srcKind;
+  r->dst_kind = m.dstKind;
+  r->async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  out.trace.memcpys.push_back(*r);
 }
 
 } // namespace
@@ -68,75 +84,51 @@ void parsed_records::append(parsed_records&& other) {
 namespace {
 
 void add_kernel(const kernel_activity& k, std::int64_t offset, parsed_records& out) {
-  if (!usable(k.start, k.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::kernel_record r;
-  r.start = shift(k.start, offset);
-  r.end = shift(k.end, offset);
-  r.device = k.deviceId;
-  r.context = k.contextId;
-  r.stream = k.streamId;
-  r.correlation = k.correlationId;
-  r.mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
-  r.grid = {k.gridX, k.gridY, k.gridZ};
-  r.block = {k.blockX, k.blockY, k.blockZ};
-  r.registers_per_thread = k.registersPerThread;
-  r.static_shared_bytes = k.staticSharedMemory;
-  r.dynamic_shared_bytes = k.dynamicSharedMemory;
-  r.local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
-  out.trace.kernels.push_back(std::move(r));
+  auto r = timed<trace::kernel_record>(k, offset, out);
+  if (!r) return;
+  place(*r, k);
+  r->correlation = k.correlationId;
+  r->mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
+  r->grid = {k.gridX, k.gridY, k.gridZ};
+  r->block = {k.blockX, k.blockY, k.blockZ};
+  r->registers_per_thread = k.registersPerThread;
+  r->static_shared_bytes = k.staticSharedMemory;
+  r->dynamic_shared_bytes = k.dynamicSharedMemory;
+  r->local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
+  out.trace.kernels.push_back(std::move(*r));
 }
 
 void add_memset(const memset_activity& m, std::int64_t offset, parsed_records& out) {
-  if (!usable(m.start, m.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::memset_record r;
-  r.start = shift(m.start, offset);
-  r.end = shift(m.end, offset);
-  r.device = m.deviceId;
-  r.context = m.contextId;
-  r.stream = m.streamId;
-  r.correlation = m.correlationId;
-  r.bytes = m.bytes;
-  r.value = m.value;
-  r.memory_kind = static_cast<std::uint8_t>(m.memoryKind);
-  out.trace.memsets.push_back(r);
+  auto r = timed<trace::memset_record>(m, offset, out);
+  if (!r) return;
+  place(*r, m);
+  r->correlation = m.correlationId;
+  r->bytes = m.bytes;
+  r->value = m.value;
+  r->memory_kind = static_cast<std::uint8_t>(m.memoryKind);
+  out.trace.memsets.push_back(*r);
 }
 
 void add_api_call(const api_activity& a, bool driver, std::int64_t offset, parsed_records& out) {
-  if (!usable(a.start, a.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::api_record r;
-  r.start = shift(a.start, offset);
-  r.end = shift(a.end, offset);
-  r.process = a.processId;
-  r.thread = a.threadId;
-  r.correlation = a.correlationId;
-  r.callback_id = a.cbid;
-  r.driver = driver;
-  r.return_value = static_cast<std::int32_t>(a.returnValue);
-  out.trace.api_calls.push_back(std::move(r));
+  auto r = timed<trace::api_record>(a, offset, out);
+  if (!r) return;
+  r->process = a.processId;
+  r->thread = a.threadId;
+  r->correlation = a.correlationId;
+  r->callback_id = a.cbid;
+  r->driver = driver;
+  r->return_value = static_cast<std::int32_t>(a.returnValue);
+  out.trace.api_calls.push_back(std::move(*r));
 }
 
 void add_sync(const sync_activity& s, std::int64_t offset, parsed_records& out) {
-  if (!usable(s.start, s.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::sync_record r;
-  r.start = shift(s.start, offset);
-  r.end = shift(s.end, offset);
-  r.context = s.contextId;
-  r.stream = s.streamId;
-  r.correlation = s.correlationId;
-  r.type = static_cast<std::uint8_t>(s.type);
-  out.trace.syncs.push_back(r);
+  auto r = timed<trace::sync_record>(s, offset, out);
+  if (!r) return;
+  r->context = s.contextId;
+  r->stream = s.streamId;
+  r->correlation = s.correlationId;
+  r->type = static_cast<std::uint8_t>(s.type);
+  out.trace.syncs.push_back(*r);
 }
 
 void add_marker(const marker_activity& m, std::int64_t offset, parsed_records& out) {
