@@ -38,6 +38,7 @@ if has cases; then
       python3 "examples/python-lines/$script" >"$work/logs/$name.txt" 2>&1
     note "case $name: speedlab exit $?"
     cp "$work/$name.truth.json" "$dir/truth.json" 2>/dev/null
+    cp "examples/python-lines/$script" "$dir/" # the marked lines, for the CPU test of the fixture
     python3 scripts/python_lines_check.py "$dir/results.json" "examples/python-lines/$script" "$dir/truth.json" \
       >"$work/logs/$name.check.txt" 2>&1
     note "check $name: exit $?"
@@ -50,7 +51,7 @@ torch_graphs torch_item.py STEPS=30 COMPILE=1
 CASES
   # The streams (and the truth) for the CPU tests: tests/fixtures/python-lines/<case>/.
   (cd "$work" && for d in cupy numba torch torch_graphs; do
-     mkdir -p "fixtures/$d" && cp "$d"/*.slstream "$d/truth.json" "fixtures/$d/" 2>/dev/null; done
+     mkdir -p "fixtures/$d" && cp "$d"/*.slstream "$d"/*.py "$d/truth.json" "$d/profile.json" "fixtures/$d/" 2>/dev/null; done
    tar czf "$out/python-lines-fixtures.tar.gz" fixtures)
   note "fixtures: $(du -sh "$out/python-lines-fixtures.tar.gz" | cut -f1)"
 fi
