@@ -8,10 +8,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "analysis/analysis.hpp"
+#include "model/named.hpp"
 #include "model/results.hpp"
 #include "model/trace.hpp"
 #include "reports/report_content.hpp"
@@ -30,20 +30,13 @@ struct report_input {
   report_content content = {};
 };
 
-class reporter {
+// name() and description(): model/named.hpp.
+class reporter : public named {
 public:
-  // The format's name in the registry, and what it writes, in one line.
-  reporter(std::string name, std::string description)
-      : m_name(std::move(name)), m_description(std::move(description)) {}
+  using named::named;
   virtual ~reporter() = default;
-  const std::string& name() const { return m_name; }
-  const std::string& description() const { return m_description; }
   // Writes into dir; returns the files written (a trace reporter writes none without GPU data).
-  virtual std::vector<std::filesystem::path> write(const report_input& in,
-                                                   const std::filesystem::path& dir) = 0;
-
-private:
-  std::string m_name, m_description;
+  virtual std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) = 0;
 };
 
 using reporter_factory = std::function<std::unique_ptr<reporter>()>;
