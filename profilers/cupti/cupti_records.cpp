@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "model/counters.hpp"
+#include "model/trace_fold.hpp"
 
 namespace speedlab::profiling::cupti {
 namespace {
@@ -19,16 +20,6 @@ std::uint64_t shift(std::uint64_t t, std::int64_t offset) {
 
 bool usable(std::uint64_t start, std::uint64_t end) { return start != 0 && end != 0 && end >= start; }
 
-template <class T>
-void append_vector(std::vector<T>& to, std::vector<T>&& from) {
-  if (to.empty()) to = std::move(from);
-  else to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-
-template <class T>
-void sort_by_start(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
-}
 
 // The record with its interval moved onto the host clock; nullopt (counted incomplete) when
 // CUPTI left the interval unfinished.
@@ -69,14 +60,9 @@ void add_memcpy(const Memcpy& m, std::uint32_t correlation, std::int64_t offset,
 } // namespace
 
 void parsed_records::append(parsed_records&& other) {
-  append_vector(trace.kernels, std::move(other.trace.kernels));
-  append_vector(trace.memcpys, std::move(other.trace.memcpys));
-  append_vector(trace.memsets, std::move(other.trace.memsets));
-  append_vector(trace.api_calls, std::move(other.trace.api_calls));
-  append_vector(trace.syncs, std::move(other.trace.syncs));
-  append_vector(trace.ranges, std::move(other.trace.ranges));
-  append_vector(trace.overheads, std::move(other.trace.overheads));
-  append_vector(markers, std::move(other.markers));
+  trace::append_records(trace, std::move(other.trace));
+  markers.insert(markers.end(), std::make_move_iterator(other.markers.begin()),
+                 std::make_move_iterator(other.markers.end()));
   incomplete += other.incomplete;
   ignored += other.ignored;
 }
@@ -250,21 +236,8 @@ void finalize(parsed_records&& in, const api_name_fn& api_name, trace::device_tr
   unpaired += open.size();
   if (unpaired_markers) *unpaired_markers += unpaired;
 
-  sort_by_start(t.kernels);
-  sort_by_start(t.memcpys);
-  sort_by_start(t.memsets);
-  sort_by_start(t.api_calls);
-  sort_by_start(t.syncs);
-  sort_by_start(t.ranges);
-  sort_by_start(t.overheads);
-
-  append_vector(out.kernels, std::move(t.kernels));
-  append_vector(out.memcpys, std::move(t.memcpys));
-  append_vector(out.memsets, std::move(t.memsets));
-  append_vector(out.api_calls, std::move(t.api_calls));
-  append_vector(out.syncs, std::move(t.syncs));
-  append_vector(out.ranges, std::move(t.ranges));
-  append_vector(out.overheads, std::move(t.overheads));
+  trace::sort_by_start(t);
+  trace::append_records(out, std::move(t));
 }
 
 std::string overhead_kind_name(std::uint32_t kind) {
