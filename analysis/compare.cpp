@@ -2,39 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "analysis/analyze.hpp"
 #include "analysis/comparisons.hpp"
-#include "analysis/run_settings.hpp"
 #include "analysis/round_compare.hpp"
 #include "analysis/rules.hpp"
-
-#include <fmt/format.h>
+#include "analysis/run_settings.hpp"
 
 namespace speedlab::analysis {
 
 namespace {
 
 // Regressions first (broken, slower), then unclear, faster, fixed, same, not measured.
+constexpr verdict report_order[] = {verdict::broken, verdict::slower, verdict::unclear,     verdict::faster,
+                                    verdict::fixed,  verdict::same,   verdict::not_measured};
+
 int verdict_rank(verdict v) {
-  switch (v) {
-  case verdict::broken:
-    return 0;
-  case verdict::slower:
-    return 1;
-  case verdict::unclear:
-    return 2;
-  case verdict::faster:
-    return 3;
-  case verdict::fixed:
-    return 4;
-  case verdict::same:
-    return 5;
-  case verdict::not_measured:
-    return 6;
-  }
-  return 7;
+  return static_cast<int>(std::find(std::begin(report_order), std::end(report_order), v) - std::begin(report_order));
 }
 
 std::string size_of(const point_result& p) {

@@ -8,33 +8,21 @@
 
 #include <fmt/format.h>
 
+#include <speedlab/enum_words.hpp>
+
 #include "analysis/critical_path_walk.hpp"
 #include "analysis/name_ids.hpp"
 #include "model/format.hpp"
 
 namespace speedlab::analysis {
 
-std::string_view to_string(segment_kind k) {
-  switch (k) {
-  case segment_kind::host:
-    return "host work";
-  case segment_kind::api:
-    return "API call";
-  case segment_kind::kernel:
-    return "kernel";
-  case segment_kind::copy:
-    return "copy";
-  case segment_kind::memset:
-    return "memset";
-  case segment_kind::sync:
-    return "sync wait";
-  case segment_kind::collective:
-    return "collective";
-  case segment_kind::gap:
-    return "gap";
-  }
-  return "?";
-}
+constexpr enum_word<segment_kind> segment_kind_words[] = {
+    {segment_kind::host, "host work"},        {segment_kind::api, "API call"},
+    {segment_kind::kernel, "kernel"},         {segment_kind::copy, "copy"},
+    {segment_kind::memset, "memset"},         {segment_kind::sync, "sync wait"},
+    {segment_kind::collective, "collective"}, {segment_kind::gap, "gap"}};
+
+std::string_view to_string(segment_kind k) { return word_of(k, segment_kind_words, "?"); }
 
 struct path_accumulator::state {
   path_records r;

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_support.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::analysis {
@@ -210,86 +211,12 @@ python_lines merge_python_lines(const std::vector<const python_lines*>& parts) {
   return out;
 }
 
-void to_json(nlohmann::json& j, const python_line& l) {
-  j = {{"file", l.file},
-       {"line", l.line},
-       {"function", l.function},
-       {"text", l.text},
-       {"calls", l.calls},
-       {"launches", l.launches},
-       {"graph_launches", l.graph_launches},
-       {"kernels", l.kernels},
-       {"kernel_ns", l.kernel_ns},
-       {"copies", l.copies},
-       {"h2d_bytes", l.h2d_bytes},
-       {"d2h_bytes", l.d2h_bytes},
-       {"other_copy_bytes", l.other_copy_bytes},
-       {"pageable_bytes", l.pageable_bytes},
-       {"copy_ns", l.copy_ns},
-       {"memsets", l.memsets},
-       {"memset_ns", l.memset_ns},
-       {"syncs", l.syncs},
-       {"sync_ns", l.sync_ns},
-       {"allocs", l.allocs},
-       {"frees", l.frees},
-       {"alloc_ns", l.alloc_ns},
-       {"inferred_calls", l.inferred_calls},
-       {"processes", l.processes}};
-}
-
-void from_json(const nlohmann::json& j, python_line& l) {
-  python_line d;
-  l.file = j.value("file", d.file), l.line = j.value("line", d.line), l.function = j.value("function", d.function);
-  l.text = j.value("text", d.text), l.calls = j.value("calls", d.calls), l.launches = j.value("launches", d.launches);
-  l.graph_launches = j.value("graph_launches", d.graph_launches), l.kernels = j.value("kernels", d.kernels);
-  l.kernel_ns = j.value("kernel_ns", d.kernel_ns), l.copies = j.value("copies", d.copies);
-  l.h2d_bytes = j.value("h2d_bytes", d.h2d_bytes), l.d2h_bytes = j.value("d2h_bytes", d.d2h_bytes);
-  l.other_copy_bytes = j.value("other_copy_bytes", d.other_copy_bytes);
-  l.pageable_bytes = j.value("pageable_bytes", d.pageable_bytes), l.copy_ns = j.value("copy_ns", d.copy_ns);
-  l.memsets = j.value("memsets", d.memsets), l.memset_ns = j.value("memset_ns", d.memset_ns);
-  l.syncs = j.value("syncs", d.syncs), l.sync_ns = j.value("sync_ns", d.sync_ns),
-  l.allocs = j.value("allocs", d.allocs);
-  l.frees = j.value("frees", d.frees), l.alloc_ns = j.value("alloc_ns", d.alloc_ns);
-  l.inferred_calls = j.value("inferred_calls", d.inferred_calls), l.processes = j.value("processes", d.processes);
-}
-
-void to_json(nlohmann::json& j, const python_lines& l) {
-  const auto& c = l.coverage;
-  j = {{"interpreter", l.interpreter},
-       {"lines", l.lines},
-       {"coverage",
-        {{"calls", c.calls},
-         {"calls_own", c.calls_own},
-         {"calls_inferred", c.calls_inferred},
-         {"calls_library", c.calls_library},
-         {"calls_unknown", c.calls_unknown},
-         {"kernel_ns", c.kernel_ns},
-         {"kernel_ns_own", c.kernel_ns_own},
-         {"kernel_ns_inferred", c.kernel_ns_inferred},
-         {"sync_ns", c.sync_ns},
-         {"sync_ns_own", c.sync_ns_own}}},
-       {"stacks", nlohmann::json::array()}};
-  for (const auto& s : l.stacks)
-    j["stacks"].push_back({{"frames", s.frames}, {"gpu_ns", s.gpu_ns}, {"sync_ns", s.sync_ns}, {"calls", s.calls}});
-}
-
-void from_json(const nlohmann::json& j, python_lines& l) {
-  l.interpreter = j.value("interpreter", std::string());
-  l.lines = j.value("lines", std::vector<python_line>{});
-  if (const auto c = j.find("coverage"); c != j.end() && c->is_object()) {
-    auto& x = l.coverage;
-    x.calls = c->value("calls", x.calls), x.calls_own = c->value("calls_own", x.calls_own);
-    x.calls_inferred = c->value("calls_inferred", x.calls_inferred);
-    x.calls_library = c->value("calls_library", x.calls_library);
-    x.calls_unknown = c->value("calls_unknown", x.calls_unknown), x.kernel_ns = c->value("kernel_ns", x.kernel_ns);
-    x.kernel_ns_own = c->value("kernel_ns_own", x.kernel_ns_own);
-    x.kernel_ns_inferred = c->value("kernel_ns_inferred", x.kernel_ns_inferred);
-    x.sync_ns = c->value("sync_ns", x.sync_ns), x.sync_ns_own = c->value("sync_ns_own", x.sync_ns_own);
-  }
-  if (const auto s = j.find("stacks"); s != j.end() && s->is_array())
-    for (const auto& e : *s)
-      l.stacks.push_back({e.value("frames", std::vector<std::string>{}), e.value("gpu_ns", 0.0),
-                          e.value("sync_ns", 0.0), e.value("calls", std::size_t{0})});
-}
+SPEEDLAB_JSON_FIELDS(python_line, file, line, function, text, calls, launches, graph_launches, kernels, kernel_ns,
+                     copies, h2d_bytes, d2h_bytes, other_copy_bytes, pageable_bytes, copy_ns, memsets, memset_ns, syncs,
+                     sync_ns, allocs, frees, alloc_ns, inferred_calls, processes)
+SPEEDLAB_JSON_FIELDS(python_stack_weight, frames, gpu_ns, sync_ns, calls)
+SPEEDLAB_JSON_FIELDS(python_coverage, calls, calls_own, calls_inferred, calls_library, calls_unknown, kernel_ns,
+                     kernel_ns_own, kernel_ns_inferred, sync_ns, sync_ns_own)
+SPEEDLAB_JSON_FIELDS(python_lines, interpreter, lines, stacks, coverage)
 
 } // namespace speedlab::analysis

@@ -132,9 +132,8 @@ private:
 // Rows of several processes (a program's, a job's ranks) as one: the same file:line summed.
 python_lines merge_python_lines(const std::vector<const python_lines*>& parts);
 
-void to_json(nlohmann::json& j, const python_line& l);
+// results.json's program.python_lines (docs/results-schema.md), every figure.
 void to_json(nlohmann::json& j, const python_lines& l);
-void from_json(const nlohmann::json& j, python_line& l);
 void from_json(const nlohmann::json& j, python_lines& l);
 
 } // namespace speedlab::analysis

@@ -85,12 +85,14 @@ std::optional<busy_unit> busiest_unit(const counters::counter_figures& f);
 // counters pass's (the launch's mangled name) name the same kernel.
 bool same_kernel(const std::string& trace_name, const std::string& counters_name);
 
-// Registers one rule in a registry keyed by name (point rules and program rules alike).
-template <class Rule, class Map>
+// Registers rules in a registry keyed by their names: put<a, b, c>(m).
+template <class... Rules, class Map>
 void put(Map& m) {
-  auto r = std::make_unique<Rule>();
-  std::string n = r->name();
-  m[n] = std::move(r);
+  auto one = [&m](auto r) {
+    const std::string name = r->name();
+    m[name] = std::move(r);
+  };
+  (one(std::make_unique<Rules>()), ...);
 }
 
 } // namespace speedlab::analysis::detail

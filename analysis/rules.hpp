@@ -6,10 +6,10 @@
 // the rules run on its ranks). Suite points, profiled processes and jobs build one
 // rule_context and call run_rules; a rule that needs data one path lacks returns nothing.
 //
-// Adding a rule: derive from rule (override do_evaluate, and scope() for a job rule) in one
-// of the rules_*.cpp files and add it to that file's add_*_rules() function (explicit
-// registration: static registration objects in a static library would be dropped by the
-// linker).
+// Adding a rule: derive from rule (a constructor giving its name, threshold and summary;
+// override do_evaluate, and scope() for a job rule) in one of the rules_*.cpp files and add it to that file's
+// add_*_rules() function (explicit registration: static registration objects in a static library would be dropped by
+// the linker).
 #pragma once
 
 #include <map>
@@ -84,10 +84,17 @@ struct rule_context {
 // shares (only contexts of the rule's scope reach it); do_evaluate() is the rule's own hook.
 class rule {
 public:
+  // What a rule says of itself: constant text, given once by its constructor.
+  struct about {
+    std::string name;
+    std::string threshold; // in words, as the docs and findings show it
+    std::string summary;   // what the rule looks for, one line
+  };
+  explicit rule(about a) : m_about(std::move(a)) {}
   virtual ~rule() = default;
-  virtual std::string name() const = 0;
-  virtual std::string threshold() const = 0;   // in words, as the docs and findings show it
-  virtual std::string summary() const = 0;     // what the rule looks for, one line
+  const std::string& name() const { return m_about.name; }
+  const std::string& threshold() const { return m_about.threshold; }
+  const std::string& summary() const { return m_about.summary; }
   virtual rule_scope scope() const { return rule_scope::point; }
   // Which points it judges, and against which baselines, in words (docs/analysis.md, "Which
   // variants each rule judges"). A rule that compares variants compares like with like: a
@@ -102,6 +109,9 @@ protected:
   virtual std::vector<finding> do_evaluate(const rule_context& ctx) const = 0;
   // A finding with the rule's name, threshold and the point's identity filled in.
   finding start(const rule_context& ctx, std::string title, double gain) const;
+
+private:
+  about m_about;
 };
 
 // The one rule loop: every rule of the registry that ctx.options does not disable, in name

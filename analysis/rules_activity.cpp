@@ -30,12 +30,11 @@ class startup final : public rule {
 public:
   static constexpr double min_share = 0.1;
   static constexpr double min_ns = 100e6;
-  std::string name() const override { return "start-up"; }
-  std::string threshold() const override {
-    return "the time before the steady state (the first step, else the first kernel) is at least 10% of the "
-           "process's lifetime and at least 100 ms";
-  }
-  std::string summary() const override { return "start-up before the first kernel and the steps, apart from them"; }
+  startup()
+      : rule({.name = "start-up",
+              .threshold = "the time before the steady state (the first step, else the first kernel) is at least 10% "
+                           "of the process's lifetime and at least 100 ms",
+              .summary = "start-up before the first kernel and the steps, apart from them"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
@@ -75,12 +74,12 @@ public:
 class gpu_idle_gaps final : public rule {
 public:
   static constexpr double min_share = 0.2;
-  std::string name() const override { return "gpu-idle-gaps"; }
-  std::string threshold() const override {
-    return "gaps of at least the gap threshold (100 us by default) between GPU work add up to at least 20% of "
-           "the steady state's GPU activity (its first to the last; start-up is the start-up rule's)";
-  }
-  std::string summary() const override { return "the GPU waits between bursts of work"; }
+  gpu_idle_gaps()
+      : rule({.name = "gpu-idle-gaps",
+              .threshold =
+                  "gaps of at least the gap threshold (100 us by default) between GPU work add up to at least 20% of "
+                  "the steady state's GPU activity (its first to the last; start-up is the start-up rule's)",
+              .summary = "the GPU waits between bursts of work"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
@@ -119,12 +118,11 @@ class alloc_in_loop final : public rule {
 public:
   static constexpr std::size_t min_repeated = 20;
   static constexpr double min_per_launch = 0.02;
-  std::string name() const override { return "alloc-in-loop"; }
-  std::string threshold() const override {
-    return "at least 20 cudaMalloc/cudaFree-like calls after the first kernel launch, and at least one per "
-           "50 kernel launches";
-  }
-  std::string summary() const override { return "device memory allocated and freed again while the program runs"; }
+  alloc_in_loop()
+      : rule({.name = "alloc-in-loop",
+              .threshold = "at least 20 cudaMalloc/cudaFree-like calls after the first kernel launch, and at least one "
+                           "per 50 kernel launches",
+              .summary = "device memory allocated and freed again while the program runs"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
@@ -161,11 +159,11 @@ public:
 class sync_pageable_copies final : public rule {
 public:
   static constexpr double min_share = 0.05;
-  std::string name() const override { return "sync-pageable-copies"; }
-  std::string threshold() const override {
-    return "the host is blocked in synchronous copies from or to pageable memory for at least 5% of the wall time";
-  }
-  std::string summary() const override { return "synchronous copies through pageable memory block the host"; }
+  sync_pageable_copies()
+      : rule({.name = "sync-pageable-copies",
+              .threshold = "the host is blocked in synchronous copies from or to pageable memory for at least 5% of "
+                           "the wall time",
+              .summary = "synchronous copies through pageable memory block the host"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
@@ -199,12 +197,11 @@ public:
 class tiny_kernels final : public rule {
 public:
   static constexpr std::size_t min_launches = 100;
-  std::string name() const override { return "tiny-kernels"; }
-  std::string threshold() const override {
-    return "at least 100 kernel launches and the median kernel shorter than the launch cost (the program's "
-           "median launch call, else the device's launch latency)";
-  }
-  std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
+  tiny_kernels()
+      : rule({.name = "tiny-kernels",
+              .threshold = "at least 100 kernel launches and the median kernel shorter than the launch cost (the "
+                           "program's median launch call, else the device's launch latency)",
+              .summary = "many tiny kernels: launching them costs more than running them"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity) return {};
@@ -260,11 +257,7 @@ public:
 } // namespace
 
 void add_activity_rules(rule_map& m) {
-  put<startup>(m);
-  put<gpu_idle_gaps>(m);
-  put<alloc_in_loop>(m);
-  put<sync_pageable_copies>(m);
-  put<tiny_kernels>(m);
+  put<startup, gpu_idle_gaps, alloc_in_loop, sync_pageable_copies, tiny_kernels>(m);
 }
 
 } // namespace speedlab::analysis

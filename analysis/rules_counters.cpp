@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "analysis/occupancy.hpp"
 #include "analysis/rule_support.hpp"
@@ -57,16 +58,35 @@ void add_kernel(finding& f, const kernel_view& k) {
 // access width, so only what no width explains counts.
 constexpr double uncoalesced_spr = 16;
 
+// A rule that judges each noticeable kernel of the counters pass on its own, at most one
+// finding a kernel: the loop and the filter are written once, here.
+class kernel_rule : public rule {
+public:
+  using rule::rule;
+
+protected:
+  // Nothing (nullopt) when k shows no sign of what the rule looks for.
+  virtual std::optional<finding> judge(const rule_context& ctx, const kernel_view& k) const = 0;
+
+private:
+  std::vector<finding> do_evaluate(const rule_context& ctx) const final {
+    std::vector<finding> out;
+    for (const auto& k : kernels_of(*ctx.point))
+      if (noticeable(ctx, k))
+        if (auto f = judge(ctx, k)) out.push_back(std::move(*f));
+    return out;
+  }
+};
+
 class excess_traffic final : public rule {
 public:
   static constexpr double min_ratio = 1.5;
-  std::string name() const override { return "excess-traffic"; }
-  std::string threshold() const override {
-    return "the kernels move at least 1.5x the DRAM bytes the work model declares (counters, at least 1 MB), in "
-           "kernels taking at least 5% of the wall time";
-  }
-  std::string summary() const override {
-    return "the hardware moves more bytes than the algorithm needs (uncoalesced access, no reuse through L2)";
+  excess_traffic()
+      : rule({.name = "excess-traffic",
+              .threshold = "the kernels move at least 1.5x the DRAM bytes the work model declares (counters, at least "
+                           "1 MB), in kernels taking at least 5% of the wall time",
+              .summary =
+                  "the hardware moves more bytes than the algorithm needs (uncoalesced access, no reuse through L2)"}) {
   }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
@@ -121,242 +141,224 @@ public:
   }
 };
 
-class uncoalesced_access final : public rule {
+class uncoalesced_access final : public kernel_rule {
 public:
-  std::string name() const override { return "uncoalesced-access"; }
-  std::string threshold() const override {
-    return "global loads or stores use more than 16 sectors per request (counters, --metrics full) in a kernel "
-           "taking at least 5% of the wall time";
-  }
-  std::string summary() const override { return "a warp's accesses are spread over many 32-byte sectors"; }
+  uncoalesced_access()
+      : kernel_rule({.name = "uncoalesced-access",
+                     .threshold =
+                         "global loads or stores use more than 16 sectors per request (counters, --metrics full) in "
+                         "a kernel taking at least 5% of the wall time",
+                     .summary = "a warp's accesses are spread over many 32-byte sectors"}) {}
 
-  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
-    std::vector<finding> out;
-    for (const auto& k : kernels_of(*ctx.point)) {
-      if (!noticeable(ctx, k)) continue;
-      const double ld = k.f.load_sectors_per_request.value_or(0), st = k.f.store_sectors_per_request.value_or(0);
-      const double worst = std::max(ld, st);
-      if (worst <= uncoalesced_spr) continue;
-      // A fully coalesced 4-byte access needs 4 sectors: moving to that divides the bytes by worst / 4, and
-      // the time by at most that where the kernel is memory-bound.
-      const double busy = std::clamp(k.f.memory_throughput_pct.value_or(50) / 100, 0.0, 1.0);
-      const double s = 1 + (worst / 4 - 1) * busy;
-      const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      // The source pass, when run, names the line ("... at softmax.cu:25").
-      const auto line = uncoalesced_line(*ctx.point, k.counters.kernel);
-      finding f = start(ctx, fmt::format("kernel {}: {} accesses use {:.1f} sectors per request{}",
-                                         k.name, ld >= st ? "load" : "store", worst,
-                                         line ? " at " + source::line_label(*line) : ""),
-                        gain);
-      add_kernel(f, k);
-      if (line) add(f, "source line", describe_line(*line) + (line->text.empty() ? "" : ": " + line->text));
-      if (ld > 0) add(f, "global loads", sectors_text(ld));
-      if (st > 0) add(f, "global stores", sectors_text(st));
-      if (k.f.memory_throughput_pct) add(f, "memory throughput", pct(*k.f.memory_throughput_pct) + " of peak");
-      f.explanation = "Each warp-wide access touches many 32-byte sectors: threads next to each other read or write "
-                      "addresses far apart (a strided or transposed index), so most of each sector moved is wasted.";
-      f.next_experiment = "Index so that threadIdx.x walks the contiguous dimension, or stage the tile through shared "
-                          "memory and write it out row-wise; rerun and compare sectors per request.";
-      out.push_back(std::move(f));
-    }
-    return out;
+  std::optional<finding> judge(const rule_context& ctx, const kernel_view& k) const override {
+    const double ld = k.f.load_sectors_per_request.value_or(0), st = k.f.store_sectors_per_request.value_or(0);
+    const double worst = std::max(ld, st);
+    if (worst <= uncoalesced_spr) return std::nullopt;
+    // A fully coalesced 4-byte access needs 4 sectors: moving to that divides the bytes by worst / 4, and
+    // the time by at most that where the kernel is memory-bound.
+    const double busy = std::clamp(k.f.memory_throughput_pct.value_or(50) / 100, 0.0, 1.0);
+    const double s = 1 + (worst / 4 - 1) * busy;
+    const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
+    // The source pass, when run, names the line ("... at softmax.cu:25").
+    const auto line = uncoalesced_line(*ctx.point, k.counters.kernel);
+    finding f = start(ctx,
+                      fmt::format("kernel {}: {} accesses use {:.1f} sectors per request{}", k.name,
+                                  ld >= st ? "load" : "store", worst, line ? " at " + source::line_label(*line) : ""),
+                      gain);
+    add_kernel(f, k);
+    if (line) add(f, "source line", describe_line(*line) + (line->text.empty() ? "" : ": " + line->text));
+    if (ld > 0) add(f, "global loads", sectors_text(ld));
+    if (st > 0) add(f, "global stores", sectors_text(st));
+    if (k.f.memory_throughput_pct) add(f, "memory throughput", pct(*k.f.memory_throughput_pct) + " of peak");
+    f.explanation = "Each warp-wide access touches many 32-byte sectors: threads next to each other read or write "
+                    "addresses far apart (a strided or transposed index), so most of each sector moved is wasted.";
+    f.next_experiment = "Index so that threadIdx.x walks the contiguous dimension, or stage the tile through shared "
+                        "memory and write it out row-wise; rerun and compare sectors per request.";
+    return f;
   }
 };
 
-class achieved_occupancy final : public rule {
+class achieved_occupancy final : public kernel_rule {
 public:
   static constexpr double max_ratio = 0.7;
-  std::string name() const override { return "achieved-occupancy"; }
-  std::string threshold() const override {
-    return "achieved occupancy (counters) below 70% of the theoretical occupancy, or below 30% absolute, in a "
-           "kernel taking at least 5% of the wall time that is not near its roofline bound";
-  }
-  std::string summary() const override { return "fewer warps are resident than the SM could hold"; }
+  achieved_occupancy()
+      : kernel_rule(
+            {.name = "achieved-occupancy",
+             .threshold =
+                 "achieved occupancy (counters) below 70% of the theoretical occupancy, or below 30% absolute, in a "
+                 "kernel taking at least 5% of the wall time that is not near its roofline bound",
+             .summary = "fewer warps are resident than the SM could hold"}) {}
 
-  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
-    std::vector<finding> out;
+  std::optional<finding> judge(const rule_context& ctx, const kernel_view& k) const override {
     const sm_limits limits = sm_limits::from(ctx.device);
-    for (const auto& k : kernels_of(*ctx.point)) {
-      if (!noticeable(ctx, k) || !k.f.achieved_occupancy) continue;
-      const double achieved = *k.f.achieved_occupancy;
-      // Theoretical occupancy from the launch's resources, where the trace has the kernel.
-      std::optional<occupancy_result> theory;
+    if (!k.f.achieved_occupancy) return std::nullopt;
+    const double achieved = *k.f.achieved_occupancy;
+    // Theoretical occupancy from the launch's resources, where the trace has the kernel.
+    std::optional<occupancy_result> theory;
+    if (ctx.trace)
+      for (const auto& t : ctx.trace->kernels)
+        if (detail::same_kernel(t.name, k.counters.kernel)) {
+          theory = theoretical_occupancy(t.threads_per_block(), t.registers_per_thread, t.shared_bytes, limits);
+          break;
+        }
+    const bool below_theory = theory && theory->occupancy > 0 && achieved < max_ratio * theory->occupancy;
+    const bool low = achieved < 0.3;
+    if (!below_theory && !low) return std::nullopt;
+    const roofline_point* r = nullptr;
+    for (const auto* row : ctx.roofline)
+      if (row->kernel_mangled == k.counters.kernel && row->level == "dram") r = row;
+    if (r && r->percent_of_bound >= 60) return std::nullopt;
+    const double target = theory ? theory->occupancy : 0.5;
+    const double s = std::clamp(target / std::max(achieved, 0.01), 1.0, 4.0);
+    const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / std::sqrt(s)));
+    finding f = start(ctx,
+                      fmt::format("kernel {}: achieved occupancy {} of {} theoretical", k.name, text::percent(achieved),
+                                  theory ? text::percent(theory->occupancy) : "?"),
+                      gain);
+    add_kernel(f, k);
+    add(f, "achieved occupancy (sm__warps_active)", text::percent(achieved));
+    if (theory) {
+      add(f, "theoretical occupancy",
+          fmt::format("{} (limited by {})", text::percent(theory->occupancy), theory->limiter));
       if (ctx.trace)
         for (const auto& t : ctx.trace->kernels)
           if (detail::same_kernel(t.name, k.counters.kernel)) {
-            theory = theoretical_occupancy(t.threads_per_block(), t.registers_per_thread, t.shared_bytes, limits);
+            add(f, "waves", fmt::format("{:.2f}", waves(t.blocks(), theory->blocks_per_sm, limits.sm_count)));
             break;
           }
-      const bool below_theory = theory && theory->occupancy > 0 && achieved < max_ratio * theory->occupancy;
-      const bool low = achieved < 0.3;
-      if (!below_theory && !low) continue;
-      const roofline_point* r = nullptr;
-      for (const auto* row : ctx.roofline)
-        if (row->kernel_mangled == k.counters.kernel && row->level == "dram") r = row;
-      if (r && r->percent_of_bound >= 60) continue;
-      const double target = theory ? theory->occupancy : 0.5;
-      const double s = std::clamp(target / std::max(achieved, 0.01), 1.0, 4.0);
-      const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / std::sqrt(s)));
-      finding f = start(ctx, fmt::format("kernel {}: achieved occupancy {} of {} theoretical", k.name,
-                                         text::percent(achieved), theory ? text::percent(theory->occupancy) : "?"),
-                        gain);
-      add_kernel(f, k);
-      add(f, "achieved occupancy (sm__warps_active)", text::percent(achieved));
-      if (theory) {
-        add(f, "theoretical occupancy", fmt::format("{} (limited by {})", text::percent(theory->occupancy), theory->limiter));
-        if (ctx.trace)
-          for (const auto& t : ctx.trace->kernels)
-            if (detail::same_kernel(t.name, k.counters.kernel)) {
-              add(f, "waves", fmt::format("{:.2f}", waves(t.blocks(), theory->blocks_per_sm, limits.sm_count)));
-              break;
-            }
-      }
-      if (below_theory) {
-        f.explanation = "The launch's resources allow more warps than were resident on average: the grid is too small "
-                        "to fill every SM, the last wave runs partly empty (tail), or blocks finish unevenly.";
-        f.next_experiment = "Give the grid at least a few full waves (more, smaller blocks, or a grid-stride loop sized "
-                            "to a multiple of the SM count); rerun and compare achieved occupancy and time.";
-      } else {
-        f.explanation = fmt::format("Few warps are resident ({}), limited by {}: the SM cannot hide latency by "
-                                    "switching warps.",
-                                    text::percent(achieved), theory ? theory->limiter : std::string("the launch"));
-        f.next_experiment = theory && theory->limiter == "registers"
-                                ? "Cap registers with __launch_bounds__ and check for spills; rerun and compare."
-                                : "Launch more threads per SM (larger grid or blocks of 128-512 threads); rerun.";
-      }
-      out.push_back(std::move(f));
     }
-    return out;
+    if (below_theory) {
+      f.explanation = "The launch's resources allow more warps than were resident on average: the grid is too small "
+                      "to fill every SM, the last wave runs partly empty (tail), or blocks finish unevenly.";
+      f.next_experiment = "Give the grid at least a few full waves (more, smaller blocks, or a grid-stride loop sized "
+                          "to a multiple of the SM count); rerun and compare achieved occupancy and time.";
+    } else {
+      f.explanation = fmt::format("Few warps are resident ({}), limited by {}: the SM cannot hide latency by "
+                                  "switching warps.",
+                                  text::percent(achieved), theory ? theory->limiter : std::string("the launch"));
+      f.next_experiment = theory && theory->limiter == "registers"
+                              ? "Cap registers with __launch_bounds__ and check for spills; rerun and compare."
+                              : "Launch more threads per SM (larger grid or blocks of 128-512 threads); rerun.";
+    }
+    return f;
   }
 };
 
-class latency_bound final : public rule {
+class latency_bound final : public kernel_rule {
 public:
   static constexpr double max_busy = 40;
-  std::string name() const override { return "latency-bound"; }
-  std::string threshold() const override {
-    return "neither the SM (sm__throughput) nor memory (gpu__compute_memory_throughput) above 40% of peak in a "
-           "kernel taking at least 5% of the wall time (counters, --metrics full)";
-  }
-  std::string summary() const override { return "neither memory nor compute is busy: the kernel waits on latency"; }
+  latency_bound()
+      : kernel_rule({.name = "latency-bound",
+                     .threshold =
+                         "neither the SM (sm__throughput) nor memory (gpu__compute_memory_throughput) above 40% of "
+                         "peak in a kernel taking at least 5% of the wall time (counters, --metrics full)",
+                     .summary = "neither memory nor compute is busy: the kernel waits on latency"}) {}
 
-  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
-    std::vector<finding> out;
-    for (const auto& k : kernels_of(*ctx.point)) {
-      if (!noticeable(ctx, k) || !k.f.sm_throughput_pct || !k.f.memory_throughput_pct) continue;
-      const double busier = std::max(*k.f.sm_throughput_pct, *k.f.memory_throughput_pct);
-      if (busier >= max_busy) continue;
-      // More work in flight can raise the busier unit toward 60% of its peak.
-      const double s = 60 / std::max(busier, 1.0);
-      const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      finding f = start(ctx, fmt::format("kernel {} is latency-bound: SM {}, memory {} of peak", k.name,
-                                         pct(*k.f.sm_throughput_pct), pct(*k.f.memory_throughput_pct)),
-                        gain);
-      add_kernel(f, k);
-      add(f, "SM throughput", pct(*k.f.sm_throughput_pct) + " of peak");
-      add(f, "memory throughput", pct(*k.f.memory_throughput_pct) + " of peak");
-      if (k.f.achieved_occupancy) add(f, "achieved occupancy", text::percent(*k.f.achieved_occupancy));
-      if (k.f.issue_active_pct) add(f, "issue slots busy", pct(*k.f.issue_active_pct));
-      f.explanation = "Neither the SM's pipes nor the memory system are anywhere near their peak: warps spend their "
-                      "time waiting (on memory latency, dependencies or synchronization) with too little independent "
-                      "work to cover the wait.";
-      f.next_experiment = "Put more independent work in flight: more resident warps (occupancy), several independent "
-                          "loads or accumulators per thread (unroll), fewer __syncthreads; rerun and compare the two "
-                          "throughputs.";
-      out.push_back(std::move(f));
-    }
-    return out;
+  std::optional<finding> judge(const rule_context& ctx, const kernel_view& k) const override {
+    if (!k.f.sm_throughput_pct || !k.f.memory_throughput_pct) return std::nullopt;
+    const double busier = std::max(*k.f.sm_throughput_pct, *k.f.memory_throughput_pct);
+    if (busier >= max_busy) return std::nullopt;
+    // More work in flight can raise the busier unit toward 60% of its peak.
+    const double s = 60 / std::max(busier, 1.0);
+    const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
+    finding f = start(ctx,
+                      fmt::format("kernel {} is latency-bound: SM {}, memory {} of peak", k.name,
+                                  pct(*k.f.sm_throughput_pct), pct(*k.f.memory_throughput_pct)),
+                      gain);
+    add_kernel(f, k);
+    add(f, "SM throughput", pct(*k.f.sm_throughput_pct) + " of peak");
+    add(f, "memory throughput", pct(*k.f.memory_throughput_pct) + " of peak");
+    if (k.f.achieved_occupancy) add(f, "achieved occupancy", text::percent(*k.f.achieved_occupancy));
+    if (k.f.issue_active_pct) add(f, "issue slots busy", pct(*k.f.issue_active_pct));
+    f.explanation = "Neither the SM's pipes nor the memory system are anywhere near their peak: warps spend their "
+                    "time waiting (on memory latency, dependencies or synchronization) with too little independent "
+                    "work to cover the wait.";
+    f.next_experiment = "Put more independent work in flight: more resident warps (occupancy), several independent "
+                        "loads or accumulators per thread (unroll), fewer __syncthreads; rerun and compare the two "
+                        "throughputs.";
+    return f;
   }
 };
 
-class saturated_pipe final : public rule {
+class saturated_pipe final : public kernel_rule {
 public:
   static constexpr double min_pct = 80;
-  std::string name() const override { return "saturated-pipe"; }
-  std::string threshold() const override {
-    return "one SM pipe (FP64, ALU, XU, FMA, ...) issues at 80% of its peak or more in a kernel taking at least 5% "
-           "of the wall time (counters, --metrics full)";
-  }
-  std::string summary() const override { return "one execution pipe bounds the kernel"; }
+  saturated_pipe()
+      : kernel_rule({.name = "saturated-pipe",
+                     .threshold =
+                         "one SM pipe (FP64, ALU, XU, FMA, ...) issues at 80% of its peak or more in a kernel taking "
+                         "at least 5% of the wall time (counters, --metrics full)",
+                     .summary = "one execution pipe bounds the kernel"}) {}
 
-  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
-    std::vector<finding> out;
-    for (const auto& k : kernels_of(*ctx.point)) {
-      if (!noticeable(ctx, k) || !k.f.busiest_pipe_pct || *k.f.busiest_pipe_pct < min_pct) continue;
-      // The next pipe's load is what is left once the busiest one is relieved: a cap on the gain.
-      double second = 0;
-      for (const auto& p : cn::pipe_metrics()) {
-        auto it = k.counters.metrics.find(p.metric);
-        if (it != k.counters.metrics.end() && p.pipe != k.f.busiest_pipe) second = std::max(second, it->second);
-      }
-      const double s = std::clamp(*k.f.busiest_pipe_pct / std::max(second, 1.0), 1.0, 2.0);
-      const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      finding f = start(ctx, fmt::format("kernel {}: the {} pipe is {} busy", k.name, k.f.busiest_pipe,
-                                         pct(*k.f.busiest_pipe_pct)),
-                        gain);
-      add_kernel(f, k);
-      add(f, "busiest pipe", fmt::format("{} at {} of peak", k.f.busiest_pipe, pct(*k.f.busiest_pipe_pct)));
-      add(f, "next busiest pipe", pct(second) + " of peak");
-      if (k.f.flops_fp64) add(f, "FP64 FLOPs", text::number(*k.f.flops_fp64));
-      if (k.f.flops_fp32) add(f, "FP32 FLOPs", text::number(*k.f.flops_fp32));
-      const std::string& p = k.f.busiest_pipe;
-      f.explanation = fmt::format("The {} pipe issues near its peak rate: the kernel is bound by the instructions "
-                                  "that pipe executes, not by memory.",
-                                  p);
-      if (p.rfind("FP64", 0) == 0)
-        f.next_experiment = "Move what tolerates it to FP32 (FP64 runs at half the FP32 rate on H100), or cut FP64 "
-                            "operations per result (strength reduction, fewer iterations); rerun and compare.";
-      else if (p.rfind("XU", 0) == 0)
-        f.next_experiment = "Replace special functions with cheaper forms (fast intrinsics such as __expf/__sinf where "
-                            "accuracy allows, sincos for pairs, hoist them out of loops); rerun and compare.";
-      else if (p.rfind("ALU", 0) == 0)
-        f.next_experiment = "Cut integer and logic work per result: hoist index arithmetic, use cheaper random "
-                            "number generators, avoid 64-bit integer division; rerun and compare.";
-      else
-        f.next_experiment = "Reduce the instructions this pipe executes per result (algebra, fewer passes) or "
-                            "move work to an idle pipe; rerun and compare.";
-      out.push_back(std::move(f));
+  std::optional<finding> judge(const rule_context& ctx, const kernel_view& k) const override {
+    if (!k.f.busiest_pipe_pct || *k.f.busiest_pipe_pct < min_pct) return std::nullopt;
+    // The next pipe's load is what is left once the busiest one is relieved: a cap on the gain.
+    double second = 0;
+    for (const auto& p : cn::pipe_metrics()) {
+      auto it = k.counters.metrics.find(p.metric);
+      if (it != k.counters.metrics.end() && p.pipe != k.f.busiest_pipe) second = std::max(second, it->second);
     }
-    return out;
+    const double s = std::clamp(*k.f.busiest_pipe_pct / std::max(second, 1.0), 1.0, 2.0);
+    const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
+    finding f = start(
+        ctx, fmt::format("kernel {}: the {} pipe is {} busy", k.name, k.f.busiest_pipe, pct(*k.f.busiest_pipe_pct)),
+        gain);
+    add_kernel(f, k);
+    add(f, "busiest pipe", fmt::format("{} at {} of peak", k.f.busiest_pipe, pct(*k.f.busiest_pipe_pct)));
+    add(f, "next busiest pipe", pct(second) + " of peak");
+    if (k.f.flops_fp64) add(f, "FP64 FLOPs", text::number(*k.f.flops_fp64));
+    if (k.f.flops_fp32) add(f, "FP32 FLOPs", text::number(*k.f.flops_fp32));
+    const std::string& p = k.f.busiest_pipe;
+    f.explanation = fmt::format("The {} pipe issues near its peak rate: the kernel is bound by the instructions "
+                                "that pipe executes, not by memory.",
+                                p);
+    if (p.rfind("FP64", 0) == 0)
+      f.next_experiment = "Move what tolerates it to FP32 (FP64 runs at half the FP32 rate on H100), or cut FP64 "
+                          "operations per result (strength reduction, fewer iterations); rerun and compare.";
+    else if (p.rfind("XU", 0) == 0)
+      f.next_experiment = "Replace special functions with cheaper forms (fast intrinsics such as __expf/__sinf where "
+                          "accuracy allows, sincos for pairs, hoist them out of loops); rerun and compare.";
+    else if (p.rfind("ALU", 0) == 0)
+      f.next_experiment = "Cut integer and logic work per result: hoist index arithmetic, use cheaper random "
+                          "number generators, avoid 64-bit integer division; rerun and compare.";
+    else
+      f.next_experiment = "Reduce the instructions this pipe executes per result (algebra, fewer passes) or "
+                          "move work to an idle pipe; rerun and compare.";
+    return f;
   }
 };
 
-class l2_thrashing final : public rule {
+class l2_thrashing final : public kernel_rule {
 public:
   static constexpr double max_hit = 50;
-  std::string name() const override { return "l2-thrashing"; }
-  std::string threshold() const override {
-    return "L2 hit rate below 50% while L2 traffic is at least 3x the DRAM traffic and DRAM is over 50% busy, "
-           "in a kernel taking at least 5% of the wall time (counters, --metrics full)";
-  }
-  std::string summary() const override { return "data is requested again but L2 no longer holds it"; }
+  l2_thrashing()
+      : kernel_rule({.name = "l2-thrashing",
+                     .threshold =
+                         "L2 hit rate below 50% while L2 traffic is at least 3x the DRAM traffic and DRAM is over "
+                         "50% busy, in a kernel taking at least 5% of the wall time (counters, --metrics full)",
+                     .summary = "data is requested again but L2 no longer holds it"}) {}
 
-  std::vector<finding> do_evaluate(const rule_context& ctx) const override {
-    std::vector<finding> out;
-    for (const auto& k : kernels_of(*ctx.point)) {
-      if (!noticeable(ctx, k) || !k.f.l2_hit_rate_pct || !k.f.l2_bytes || !k.f.dram_bytes() ||
-          !k.f.dram_throughput_pct)
-        continue;
-      const double hit = *k.f.l2_hit_rate_pct, l2 = *k.f.l2_bytes, dram = *k.f.dram_bytes();
-      if (hit >= max_hit || l2 < 3 * dram || *k.f.dram_throughput_pct < 50) continue;
-      // Each reuse served from L2 instead of DRAM: DRAM bytes could fall toward L2 bytes x (1 - reuse).
-      const double s = std::clamp((100 - hit) / 50, 1.0, 2.0);
-      const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
-      finding f = start(ctx, fmt::format("kernel {}: L2 hit rate {} with {:.1f}x the DRAM bytes requested from L2",
-                                         k.name, pct(hit), l2 / dram),
-                        gain);
-      add_kernel(f, k);
-      add(f, "L2 hit rate", pct(hit));
-      add(f, "L2 traffic", text::bytes(l2));
-      add(f, "DRAM traffic", text::bytes(dram) + " (" + pct(*k.f.dram_throughput_pct) + " of peak)");
-      f.explanation = "The kernel requests the same data several times, but by the time it comes back L2 has evicted "
-                      "it, so DRAM serves most requests again: the working set between reuses exceeds the L2.";
-      f.next_experiment = "Shrink the reuse distance: tile the loops so a block's working set fits in L2 (or shared "
-                          "memory), process the data in chunks, or reorder blocks so neighbours share data; rerun "
-                          "and compare the hit rate and DRAM bytes.";
-      out.push_back(std::move(f));
-    }
-    return out;
+  std::optional<finding> judge(const rule_context& ctx, const kernel_view& k) const override {
+    if (!k.f.l2_hit_rate_pct || !k.f.l2_bytes || !k.f.dram_bytes() || !k.f.dram_throughput_pct) return std::nullopt;
+    const double hit = *k.f.l2_hit_rate_pct, l2 = *k.f.l2_bytes, dram = *k.f.dram_bytes();
+    if (hit >= max_hit || l2 < 3 * dram || *k.f.dram_throughput_pct < 50) return std::nullopt;
+    // Each reuse served from L2 instead of DRAM: DRAM bytes could fall toward L2 bytes x (1 - reuse).
+    const double s = std::clamp((100 - hit) / 50, 1.0, 2.0);
+    const double gain = gain_from_saving(ctx.wall_ns(), k.time_per_rep() * (1 - 1 / s));
+    finding f = start(ctx,
+                      fmt::format("kernel {}: L2 hit rate {} with {:.1f}x the DRAM bytes requested from L2", k.name,
+                                  pct(hit), l2 / dram),
+                      gain);
+    add_kernel(f, k);
+    add(f, "L2 hit rate", pct(hit));
+    add(f, "L2 traffic", text::bytes(l2));
+    add(f, "DRAM traffic", text::bytes(dram) + " (" + pct(*k.f.dram_throughput_pct) + " of peak)");
+    f.explanation = "The kernel requests the same data several times, but by the time it comes back L2 has evicted "
+                    "it, so DRAM serves most requests again: the working set between reuses exceeds the L2.";
+    f.next_experiment = "Shrink the reuse distance: tile the loops so a block's working set fits in L2 (or shared "
+                        "memory), process the data in chunks, or reorder blocks so neighbours share data; rerun "
+                        "and compare the hit rate and DRAM bytes.";
+    return f;
   }
 };
 
@@ -414,12 +416,7 @@ std::optional<busy_unit> busiest_unit(const cn::counter_figures& f) {
 } // namespace detail
 
 void add_counter_rules(rule_map& m) {
-  detail::put<excess_traffic>(m);
-  detail::put<uncoalesced_access>(m);
-  detail::put<achieved_occupancy>(m);
-  detail::put<latency_bound>(m);
-  detail::put<saturated_pipe>(m);
-  detail::put<l2_thrashing>(m);
+  detail::put<excess_traffic, uncoalesced_access, achieved_occupancy, latency_bound, saturated_pipe, l2_thrashing>(m);
 }
 
 } // namespace speedlab::analysis

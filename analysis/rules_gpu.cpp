@@ -25,12 +25,12 @@ class launch_bound final : public rule {
 public:
   static constexpr double min_launches_per_rep = 10;
   static constexpr double min_short_share = 0.5;
-  std::string name() const override { return "launch-bound"; }
-  std::string threshold() const override {
-    return "at least 10 kernel launches per repetition and at least half of them shorter than the launch "
-           "latency";
-  }
-  std::string summary() const override { return "many tiny kernels: launching them costs more than running them"; }
+  launch_bound()
+      : rule(
+            {.name = "launch-bound",
+             .threshold =
+                 "at least 10 kernel launches per repetition and at least half of them shorter than the launch latency",
+             .summary = "many tiny kernels: launching them costs more than running them"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     // With a process's activity, tiny-kernels (rules_activity.cpp) judges the same against the
@@ -82,11 +82,10 @@ public:
 class synchronization_heavy final : public rule {
 public:
   static constexpr double min_share = 0.10;
-  std::string name() const override { return "synchronization-heavy"; }
-  std::string threshold() const override {
-    return "the GPU idles inside synchronizing calls for at least 10% of the wall time";
-  }
-  std::string summary() const override { return "frequent synchronization leaves the GPU idle"; }
+  synchronization_heavy()
+      : rule({.name = "synchronization-heavy",
+              .threshold = "the GPU idles inside synchronizing calls for at least 10% of the wall time",
+              .summary = "frequent synchronization leaves the GPU idle"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.point->split_median) return {};
@@ -134,11 +133,11 @@ public:
 class host_bound final : public rule {
 public:
   static constexpr double min_share = 0.5;
-  std::string name() const override { return "host-bound"; }
-  std::string threshold() const override {
-    return "the GPU idles while the host runs its own code or CUDA API calls for at least 50% of the wall time";
-  }
-  std::string summary() const override { return "the GPU waits for the host (Amdahl's law caps GPU-side speedups)"; }
+  host_bound()
+      : rule({.name = "host-bound",
+              .threshold =
+                  "the GPU idles while the host runs its own code or CUDA API calls for at least 50% of the wall time",
+              .summary = "the GPU waits for the host (Amdahl's law caps GPU-side speedups)"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (ctx.point->kind != variant_kind::cuda || !ctx.point->split_median) return {};
@@ -216,17 +215,14 @@ public:
   // With counters: a dominant kernel whose busiest unit runs at this % of peak or more is
   // busy, whatever the declared work says (the same figure as the gain's target).
   static constexpr double busy_percent = 60;
-  std::string name() const override { return "kernel-below-roofline"; }
-  std::string threshold() const override {
-    return "a kernel taking at least 10% of the wall time reaches less than 20% of its roofline bound "
-           "(gain projected to 60% of the bound); with counters (--metrics full) the busiest unit (pipe, SM, memory "
-           "or DRAM throughput) also caps the gain at 60% of its peak, and a kernel at 60% or more there is "
-           "reported as bound by that unit (info)";
-  }
-  std::string summary() const override {
-    return "a kernel is far from the bandwidth or compute roof it should reach (with counters: or bound by a unit "
-           "that roof does not see)";
-  }
+  kernel_below_roofline()
+      : rule({.name = "kernel-below-roofline",
+              .threshold = "a kernel taking at least 10% of the wall time reaches less than 20% of its roofline bound "
+                           "(gain projected to 60% of the bound); with counters (--metrics full) the busiest unit "
+                           "(pipe, SM, memory or DRAM throughput) also caps the gain at 60% of its peak, and a kernel "
+                           "at 60% or more there is reported as bound by that unit (info)",
+              .summary = "a kernel is far from the bandwidth or compute roof it should reach (with counters: or bound "
+                         "by a unit that roof does not see)"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
@@ -359,29 +355,41 @@ private:
   }
 };
 
+// The trace's kernels that take at least min_share of the wall time, each with its time per
+// repetition and its theoretical occupancy on the device (what the occupancy and wave rules judge).
+struct heavy_kernel {
+  const kernel_stats& k;
+  double t;
+  occupancy_result o;
+};
+std::vector<heavy_kernel> heavy_kernels(const rule_context& ctx, double min_share, const sm_limits& limits) {
+  std::vector<heavy_kernel> out;
+  const double W = ctx.wall_ns();
+  if (!ctx.trace || !(W > 0)) return out;
+  for (const auto& k : ctx.trace->kernels) {
+    const double t = ctx.trace->per_rep(k.total_ns);
+    if (t / W < min_share) continue;
+    out.push_back({k, t, theoretical_occupancy(k.threads_per_block(), k.registers_per_thread, k.shared_bytes, limits)});
+  }
+  return out;
+}
+
 class low_occupancy final : public rule {
 public:
   static constexpr double max_occupancy = 0.5;
   static constexpr double min_share = 0.05;
   static constexpr double roofline_ok_percent = 60;
-  std::string name() const override { return "low-occupancy"; }
-  std::string threshold() const override {
-    return "theoretical occupancy below 50% for a kernel taking at least 5% of the wall time that reaches less "
-           "than 60% of its roofline bound";
-  }
-  std::string summary() const override { return "registers, shared memory or block size limit the warps per SM"; }
+  low_occupancy()
+      : rule({.name = "low-occupancy",
+              .threshold = "theoretical occupancy below 50% for a kernel taking at least 5% of the wall time that "
+                           "reaches less than 60% of its roofline bound",
+              .summary = "registers, shared memory or block size limit the warps per SM"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    if (!ctx.trace) return out;
     const double W = ctx.wall_ns();
-    if (!(W > 0)) return out;
     const sm_limits limits = sm_limits::from(ctx.device);
-    for (const auto& k : ctx.trace->kernels) {
-      const double t = ctx.trace->per_rep(k.total_ns);
-      if (t / W < min_share) continue;
-      const occupancy_result o =
-          theoretical_occupancy(k.threads_per_block(), k.registers_per_thread, k.shared_bytes, limits);
+    for (const auto& [k, t, o] : heavy_kernels(ctx, min_share, limits)) {
       if (o.blocks_per_sm == 0 || o.occupancy >= max_occupancy) continue;
       const roofline_point* r = ctx.kernel_roofline(k.name);
       if (r && r->bound != "unknown" && r->percent_of_bound >= roofline_ok_percent) continue;
@@ -425,24 +433,17 @@ class too_few_blocks final : public rule {
 public:
   static constexpr double min_share = 0.05;
   static constexpr double target_percent = 60;
-  std::string name() const override { return "too-few-blocks"; }
-  std::string threshold() const override {
-    return "a kernel taking at least 5% of the wall time launches less than one full wave of blocks "
-           "(blocks < SMs x resident blocks per SM)";
-  }
-  std::string summary() const override { return "the grid is too small to fill the GPU"; }
+  too_few_blocks()
+      : rule({.name = "too-few-blocks",
+              .threshold = "a kernel taking at least 5% of the wall time launches less than one full wave of blocks "
+                           "(blocks < SMs x resident blocks per SM)",
+              .summary = "the grid is too small to fill the GPU"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::vector<finding> out;
-    if (!ctx.trace) return out;
     const double W = ctx.wall_ns();
-    if (!(W > 0)) return out;
     const sm_limits limits = sm_limits::from(ctx.device);
-    for (const auto& k : ctx.trace->kernels) {
-      const double t = ctx.trace->per_rep(k.total_ns);
-      if (t / W < min_share) continue;
-      const occupancy_result o =
-          theoretical_occupancy(k.threads_per_block(), k.registers_per_thread, k.shared_bytes, limits);
+    for (const auto& [k, t, o] : heavy_kernels(ctx, min_share, limits)) {
       if (o.blocks_per_sm == 0) continue;
       const double blocks = k.blocks();
       const double w = waves(blocks, o.blocks_per_sm, limits.sm_count);
@@ -477,12 +478,7 @@ public:
 } // namespace
 
 void add_gpu_rules(rule_map& m) {
-  detail::put<launch_bound>(m);
-  detail::put<synchronization_heavy>(m);
-  detail::put<host_bound>(m);
-  detail::put<kernel_below_roofline>(m);
-  detail::put<low_occupancy>(m);
-  detail::put<too_few_blocks>(m);
+  detail::put<launch_bound, synchronization_heavy, host_bound, kernel_below_roofline, low_occupancy, too_few_blocks>(m);
 }
 
 } // namespace speedlab::analysis

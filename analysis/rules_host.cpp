@@ -171,13 +171,12 @@ public:
   static constexpr double min_efficiency = 0.5;
   static constexpr double target_efficiency = 0.8;
   static constexpr double startup_scale_ns = 100e3; // below this much serial work, thread start-up can explain a loss
-  std::string name() const override { return "poor-scaling"; }
-  std::string threshold() const override {
-    return "parallel efficiency = serial time / (threads time x threads) below 50%, judged by the upper end of "
-           "its interval (gain projected to 80% efficiency; when threads are slower than serial, to running "
-           "serially)";
-  }
-  std::string summary() const override { return "the multithreaded variant gains far less than its thread count"; }
+  poor_scaling()
+      : rule({.name = "poor-scaling",
+              .threshold = "parallel efficiency = serial time / (threads time x threads) below 50%, judged by the "
+                           "upper end of its interval (gain projected to 80% efficiency; when threads are slower than "
+                           "serial, to running serially)",
+              .summary = "the multithreaded variant gains far less than its thread count"}) {}
   std::string judges() const override { return threads_scope; }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
@@ -248,11 +247,11 @@ public:
 
 class problem_too_small final : public rule {
 public:
-  std::string name() const override { return "problem-too-small"; }
-  std::string threshold() const override {
-    return "the GPU variant is slower than the serial variant at the same parameters (speedup interval below 1)";
-  }
-  std::string summary() const override { return "at this size the GPU's fixed costs outweigh its speed"; }
+  problem_too_small()
+      : rule({.name = "problem-too-small",
+              .threshold =
+                  "the GPU variant is slower than the serial variant at the same parameters (speedup interval below 1)",
+              .summary = "at this size the GPU's fixed costs outweigh its speed"}) {}
   std::string judges() const override {
     return "CUDA-kind variants against the serial baseline of their own language: C++ CUDA against C++ serial, a "
            "Python GPU variant (CuPy, Numba CUDA) against py-numpy, else py-loop";
@@ -293,11 +292,10 @@ public:
 class noisy_measurement final : public rule {
 public:
   static constexpr double max_noise = 0.05;
-  std::string name() const override { return "noisy-measurement"; }
-  std::string threshold() const override {
-    return "the 95% interval of the median is wider than +-5% of the median (warning above +-20%)";
-  }
-  std::string summary() const override { return "the measurement is too noisy to compare small differences"; }
+  noisy_measurement()
+      : rule({.name = "noisy-measurement",
+              .threshold = "the 95% interval of the median is wider than +-5% of the median (warning above +-20%)",
+              .summary = "the measurement is too noisy to compare small differences"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -320,12 +318,11 @@ public:
 
 class too_few_repetitions final : public rule {
 public:
-  std::string name() const override { return "too-few-repetitions"; }
-  std::string threshold() const override {
-    return "a valid point measured fewer than 3 times: its median has no 95% interval, so no rule judges its speedup, "
-           "efficiency or roof";
-  }
-  std::string summary() const override { return "too few repetitions for any verdict"; }
+  too_few_repetitions()
+      : rule({.name = "too-few-repetitions",
+              .threshold = "a valid point measured fewer than 3 times: its median has no 95% interval, so no rule "
+                           "judges its speedup, efficiency or roof",
+              .summary = "too few repetitions for any verdict"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -347,9 +344,10 @@ public:
 
 class dropped_records final : public rule {
 public:
-  std::string name() const override { return "dropped-records"; }
-  std::string threshold() const override { return "the profiler dropped at least one record"; }
-  std::string summary() const override { return "the trace is incomplete: GPU figures undercount"; }
+  dropped_records()
+      : rule({.name = "dropped-records",
+              .threshold = "the profiler dropped at least one record",
+              .summary = "the trace is incomplete: GPU figures undercount"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     std::uint64_t dropped = ctx.point->dropped_records;
@@ -385,14 +383,14 @@ class parallel_efficiency final : public rule {
 public:
   static constexpr double poor = 0.5;   // below: poor-scaling's
   static constexpr double target = 0.8; // near-linear from here
-  std::string name() const override { return "parallel-efficiency"; }
-  std::string threshold() const override {
-    return "a threads variant poor-scaling leaves alone (the interval of its efficiency = speedup over serial / "
-           "threads reaches 50%), with a speedup interval (3 or more repetitions on both sides): no measurable gain "
-           "when that interval holds 1, near-linear when its low end is >= 80%, below 80% when its high end is "
-           "(gain projected to 80% from the high end), else undecided";
-  }
-  std::string summary() const override { return "how much of its thread count a multithreaded variant turns into speed"; }
+  parallel_efficiency()
+      : rule({.name = "parallel-efficiency",
+              .threshold =
+                  "a threads variant poor-scaling leaves alone (the interval of its efficiency = speedup over serial / "
+                  "threads reaches 50%), with a speedup interval (3 or more repetitions on both sides): no measurable "
+                  "gain when that interval holds 1, near-linear when its low end is >= 80%, below 80% when its high "
+                  "end is (gain projected to 80% from the high end), else undecided",
+              .summary = "how much of its thread count a multithreaded variant turns into speed"}) {}
   std::string judges() const override { return threads_scope; }
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
@@ -457,12 +455,11 @@ public:
 // largest size (the point the overview shows).
 class threads_crossover final : public rule {
 public:
-  std::string name() const override { return "threads-crossover"; }
-  std::string threshold() const override {
-    return "a threads variant's sweep crosses serial inside its swept sizes (the crossover of the total time, with "
-           "its interval from the cost fits); reported on the sweep's largest size";
-  }
-  std::string summary() const override { return "the size above which the multithreaded variant beats serial"; }
+  threads_crossover()
+      : rule({.name = "threads-crossover",
+              .threshold = "a threads variant's sweep crosses serial inside its swept sizes (the crossover of the "
+                           "total time, with its interval from the cost fits); reported on the sweep's largest size",
+              .summary = "the size above which the multithreaded variant beats serial"}) {}
   std::string judges() const override {
     return "threads-kind variants swept over a size, against the serial baseline of their own language (as "
            "poor-scaling)";
@@ -516,14 +513,14 @@ private:
 class cpu_roof final : public rule {
 public:
   static constexpr double target = 60; // % of the roof a tuned loop reaches
-  std::string name() const override { return "cpu-roof"; }
-  std::string threshold() const override {
-    return "a serial or threads variant with declared work placed on the host roofline, judged on the interval of "
-           "its median (3 or more repetitions): at the roof when the low end reaches 60% of it, below when the high "
-           "end stays under 60% (gain projected to 60% only against a measured memory roof with the working set "
-           "past twice the last-level cache), from cache when the working set fits in it, else undecided";
-  }
-  std::string summary() const override { return "how close a CPU variant runs to the host's memory or compute roof"; }
+  cpu_roof()
+      : rule({.name = "cpu-roof",
+              .threshold = "a serial or threads variant with declared work placed on the host roofline, judged on the "
+                           "interval of its median (3 or more repetitions): at the roof when the low end reaches 60% "
+                           "of it, below when the high end stays under 60% (gain projected to 60% only against a "
+                           "measured memory roof with the working set past twice the last-level cache), from cache "
+                           "when the working set fits in it, else undecided",
+              .summary = "how close a CPU variant runs to the host's memory or compute roof"}) {}
   std::string judges() const override {
     return "serial- and threads-kind variants of either language, each against the host's roofs (no other variant)";
   }
@@ -640,14 +637,8 @@ private:
 } // namespace
 
 void add_host_rules(rule_map& m) {
-  detail::put<poor_scaling>(m);
-  detail::put<problem_too_small>(m);
-  detail::put<noisy_measurement>(m);
-  detail::put<dropped_records>(m);
-  detail::put<parallel_efficiency>(m);
-  detail::put<threads_crossover>(m);
-  detail::put<cpu_roof>(m);
-  detail::put<too_few_repetitions>(m);
+  detail::put<poor_scaling, problem_too_small, noisy_measurement, dropped_records, parallel_efficiency,
+              threads_crossover, cpu_roof, too_few_repetitions>(m);
 }
 
 } // namespace speedlab::analysis

@@ -18,17 +18,20 @@ namespace {
 
 std::string where(const python_line& l) { return fmt::format("{}:{}", l.file, l.line); }
 
+// python-line-sync's threshold: a share of the lifetime blocked, a few synchronizations at
+// least (one slow start-up read is not a pattern), the longest few lines each a finding.
+constexpr double sync_min_share = 0.05;
+constexpr std::size_t sync_min_count = 3;
+constexpr std::size_t sync_max_lines = 3;
+
 class python_line_sync final : public rule {
 public:
-  static constexpr double min_share = 0.05;
-  static constexpr std::size_t min_syncs = 3;
-  static constexpr std::size_t max_lines = 3;
-  std::string name() const override { return "python-line-sync"; }
-  std::string threshold() const override {
-    return "a line of the Python program blocks the host in at least 3 synchronizations (synchronize calls, "
-           "blocking copies such as .item() or cp.asnumpy) for at least 5% of the process's lifetime";
-  }
-  std::string summary() const override { return "a line of the Python program waits for the GPU, call after call"; }
+  python_line_sync()
+      : rule({.name = "python-line-sync",
+              .threshold = "a line of the Python program blocks the host in at least 3 synchronizations (synchronize "
+                           "calls, blocking copies such as .item() or cp.asnumpy) for at least 5% of the process's "
+                           "lifetime",
+              .summary = "a line of the Python program waits for the GPU, call after call"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity || !ctx.activity->python) return {};
@@ -36,9 +39,9 @@ public:
     if (!(life > 0)) return {};
     std::vector<const python_line*> lines;
     for (const auto& l : ctx.activity->python->lines)
-      if (l.syncs >= min_syncs && l.sync_ns / life >= min_share) lines.push_back(&l);
+      if (l.syncs >= sync_min_count && l.sync_ns / life >= sync_min_share) lines.push_back(&l);
     std::stable_sort(lines.begin(), lines.end(), [](auto* a, auto* b) { return a->sync_ns > b->sync_ns; });
-    if (lines.size() > max_lines) lines.resize(max_lines);
+    if (lines.size() > sync_max_lines) lines.resize(sync_max_lines);
     std::vector<finding> out;
     for (const python_line* l : lines) out.push_back(line_finding(ctx, *l, life));
     return out;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/rank_analysis.hpp"
+#include "analysis/rule_support.hpp"
 #include "analysis/text.hpp"
 #include "model/statistics.hpp"
 
@@ -34,13 +35,10 @@ double median_of(std::vector<double> v) { return stats::quantile(std::move(v), 0
 // ---- straggler: the job as a whole ----
 class straggler_rule final : public rule {
 public:
-  std::string name() const override { return "straggler"; }
-  std::string threshold() const override {
-    return "one rank's median compute per step more than 5% (and 10 us) above the others' median";
-  }
-  std::string summary() const override {
-    return "one rank computes longer per step than the others, who wait for it in each collective";
-  }
+  straggler_rule()
+      : rule({.name = "straggler",
+              .threshold = "one rank's median compute per step more than 5% (and 10 us) above the others' median",
+              .summary = "one rank computes longer per step than the others, who wait for it in each collective"}) {}
   rule_scope scope() const override { return rule_scope::job; }
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.ranks || ctx.rank || !ctx.ranks->straggler_index) return {};
@@ -95,11 +93,10 @@ public:
 // ---- exposed-communication: one rank ----
 class exposed_communication_rule final : public rule {
 public:
-  std::string name() const override { return "exposed-communication"; }
-  std::string threshold() const override {
-    return "communication not overlapped by compute above 20% of the rank's time";
-  }
-  std::string summary() const override { return "a rank's collectives run with no compute to hide them"; }
+  exposed_communication_rule()
+      : rule({.name = "exposed-communication",
+              .threshold = "communication not overlapped by compute above 20% of the rank's time",
+              .summary = "a rank's collectives run with no compute to hide them"}) {}
   rule_scope scope() const override { return rule_scope::job; }
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.ranks || !ctx.rank) return {};
@@ -125,12 +122,11 @@ public:
 // ---- rank-gpu-idle: one rank's steady state (start-up is the process's start-up finding) ----
 class rank_gpu_idle_rule final : public rule {
 public:
-  std::string name() const override { return "rank-gpu-idle"; }
-  std::string threshold() const override {
-    return "GPU without any activity for more than 50% of the rank's steady state (its steps, else the time after "
-           "its first kernel)";
-  }
-  std::string summary() const override { return "a rank's GPU idles through most of its steps"; }
+  rank_gpu_idle_rule()
+      : rule({.name = "rank-gpu-idle",
+              .threshold = "GPU without any activity for more than 50% of the rank's steady state (its steps, else the "
+                           "time after its first kernel)",
+              .summary = "a rank's GPU idles through most of its steps"}) {}
   rule_scope scope() const override { return rule_scope::job; }
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.ranks || !ctx.rank) return {};
@@ -162,10 +158,6 @@ public:
 
 } // namespace
 
-void add_rank_rules(rule_map& m) {
-  m["straggler"] = std::make_unique<straggler_rule>();
-  m["exposed-communication"] = std::make_unique<exposed_communication_rule>();
-  m["rank-gpu-idle"] = std::make_unique<rank_gpu_idle_rule>();
-}
+void add_rank_rules(rule_map& m) { detail::put<straggler_rule, exposed_communication_rule, rank_gpu_idle_rule>(m); }
 
 } // namespace speedlab::analysis

@@ -15,11 +15,10 @@ using detail::gain_from_saving;
 class transfer_bound final : public rule {
 public:
   static constexpr double min_share = 0.5;
-  std::string name() const override { return "transfer-bound"; }
-  std::string threshold() const override {
-    return "host<->device copies take at least 50% of a repetition's wall time";
-  }
-  std::string summary() const override { return "copies dominate the run: the GPU mostly waits for data"; }
+  transfer_bound()
+      : rule({.name = "transfer-bound",
+              .threshold = "host<->device copies take at least 50% of a repetition's wall time",
+              .summary = "copies dominate the run: the GPU mostly waits for data"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -88,12 +87,11 @@ public:
 class pageable_memory final : public rule {
 public:
   static constexpr double min_share = 0.05;
-  std::string name() const override { return "pageable-memory"; }
-  std::string threshold() const override {
-    return "copies from or to pageable host memory take at least 5% of a repetition's wall time "
-           "and pinned memory is faster";
-  }
-  std::string summary() const override { return "copies use pageable host memory: slower and never asynchronous"; }
+  pageable_memory()
+      : rule({.name = "pageable-memory",
+              .threshold = "copies from or to pageable host memory take at least 5% of a repetition's wall time and "
+                           "pinned memory is faster",
+              .summary = "copies use pageable host memory: slower and never asynchronous"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.trace) return {};
@@ -153,12 +151,11 @@ class copies_not_overlapped final : public rule {
 public:
   static constexpr double min_share = 0.10;
   static constexpr double max_overlap = 0.10;
-  std::string name() const override { return "copies-not-overlapped"; }
-  std::string threshold() const override {
-    return "copies and kernels each take at least 10% of the wall time, less than 10% of the copy time "
-           "overlaps kernels, and overlapping would gain at least 5%";
-  }
-  std::string summary() const override { return "synchronous copies wait for kernels and kernels wait for copies"; }
+  copies_not_overlapped()
+      : rule({.name = "copies-not-overlapped",
+              .threshold = "copies and kernels each take at least 10% of the wall time, less than 10% of the copy time "
+                           "overlaps kernels, and overlapping would gain at least 5%",
+              .summary = "synchronous copies wait for kernels and kernels wait for copies"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     const point_result& p = *ctx.point;
@@ -199,10 +196,6 @@ public:
 
 } // namespace
 
-void add_transfer_rules(rule_map& m) {
-  detail::put<transfer_bound>(m);
-  detail::put<pageable_memory>(m);
-  detail::put<copies_not_overlapped>(m);
-}
+void add_transfer_rules(rule_map& m) { detail::put<transfer_bound, pageable_memory, copies_not_overlapped>(m); }
 
 } // namespace speedlab::analysis

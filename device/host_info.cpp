@@ -11,16 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "model/strings.hpp"
+
 namespace speedlab::device {
-namespace {
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t\r\n");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
-} // namespace
 
 cpu_facts read_cpuinfo() {
   cpu_facts f;
@@ -31,7 +24,7 @@ cpu_facts read_cpuinfo() {
   while (std::getline(in, line)) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    const std::string key = trim(line.substr(0, colon), " \t\r\n"), value = trim(line.substr(colon + 1), " \t\r\n");
     if (key == "model name" && f.model.empty()) f.model = value;
     else if (key == "physical id") physical_id = value;
     else if (key == "core id") cores.emplace(physical_id, value);

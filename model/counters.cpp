@@ -10,6 +10,7 @@
 
 #include "model/json_support.hpp"
 #include "model/statistics.hpp"
+#include "model/strings.hpp"
 
 namespace speedlab::counters {
 
@@ -75,12 +76,6 @@ std::vector<std::string> default_set() {
   std::vector<std::string> m{duration, dram_read, dram_write, warps_active, ffma, fadd, fmul, dfma, dadd, dmul};
   for (auto& b : bound_metrics()) m.push_back(std::move(b));
   return m;
-}
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
 } // namespace

@@ -55,12 +55,6 @@ void append_all(std::vector<T>& to, std::vector<T>&& from) {
   else to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
-template <class T>
-void sort_by_start(std::vector<T>& v) {
-  const auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
-  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
-}
-
 std::uint64_t last_end(const trace::device_trace& t) {
   std::uint64_t end = 0;
   auto each = [&end](const auto& records) {
@@ -555,8 +549,7 @@ void finish_read(stream_read& out, const read_state& st, const std::string& name
     return;
   }
   auto& t = out.profile.trace;
-  sort_by_start(t.kernels), sort_by_start(t.memcpys), sort_by_start(t.memsets), sort_by_start(t.api_calls);
-  sort_by_start(t.syncs), sort_by_start(t.ranges), sort_by_start(t.overheads);
+  trace::sort_by_start(t);
   t.dropped_records = info.dropped_records;
   const std::uint64_t data_end = std::max({st.data_end, info.last_flush_ns, info.start_ns});
   if (!st.closed) {

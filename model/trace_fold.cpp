@@ -32,4 +32,17 @@ void append_records(device_trace& into, device_trace&& from, std::uint64_t begin
   into.buffer_bytes = std::max(into.buffer_bytes, from.buffer_bytes);
 }
 
+namespace {
+template <class T>
+void sort_records(std::vector<T>& v) {
+  const auto by_start = [](const T& a, const T& b) { return a.start < b.start; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::stable_sort(v.begin(), v.end(), by_start);
+}
+} // namespace
+
+void sort_by_start(device_trace& t) {
+  sort_records(t.kernels), sort_records(t.memcpys), sort_records(t.memsets), sort_records(t.api_calls);
+  sort_records(t.syncs), sort_records(t.ranges), sort_records(t.overheads);
+}
+
 } // namespace speedlab::trace

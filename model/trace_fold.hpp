@@ -16,4 +16,8 @@ namespace speedlab::trace {
 // given; dropped records add up and the larger buffer peak stays.
 void append_records(device_trace& into, device_trace&& from, std::uint64_t begin = 0, std::uint64_t end = UINT64_MAX);
 
+// Each kind of record in start order (a stable sort: equal starts keep their order; a kind
+// already in order is left as it is).
+void sort_by_start(device_trace& t);
+
 } // namespace speedlab::trace

@@ -15,9 +15,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/counters.hpp"
+#include "model/named.hpp"
 #include "model/result_sections.hpp"
 #include "model/source_view.hpp"
 #include "model/trace.hpp"
@@ -90,11 +92,11 @@ public:
   virtual std::size_t pass_repetitions() const { return 1; }
 };
 
-class profiler {
+// name() and description(): model/named.hpp.
+class profiler : public named {
 public:
+  using named::named;
   virtual ~profiler() = default;
-  virtual std::string name() const = 0;
-  virtual std::string description() const = 0;
   // Empty when usable here, else why not (stated once by the runner, never fatal).
   virtual std::string unavailable_reason() const { return {}; }
   // True: its sessions run in a process of their own, after the point's, created before the
@@ -131,8 +133,9 @@ std::vector<std::string> profiler_names();                        // the backend
 // Non-empty for a backend speedlab has but this build left out (cupti without a CUDA
 // toolkit): why. Suites name it freely; such a build runs without it, with a note.
 std::string profiler_not_built_reason(const std::string& name);
-// Empty when the NVIDIA driver (libcuda.so.1) loads, else why not. Cheap and fork-safe: it
-// never initializes CUDA, so backends may call it from unavailable_reason().
-std::string no_driver_reason();
+// Empty when the NVIDIA driver (libcuda.so.1) loads, else why not, then "; " and `then` (what
+// it means for the backend) when given. Cheap and fork-safe: it never initializes CUDA, so
+// backends may call it from unavailable_reason().
+std::string no_driver_reason(std::string_view then = {});
 
 } // namespace speedlab::profiling

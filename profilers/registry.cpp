@@ -69,12 +69,13 @@ std::string profiler_not_built_reason(const std::string& name) {
   return b && !b->make ? b->not_built : std::string();
 }
 
-std::string no_driver_reason() {
+std::string no_driver_reason(std::string_view then) {
   void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (!lib) lib = dlopen("libcuda.so.1", RTLD_LAZY);
   if (!lib) {
     const char* err = dlerror();
-    return fmt::format("no NVIDIA driver: libcuda.so.1 cannot be loaded ({})", err ? err : "not found");
+    return fmt::format("no NVIDIA driver: libcuda.so.1 cannot be loaded ({}){}{}", err ? err : "not found",
+                       then.empty() ? "" : "; ", then);
   }
   dlclose(lib);
   return {};

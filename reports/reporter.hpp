@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/analysis.hpp"
+#include "model/named.hpp"
 #include "model/results.hpp"
 #include "model/trace.hpp"
 #include "reports/report_content.hpp"
@@ -29,14 +30,13 @@ struct report_input {
   report_content content = {};
 };
 
-class reporter {
+// name() and description(): model/named.hpp.
+class reporter : public named {
 public:
+  using named::named;
   virtual ~reporter() = default;
-  virtual std::string name() const = 0;
-  virtual std::string description() const = 0;
   // Writes into dir; returns the files written (a trace reporter writes none without GPU data).
-  virtual std::vector<std::filesystem::path> write(const report_input& in,
-                                                   const std::filesystem::path& dir) = 0;
+  virtual std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) = 0;
 };
 
 using reporter_factory = std::function<std::unique_ptr<reporter>()>;

@@ -11,15 +11,10 @@
 #include "app/suite/suite_config.hpp"
 #include "device/device_probe.hpp"
 #include "model/saved_records.hpp"
+#include "model/strings.hpp"
 
 namespace speedlab::app {
 namespace {
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;

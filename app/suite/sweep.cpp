@@ -9,15 +9,10 @@
 #include <fmt/format.h>
 
 #include "app/suite/names.hpp"
+#include "model/strings.hpp"
 
 namespace speedlab::app {
 namespace {
-
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
 
 bool try_number(const std::string& text, double& out) {
   const std::string t = trim(text);

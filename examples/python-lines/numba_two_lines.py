@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 np.row_stack = np.vstack  # numba 0.68 with numpy 2.5 (docs: GPU-MACHINE.md)
-import nvtx  # noqa: E402
+from ranges import push, pop  # noqa: E402
 from numba import cuda  # noqa: E402
 
 
@@ -37,17 +37,17 @@ d_b = cuda.device_array_like(d_a)
 threads = 256
 blocks = (n + threads - 1) // threads
 for i in range(steps):
-    nvtx.push_range("scale")
+    push("scale")
     scale[blocks, threads](d_a, np.float32(0.5))  # LINE:scale
-    nvtx.pop_range()
-    nvtx.push_range("shift")
+    pop()
+    push("shift")
     shift[blocks, threads](d_a, d_b)  # LINE:shift
-    nvtx.pop_range()
-nvtx.push_range("sync")
+    pop()
+push("sync")
 t0 = time.perf_counter_ns()
 cuda.synchronize()  # LINE:sync
 blocked_ns = time.perf_counter_ns() - t0
-nvtx.pop_range()
+pop()
 print("b[0]", d_b.copy_to_host()[0])
 if os.environ.get("SPEEDLAB_TRUTH"):
     with open(os.environ["SPEEDLAB_TRUTH"], "w") as f:

@@ -18,7 +18,9 @@
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include <speedlab/cuda.hpp>
+
 #include "convolution_cuda.hpp"
+#include "cuda_variants.hpp"
 #endif
 
 namespace speedlab::plugins::convolution {
@@ -179,6 +181,19 @@ protected:
     return check_output(m_image.data(), m_weights.data(), out.data(), m_size, m_mask, m_reference);
   }
 
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  // The CUDA variants' steps (cuda_variants.hpp).
+  using gpu = gpu_convolution;
+  static constexpr gpu_kernel lesson_kernel = gpu_kernel::tiled;
+  std::unique_ptr<gpu> make_gpu(int device, gpu_kernel k) const {
+    return std::make_unique<gpu>(device, m_size, m_mask, k);
+  }
+  void upload(gpu& g) const { g.upload(m_image.data(), m_weights.data()); }
+  static void launch(gpu& g, gpu_kernel) { g.convolve(); }
+  void download(gpu& g) { g.download(m_out.data()); }
+  validation check_result() { return check(m_out); }
+#endif
+
   int m_size, m_mask;
   std::vector<float> m_image, m_weights, m_out;
 
@@ -216,53 +231,6 @@ private:
   int m_threads;
   std::unique_ptr<parallel::worker_team> m_team;
 };
-
-#if SPEEDLAB_PLUGIN_HAS_CUDA
-// As the lesson did it: pageable buffers; allocate, copy image and mask in, convolve, copy
-// out and free on every repetition (tiled kernel).
-class convolution_cuda_lesson final : public convolution_run {
-public:
-  convolution_cuda_lesson(const point& p, const run_context& c) : convolution_run(p), m_device(c.device) {}
-  void setup() override { make_inputs(); }
-  void transfer_in() override {
-    m_gpu = std::make_unique<gpu_convolution>(m_device, m_size, m_mask, gpu_kernel::tiled);
-    m_gpu->upload(m_image.data(), m_weights.data());
-  }
-  void compute() override { m_gpu->convolve(); }
-  void transfer_out() override {
-    m_gpu->download(m_out.data());
-    m_gpu.reset();
-  }
-  validation validate() override { return check(m_out); }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_convolution> m_gpu;
-};
-
-// Image and mask copied once in setup; a repetition is the kernel alone.
-template <gpu_kernel Kernel>
-class convolution_cuda_resident final : public convolution_run {
-public:
-  convolution_cuda_resident(const point& p, const run_context& c) : convolution_run(p), m_device(c.device) {}
-  void setup() override {
-    make_inputs();
-    m_gpu = std::make_unique<gpu_convolution>(m_device, m_size, m_mask, Kernel);
-    m_gpu->upload(m_image.data(), m_weights.data());
-  }
-  void compute() override { m_gpu->convolve(); }
-  validation validate() override {
-    m_gpu->download(m_out.data());
-    return check(m_out);
-  }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_convolution> m_gpu;
-};
-#endif
 
 work_model work(const point& p) {
   const double s2 = double(p.get_int("size")) * double(p.get_int("size"));
@@ -306,14 +274,12 @@ workload_info describe() {
                                               "threads, same row code as serial"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = cuda::variant<convolution_cuda_lesson>(
-      "cuda-lesson",
-      "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+  auto lesson = cuda::variant<cuda_lesson<convolution_run>>(
+      "cuda-lesson", "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
   lesson.work = copied_every_repetition(work);
-  auto tiled = cuda::variant<convolution_cuda_resident<gpu_kernel::tiled>>(
-      "cuda",
-      "device-resident; shared-memory tile with halo, mask in constant memory, 8 outputs per thread");
-  auto naive = cuda::variant<convolution_cuda_resident<gpu_kernel::naive>>(
+  auto tiled = cuda::variant<cuda_resident<convolution_run, gpu_kernel::tiled>>(
+      "cuda", "device-resident; shared-memory tile with halo, mask in constant memory, 8 outputs per thread");
+  auto naive = cuda::variant<cuda_resident<convolution_run, gpu_kernel::naive>>(
       "cuda-naive", "device-resident; one output per thread, every tap read from global memory");
   for (auto* v : {&lesson, &tiled, &naive}) w.variants.push_back(std::move(*v));
 #endif

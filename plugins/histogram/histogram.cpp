@@ -21,6 +21,8 @@
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include <speedlab/cuda.hpp>
+
+#include "cuda_variants.hpp"
 #include "histogram_cuda.hpp"
 #endif
 
@@ -125,6 +127,17 @@ protected:
     return m_checker.check(m_samples.data(), m_n, counts.data());
   }
 
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  // The CUDA variants' steps (cuda_variants.hpp).
+  using gpu = gpu_histogram;
+  static constexpr gpu_kernel lesson_kernel = gpu_kernel::privatized;
+  std::unique_ptr<gpu> make_gpu(int device, gpu_kernel) const { return std::make_unique<gpu>(device, m_n, m_bins); }
+  void upload(gpu& g) const { g.upload(m_samples.data()); }
+  static void launch(gpu& g, gpu_kernel k) { g.count(k); }
+  void download(gpu& g) { g.download(m_counts.data()); }
+  validation check_result() { return check(m_counts); }
+#endif
+
   std::size_t m_n;
   int m_bins;
   float m_scale;
@@ -190,53 +203,6 @@ private:
   std::unique_ptr<parallel::worker_team> m_team;
 };
 
-#if SPEEDLAB_PLUGIN_HAS_CUDA
-// As the lesson did it: pageable host buffers, device memory allocated and the samples
-// copied in on every repetition, the counts copied back and the memory freed.
-class histogram_cuda_lesson final : public histogram_run {
-public:
-  histogram_cuda_lesson(const point& p, const run_context& c) : histogram_run(p), m_device(c.device) {}
-  void setup() override { make_inputs(); }
-  void transfer_in() override {
-    m_gpu = std::make_unique<gpu_histogram>(m_device, m_n, m_bins);
-    m_gpu->upload(m_samples.data());
-  }
-  void compute() override { m_gpu->count(gpu_kernel::privatized); }
-  void transfer_out() override {
-    m_gpu->download(m_counts.data());
-    m_gpu.reset();
-  }
-  validation validate() override { return check(m_counts); }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_histogram> m_gpu;
-};
-
-// Device-resident samples (copied once in setup): a repetition is the kernel alone.
-template <gpu_kernel Kernel>
-class histogram_cuda_resident final : public histogram_run {
-public:
-  histogram_cuda_resident(const point& p, const run_context& c) : histogram_run(p), m_device(c.device) {}
-  void setup() override {
-    make_inputs();
-    m_gpu = std::make_unique<gpu_histogram>(m_device, m_n, m_bins);
-    m_gpu->upload(m_samples.data());
-  }
-  void compute() override { m_gpu->count(Kernel); }
-  validation validate() override {
-    m_gpu->download(m_counts.data());
-    return check(m_counts);
-  }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_histogram> m_gpu;
-};
-#endif
-
 work_model work(const point& p) {
   const double n = static_cast<double>(p.get_int("n"));
   const double bins = static_cast<double>(p.get_int("bins"));
@@ -267,20 +233,16 @@ workload_info describe() {
                                             "threads, one private histogram per chunk, merged in order"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = cuda::variant<histogram_cuda_lesson>(
-      "cuda-lesson",
-      "privatized kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+  auto lesson = cuda::variant<cuda_lesson<histogram_run>>(
+      "cuda-lesson", "privatized kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
   lesson.work = copied_every_repetition(work);
-  auto resident = cuda::variant<histogram_cuda_resident<gpu_kernel::privatized>>(
-      "cuda",
-      "device-resident samples; per-thread (<= 11 bins) or per-warp shared-memory bins, 16-byte loads, one "
-      "atomic per bin per block");
-  auto global = cuda::variant<histogram_cuda_resident<gpu_kernel::global_atomics>>(
-      "cuda-global",
-      "device-resident samples; one global atomicAdd per sample (the lesson's kernel)");
-  auto racy = cuda::variant<histogram_cuda_resident<gpu_kernel::racy>>(
-      "cuda-racy",
-      "WRONG ON PURPOSE: shared-memory bins incremented without atomics; concurrent increments are lost");
+  auto resident = cuda::variant<cuda_resident<histogram_run, gpu_kernel::privatized>>(
+      "cuda", "device-resident samples; per-thread (<= 11 bins) or per-warp shared-memory bins, 16-byte loads, one "
+              "atomic per bin per block");
+  auto global = cuda::variant<cuda_resident<histogram_run, gpu_kernel::global_atomics>>(
+      "cuda-global", "device-resident samples; one global atomicAdd per sample (the lesson's kernel)");
+  auto racy = cuda::variant<cuda_resident<histogram_run, gpu_kernel::racy>>(
+      "cuda-racy", "WRONG ON PURPOSE: shared-memory bins incremented without atomics; concurrent increments are lost");
   racy.expected_invalid = true;
   for (auto* v : {&lesson, &resident, &global, &racy}) w.variants.push_back(std::move(*v));
 #endif

@@ -22,6 +22,8 @@
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include <speedlab/cuda.hpp>
+
+#include "cuda_variants.hpp"
 #include "mandelbrot_cuda.hpp"
 #endif
 
@@ -96,6 +98,20 @@ protected:
   void make_inputs() { m_image.assign(std::size_t(m_size) * m_size, 0); }
   validation check(const std::vector<std::int32_t>& image) { return m_checker.check(image.data()); }
 
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  // The CUDA variants' steps (cuda_variants.hpp). The lesson copied its (empty) image in; the
+  // resident variants copy it once in setup too, where it costs nothing measured.
+  using gpu = gpu_mandelbrot;
+  static constexpr mandelbrot_kernel lesson_kernel = mandelbrot_kernel::lesson;
+  std::unique_ptr<gpu> make_gpu(int device, mandelbrot_kernel k) const {
+    return std::make_unique<gpu>(device, m_size, m_iterations, k);
+  }
+  void upload(gpu& g) const { g.upload(m_image.data()); }
+  static void launch(gpu& g, mandelbrot_kernel) { g.render(); }
+  void download(gpu& g) { g.download(m_image.data()); }
+  validation check_result() { return check(m_image); }
+#endif
+
   int m_size, m_iterations;
   std::vector<std::int32_t> m_image;
 
@@ -133,52 +149,6 @@ private:
   int m_threads;
   std::unique_ptr<parallel::worker_team> m_team;
 };
-
-#if SPEEDLAB_PLUGIN_HAS_CUDA
-// As the lesson did it: a pageable host image copied to a fresh device buffer, rendered and
-// copied back (then freed) on every repetition.
-class mandelbrot_cuda_lesson final : public mandelbrot_run {
-public:
-  mandelbrot_cuda_lesson(const point& p, const run_context& c) : mandelbrot_run(p), m_device(c.device) {}
-  void setup() override { make_inputs(); }
-  void transfer_in() override {
-    m_gpu = std::make_unique<gpu_mandelbrot>(m_device, m_size, m_iterations);
-    m_gpu->upload(m_image.data());
-  }
-  void compute() override { m_gpu->render(); }
-  void transfer_out() override {
-    m_gpu->download(m_image.data());
-    m_gpu.reset();
-  }
-  validation validate() override { return check(m_image); }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_mandelbrot> m_gpu;
-};
-
-// Image stays on the device; a repetition is the kernel alone (Kernel: which one).
-template <mandelbrot_kernel Kernel>
-class mandelbrot_cuda_resident final : public mandelbrot_run {
-public:
-  mandelbrot_cuda_resident(const point& p, const run_context& c) : mandelbrot_run(p), m_device(c.device) {}
-  void setup() override {
-    make_inputs();
-    m_gpu = std::make_unique<gpu_mandelbrot>(m_device, m_size, m_iterations, Kernel);
-  }
-  void compute() override { m_gpu->render(); }
-  validation validate() override {
-    m_gpu->download(m_image.data());
-    return check(m_image);
-  }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_mandelbrot> m_gpu;
-};
-#endif
 
 // Iterations actually run per pixel, estimated from a 64 x 64 subgrid (cached: the work
 // model is asked for often and the estimate costs up to 64*64*iterations steps).
@@ -236,21 +206,20 @@ workload_info describe() {
                                              "persistent team of threads"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = cuda::variant<mandelbrot_cuda_lesson>(
-      "cuda-lesson",
-      "pageable image copied to a fresh device buffer, rendered and copied back every repetition");
+  auto lesson = cuda::variant<cuda_lesson<mandelbrot_run>>(
+      "cuda-lesson", "pageable image copied to a fresh device buffer, rendered and copied back every repetition");
   lesson.work = [](const point& p) {
     work_model m = work(p);
     m.host_to_device_bytes = m.bytes_written; // the lesson copies its (empty) image in too
     m.device_to_host_bytes = m.bytes_written;
     return m;
   };
-  auto resident = cuda::variant<mandelbrot_cuda_resident<mandelbrot_kernel::lesson>>(
+  auto resident = cuda::variant<cuda_resident<mandelbrot_run, mandelbrot_kernel::lesson>>(
       "cuda", "device-resident image; one thread per pixel in 8 x 8 thread blocks");
-  auto tuned = cuda::variant<mandelbrot_cuda_resident<mandelbrot_kernel::tuned>>(
+  auto tuned = cuda::variant<cuda_resident<mandelbrot_run, mandelbrot_kernel::tuned>>(
       "cuda-tuned", "kernel tuned for the FP64 pipe, the same escape counts: 2xy + cy as one FMA of x*y (exact), "
                     "the escape test once per 16 iterations with a replay of the escaping block, 16 x 16 blocks");
-  auto cardioid = cuda::variant<mandelbrot_cuda_resident<mandelbrot_kernel::cardioid>>(
+  auto cardioid = cuda::variant<cuda_resident<mandelbrot_run, mandelbrot_kernel::cardioid>>(
       "cuda-cardioid", "algorithmic change, not kernel tuning: cuda-tuned plus a test that marks pixels inside the "
                        "main cardioid or period-2 bulb as members without iterating");
   cardioid.work = [](const point& p) { // only the iterations it runs

@@ -15,6 +15,8 @@
 #include "worker_team.hpp"
 #if SPEEDLAB_PLUGIN_HAS_CUDA
 #include <speedlab/cuda.hpp>
+
+#include "cuda_variants.hpp"
 #include "transpose_cuda.hpp"
 #endif
 
@@ -72,6 +74,19 @@ protected:
 
   validation check(const std::vector<std::int32_t>& out) const { return check_transposed(out.data(), m_n); }
 
+#if SPEEDLAB_PLUGIN_HAS_CUDA
+  // The CUDA variants' steps (cuda_variants.hpp).
+  using gpu = gpu_transpose;
+  static constexpr gpu_kernel lesson_kernel = gpu_kernel::tiled;
+  std::unique_ptr<gpu> make_gpu(int device, gpu_kernel) const {
+    return std::make_unique<gpu>(device, static_cast<int>(m_n));
+  }
+  void upload(gpu& g) const { g.upload(m_in.data()); }
+  static void launch(gpu& g, gpu_kernel k) { g.transpose(k); }
+  void download(gpu& g) { g.download(m_out.data()); }
+  validation check_result() const { return check(m_out); }
+#endif
+
   std::size_t m_n;
   std::vector<std::int32_t> m_in, m_out;
 };
@@ -109,53 +124,6 @@ private:
   std::unique_ptr<parallel::worker_team> m_team;
 };
 
-#if SPEEDLAB_PLUGIN_HAS_CUDA
-// As the lesson did it: pageable buffers; allocate, copy in, transpose, copy out and free
-// on every repetition (tiled kernel).
-class transpose_cuda_lesson final : public transpose_run {
-public:
-  transpose_cuda_lesson(const point& p, const run_context& c) : transpose_run(p), m_device(c.device) {}
-  void setup() override { make_inputs(); }
-  void transfer_in() override {
-    m_gpu = std::make_unique<gpu_transpose>(m_device, static_cast<int>(m_n));
-    m_gpu->upload(m_in.data());
-  }
-  void compute() override { m_gpu->transpose(gpu_kernel::tiled); }
-  void transfer_out() override {
-    m_gpu->download(m_out.data());
-    m_gpu.reset();
-  }
-  validation validate() override { return check(m_out); }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_transpose> m_gpu;
-};
-
-// Matrix copied once in setup; a repetition is the kernel alone.
-template <gpu_kernel Kernel>
-class transpose_cuda_resident final : public transpose_run {
-public:
-  transpose_cuda_resident(const point& p, const run_context& c) : transpose_run(p), m_device(c.device) {}
-  void setup() override {
-    make_inputs();
-    m_gpu = std::make_unique<gpu_transpose>(m_device, static_cast<int>(m_n));
-    m_gpu->upload(m_in.data());
-  }
-  void compute() override { m_gpu->transpose(Kernel); }
-  validation validate() override {
-    m_gpu->download(m_out.data());
-    return check(m_out);
-  }
-  void teardown() override { m_gpu.reset(); }
-
-private:
-  int m_device;
-  std::unique_ptr<gpu_transpose> m_gpu;
-};
-#endif
-
 work_model work(const point& p) {
   const double n2 = double(p.get_int("size")) * double(p.get_int("size"));
   return work_model{.bytes_read = 4 * n2, .bytes_written = 4 * n2, .items = n2};
@@ -182,13 +150,12 @@ workload_info describe() {
                                             "team of threads, 32 x 32 tiles"),
   };
 #if SPEEDLAB_PLUGIN_HAS_CUDA
-  auto lesson = cuda::variant<transpose_cuda_lesson>(
-      "cuda-lesson",
-      "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
+  auto lesson = cuda::variant<cuda_lesson<transpose_run>>(
+      "cuda-lesson", "tiled kernel; pageable buffers, cudaMalloc and copies in and out every repetition");
   lesson.work = copied_every_repetition(work);
-  auto tiled = cuda::variant<transpose_cuda_resident<gpu_kernel::tiled>>(
+  auto tiled = cuda::variant<cuda_resident<transpose_run, gpu_kernel::tiled>>(
       "cuda", "device-resident; 32x32 tile through shared memory padded to 32x33");
-  auto naive = cuda::variant<transpose_cuda_resident<gpu_kernel::naive>>(
+  auto naive = cuda::variant<cuda_resident<transpose_run, gpu_kernel::naive>>(
       "cuda-naive", "device-resident; coalesced reads, writes strided by n");
   for (auto* v : {&lesson, &tiled, &naive}) w.variants.push_back(std::move(*v));
 #endif

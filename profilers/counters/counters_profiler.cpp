@@ -92,18 +92,13 @@ private:
 
 class counters_profiler final : public profiler {
 public:
-  std::string name() const override { return "counters"; }
-  std::string description() const override {
-    return "per-kernel hardware counters (CUPTI range profiler, kernel replay) in a pass of their own: DRAM/L2/L1 "
-           "bytes, FLOPs by precision, occupancy, throughputs, pipes";
-  }
+  counters_profiler()
+      : profiler("counters", "per-kernel hardware counters (CUPTI range profiler, kernel replay) in a pass of their "
+                             "own: DRAM/L2/L1 bytes, FLOPs by precision, occupancy, throughputs, pipes") {}
 
   // Fork-safe like cupti's: no CUDA or CUPTI initialization here.
   std::string unavailable_reason() const override {
-    static const std::string reason = [] {
-      const std::string why = no_driver_reason();
-      return why.empty() ? why : why + "; no counters, the run goes on without them";
-    }();
+    static const std::string reason = no_driver_reason("no counters, the run goes on without them");
     return reason;
   }
 

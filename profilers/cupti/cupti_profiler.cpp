@@ -306,10 +306,9 @@ private:
 
 class cupti_profiler final : public profiler {
 public:
-  std::string name() const override { return "cupti"; }
-  std::string description() const override {
-    return "CUDA kernels, copies, memsets, API calls, synchronizations and NVTX ranges (CUPTI Activity API)";
-  }
+  cupti_profiler()
+      : profiler("cupti",
+                 "CUDA kernels, copies, memsets, API calls, synchronizations and NVTX ranges (CUPTI Activity API)") {}
 
   // Cheap and fork-safe: never initializes CUDA or CUPTI, so the runner may ask in the
   // parent before forking the children that measure.

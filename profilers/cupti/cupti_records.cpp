@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "model/counters.hpp"
+#include "model/trace_fold.hpp"
 
 namespace speedlab::profiling::cupti {
 namespace {
@@ -18,49 +20,49 @@ std::uint64_t shift(std::uint64_t t, std::int64_t offset) {
 
 bool usable(std::uint64_t start, std::uint64_t end) { return start != 0 && end != 0 && end >= start; }
 
-template <class T>
-void append_vector(std::vector<T>& to, std::vector<T>&& from) {
-  if (to.empty()) to = std::move(from);
-  else to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+
+// The record with its interval moved onto the host clock; nullopt (counted incomplete) when
+// CUPTI left the interval unfinished.
+template <class Record, class Activity>
+std::optional<Record> timed(const Activity& a, std::int64_t offset, parsed_records& out) {
+  if (!usable(a.start, a.end)) {
+    ++out.incomplete;
+    return std::nullopt;
+  }
+  Record r;
+  r.start = shift(a.start, offset);
+  r.end = shift(a.end, offset);
+  return r;
 }
 
-template <class T>
-void sort_by_start(std::vector<T>& v) {
-  std::stable_sort(v.begin(), v.end(), [](const T& a, const T& b) { return a.start < b.start; });
+// Where device work ran.
+template <class Record, class Activity>
+void place(Record& r, const Activity& a) {
+  r.device = a.deviceId;
+  r.context = a.contextId;
+  r.stream = a.streamId;
 }
 
 template <class Memcpy>
 void add_memcpy(const Memcpy& m, std::uint32_t correlation, std::int64_t offset, parsed_records& out) {
-  if (!usable(m.start, m.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::memcpy_record r;
-  r.start = shift(m.start, offset);
-  r.end = shift(m.end, offset);
-  r.device = m.deviceId;
-  r.context = m.contextId;
-  r.stream = m.streamId;
-  r.correlation = correlation;
-  r.bytes = m.bytes;
-  r.copy_kind = m.copyKind;
-  r.src_kind = m.srcKind;
-  r.dst_kind = m.dstKind;
-  r.async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-  out.trace.memcpys.push_back(r);
+  auto r = timed<trace::memcpy_record>(m, offset, out);
+  if (!r) return;
+  place(*r, m);
+  r->correlation = correlation;
+  r->bytes = m.bytes;
+  r->copy_kind = m.copyKind;
+  r->src_kind = m.srcKind;
+  r->dst_kind = m.dstKind;
+  r->async = (m.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  out.trace.memcpys.push_back(*r);
 }
 
 } // namespace
 
 void parsed_records::append(parsed_records&& other) {
-  append_vector(trace.kernels, std::move(other.trace.kernels));
-  append_vector(trace.memcpys, std::move(other.trace.memcpys));
-  append_vector(trace.memsets, std::move(other.trace.memsets));
-  append_vector(trace.api_calls, std::move(other.trace.api_calls));
-  append_vector(trace.syncs, std::move(other.trace.syncs));
-  append_vector(trace.ranges, std::move(other.trace.ranges));
-  append_vector(trace.overheads, std::move(other.trace.overheads));
-  append_vector(markers, std::move(other.markers));
+  trace::append_records(trace, std::move(other.trace));
+  markers.insert(markers.end(), std::make_move_iterator(other.markers.begin()),
+                 std::make_move_iterator(other.markers.end()));
   incomplete += other.incomplete;
   ignored += other.ignored;
 }
@@ -68,75 +70,51 @@ void parsed_records::append(parsed_records&& other) {
 namespace {
 
 void add_kernel(const kernel_activity& k, std::int64_t offset, parsed_records& out) {
-  if (!usable(k.start, k.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::kernel_record r;
-  r.start = shift(k.start, offset);
-  r.end = shift(k.end, offset);
-  r.device = k.deviceId;
-  r.context = k.contextId;
-  r.stream = k.streamId;
-  r.correlation = k.correlationId;
-  r.mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
-  r.grid = {k.gridX, k.gridY, k.gridZ};
-  r.block = {k.blockX, k.blockY, k.blockZ};
-  r.registers_per_thread = k.registersPerThread;
-  r.static_shared_bytes = k.staticSharedMemory;
-  r.dynamic_shared_bytes = k.dynamicSharedMemory;
-  r.local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
-  out.trace.kernels.push_back(std::move(r));
+  auto r = timed<trace::kernel_record>(k, offset, out);
+  if (!r) return;
+  place(*r, k);
+  r->correlation = k.correlationId;
+  r->mangled_name = k.name ? k.name : ""; // demangled in finalize, once per distinct name
+  r->grid = {k.gridX, k.gridY, k.gridZ};
+  r->block = {k.blockX, k.blockY, k.blockZ};
+  r->registers_per_thread = k.registersPerThread;
+  r->static_shared_bytes = k.staticSharedMemory;
+  r->dynamic_shared_bytes = k.dynamicSharedMemory;
+  r->local_bytes_per_thread = static_cast<std::int32_t>(k.localMemoryPerThread);
+  out.trace.kernels.push_back(std::move(*r));
 }
 
 void add_memset(const memset_activity& m, std::int64_t offset, parsed_records& out) {
-  if (!usable(m.start, m.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::memset_record r;
-  r.start = shift(m.start, offset);
-  r.end = shift(m.end, offset);
-  r.device = m.deviceId;
-  r.context = m.contextId;
-  r.stream = m.streamId;
-  r.correlation = m.correlationId;
-  r.bytes = m.bytes;
-  r.value = m.value;
-  r.memory_kind = static_cast<std::uint8_t>(m.memoryKind);
-  out.trace.memsets.push_back(r);
+  auto r = timed<trace::memset_record>(m, offset, out);
+  if (!r) return;
+  place(*r, m);
+  r->correlation = m.correlationId;
+  r->bytes = m.bytes;
+  r->value = m.value;
+  r->memory_kind = static_cast<std::uint8_t>(m.memoryKind);
+  out.trace.memsets.push_back(*r);
 }
 
 void add_api_call(const api_activity& a, bool driver, std::int64_t offset, parsed_records& out) {
-  if (!usable(a.start, a.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::api_record r;
-  r.start = shift(a.start, offset);
-  r.end = shift(a.end, offset);
-  r.process = a.processId;
-  r.thread = a.threadId;
-  r.correlation = a.correlationId;
-  r.callback_id = a.cbid;
-  r.driver = driver;
-  r.return_value = static_cast<std::int32_t>(a.returnValue);
-  out.trace.api_calls.push_back(std::move(r));
+  auto r = timed<trace::api_record>(a, offset, out);
+  if (!r) return;
+  r->process = a.processId;
+  r->thread = a.threadId;
+  r->correlation = a.correlationId;
+  r->callback_id = a.cbid;
+  r->driver = driver;
+  r->return_value = static_cast<std::int32_t>(a.returnValue);
+  out.trace.api_calls.push_back(std::move(*r));
 }
 
 void add_sync(const sync_activity& s, std::int64_t offset, parsed_records& out) {
-  if (!usable(s.start, s.end)) {
-    ++out.incomplete;
-    return;
-  }
-  trace::sync_record r;
-  r.start = shift(s.start, offset);
-  r.end = shift(s.end, offset);
-  r.context = s.contextId;
-  r.stream = s.streamId;
-  r.correlation = s.correlationId;
-  r.type = static_cast<std::uint8_t>(s.type);
-  out.trace.syncs.push_back(r);
+  auto r = timed<trace::sync_record>(s, offset, out);
+  if (!r) return;
+  r->context = s.contextId;
+  r->stream = s.streamId;
+  r->correlation = s.correlationId;
+  r->type = static_cast<std::uint8_t>(s.type);
+  out.trace.syncs.push_back(*r);
 }
 
 void add_marker(const marker_activity& m, std::int64_t offset, parsed_records& out) {
@@ -258,21 +236,8 @@ void finalize(parsed_records&& in, const api_name_fn& api_name, trace::device_tr
   unpaired += open.size();
   if (unpaired_markers) *unpaired_markers += unpaired;
 
-  sort_by_start(t.kernels);
-  sort_by_start(t.memcpys);
-  sort_by_start(t.memsets);
-  sort_by_start(t.api_calls);
-  sort_by_start(t.syncs);
-  sort_by_start(t.ranges);
-  sort_by_start(t.overheads);
-
-  append_vector(out.kernels, std::move(t.kernels));
-  append_vector(out.memcpys, std::move(t.memcpys));
-  append_vector(out.memsets, std::move(t.memsets));
-  append_vector(out.api_calls, std::move(t.api_calls));
-  append_vector(out.syncs, std::move(t.syncs));
-  append_vector(out.ranges, std::move(t.ranges));
-  append_vector(out.overheads, std::move(t.overheads));
+  trace::sort_by_start(t);
+  trace::append_records(out, std::move(t));
 }
 
 std::string overhead_kind_name(std::uint32_t kind) {

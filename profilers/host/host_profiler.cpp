@@ -129,11 +129,9 @@ private:
 
 class host_profiler final : public profiler {
 public:
-  std::string name() const override { return "host"; }
-  std::string description() const override {
-    return "wall, process CPU (with helper processes such as a Python worker) and calling-thread CPU time per "
-           "repetition";
-  }
+  host_profiler()
+      : profiler("host", "wall, process CPU (with helper processes such as a Python worker) and calling-thread CPU "
+                         "time per repetition") {}
   std::unique_ptr<session> create_session(const profiler_options&) override { return std::make_unique<host_session>(); }
 };
 

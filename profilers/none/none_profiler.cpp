@@ -13,8 +13,7 @@ public:
 
 class none_profiler final : public profiler {
 public:
-  std::string name() const override { return "none"; }
-  std::string description() const override { return "no profiling: wall time only"; }
+  none_profiler() : profiler("none", "no profiling: wall time only") {}
   std::unique_ptr<session> create_session(const profiler_options&) override { return std::make_unique<none_session>(); }
 };
 

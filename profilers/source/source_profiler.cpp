@@ -76,16 +76,11 @@ private:
 
 class source_profiler final : public profiler {
 public:
-  std::string name() const override { return "source"; }
-  std::string description() const override {
-    return "source lines of each kernel (CUPTI PC sampling: warp stall reasons per line, needs nvcc -lineinfo) in a "
-           "pass and a process of their own";
-  }
+  source_profiler()
+      : profiler("source", "source lines of each kernel (CUPTI PC sampling: warp stall reasons per line, needs nvcc "
+                           "-lineinfo) in a pass and a process of their own") {}
   std::string unavailable_reason() const override {
-    static const std::string reason = [] {
-      const std::string why = no_driver_reason();
-      return why.empty() ? why : why + "; no source view, the run goes on without it";
-    }();
+    static const std::string reason = no_driver_reason("no source view, the run goes on without it");
     return reason;
   }
   bool own_process() const override { return true; }

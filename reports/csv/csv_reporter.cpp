@@ -44,8 +44,7 @@ std::string params_field(const point_result& p) {
 
 class csv_reporter final : public reporter {
 public:
-  std::string name() const override { return "csv"; }
-  std::string description() const override { return "results.csv: one row per point, statistics, rates, time split"; }
+  csv_reporter() : reporter("csv", "results.csv: one row per point, statistics, rates, time split") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "results.csv";
     atomic_file file(path);

@@ -835,10 +835,9 @@ private:
 
 class html_reporter final : public reporter {
 public:
-  std::string name() const override { return "html"; }
-  std::string description() const override {
-    return "report.html: one self-contained page with tables, charts (time split, speedup, roofline, timeline) and findings";
-  }
+  html_reporter()
+      : reporter("html", "report.html: one self-contained page with tables, charts (time split, speedup, roofline, "
+                         "timeline) and findings") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "report.html";
     write_file_atomically(path, html_page(in).render());

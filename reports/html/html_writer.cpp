@@ -6,7 +6,9 @@
 
 namespace speedlab::reports::html {
 
-void writer::attrs_out(attributes attrs) {
+void writer::tag_out(std::string_view tag, attributes attrs, std::string_view end) {
+  m_buf += '<';
+  m_buf += tag;
   for (const auto& [name, value] : attrs) {
     m_buf += ' ';
     m_buf += name;
@@ -14,13 +16,11 @@ void writer::attrs_out(attributes attrs) {
     m_buf += html_escape(value);
     m_buf += '"';
   }
+  m_buf += end;
 }
 
 writer& writer::open(std::string_view tag, attributes attrs) {
-  m_buf += '<';
-  m_buf += tag;
-  attrs_out(attrs);
-  m_buf += '>';
+  tag_out(tag, attrs, ">");
   return *this;
 }
 
@@ -38,10 +38,7 @@ writer& writer::element(std::string_view tag, std::string_view text, attributes 
 }
 
 writer& writer::empty(std::string_view tag, attributes attrs) {
-  m_buf += '<';
-  m_buf += tag;
-  attrs_out(attrs);
-  m_buf += "/>";
+  tag_out(tag, attrs, "/>");
   return *this;
 }
 

@@ -53,7 +53,8 @@ public:
 
 private:
   std::string m_buf;
-  void attrs_out(attributes attrs);
+  // <tag attrs then `end` (">" or "/>").
+  void tag_out(std::string_view tag, attributes attrs, std::string_view end);
 };
 
 // Coordinates and sizes in SVG: one decimal, no exponent.

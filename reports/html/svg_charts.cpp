@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+
+#include <speedlab/enum_words.hpp>
 
 #include "reports/common/overview.hpp"
 #include "reports/common/trace_util.hpp"
@@ -162,6 +165,101 @@ bool light_fill(const std::string& colour) {
   return 0.299 * r + 0.587 * g + 0.114 * b > 170;
 }
 
+// A point of a sweep chart: a size and a value (median time or speedup) with its interval.
+struct sweep_dot {
+  double size, value, lo, hi;
+  std::string tip;
+};
+using sweep_series = std::map<std::string, std::vector<sweep_dot>>; // by variant
+
+// The frame of the sweep charts: 900 px wide, log axes over the data (sizes padded 1.6x either
+// way; values padded by y_pad, then out to whole decades).
+struct sweep_frame {
+  static constexpr double width = 900, left = 70, right = 190, top = 20, bottom = 56;
+  double height;
+  log_axis x, y;
+};
+
+// The frame over a chart's points, or nullopt when they do not span two sizes. The values'
+// range covers the intervals; with `with_one`, the values and 1 too (the speedup chart's
+// break-even line).
+std::optional<sweep_frame> frame_over(const sweep_series& series, double height, double y_pad, bool with_one) {
+  double xmin = 0, xmax = 0, ymin = 1, ymax = 1;
+  bool any = false;
+  for (const auto& [variant, dots] : series)
+    for (const auto& d : dots) {
+      xmin = any ? std::min(xmin, d.size) : d.size;
+      xmax = any ? std::max(xmax, d.size) : d.size;
+      if (with_one) {
+        ymin = std::min({ymin, d.value, d.lo});
+        ymax = std::max({ymax, d.value, d.hi});
+      } else {
+        ymin = any ? std::min(ymin, d.lo) : d.lo;
+        ymax = any ? std::max(ymax, d.hi) : d.hi;
+      }
+      any = true;
+    }
+  if (!any || xmax <= xmin) return std::nullopt;
+  const log_axis x{xmin / 1.6, xmax * 1.6, sweep_frame::left, sweep_frame::width - sweep_frame::right};
+  auto [ylo, yhi] = decades(ymin / y_pad, ymax * y_pad);
+  return sweep_frame{height, x, log_axis{ylo, yhi, height - sweep_frame::bottom, sweep_frame::top}};
+}
+
+// One palette colour per variant that has data, in the workload's variant order.
+std::map<std::string, std::string> series_colours(const std::vector<std::string>& variants,
+                                                  const sweep_series& series) {
+  std::map<std::string, std::string> colour;
+  int ci = 0;
+  for (const auto& v : variants)
+    if (series.count(v)) colour[v] = palette[ci++ % 10];
+  return colour;
+}
+
+// How a chart draws its lines: every other one dashed (so the lines part without colour too)
+// or not, its markers' radius and class.
+struct series_style {
+  bool dash_every_other;
+  const char* radius;
+  const char* marker_class; // nullptr: none
+};
+
+// Each variant's line, the whiskers and markers of its marked points and its legend entry.
+void draw_series(writer& w, const sweep_frame& f, const std::vector<std::string>& variants, const sweep_series& series,
+                 const std::map<std::string, std::string>& colour, const series_style& style) {
+  const auto& x = f.x;
+  const auto& y = f.y;
+  double ly = sweep_frame::top + 8;
+  int vi = 0;
+  for (const auto& v : variants) {
+    auto it = series.find(v);
+    if (it == series.end()) continue;
+    auto dots = it->second;
+    std::sort(dots.begin(), dots.end(), [](const sweep_dot& a, const sweep_dot& b) { return a.size < b.size; });
+    std::string points;
+    for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.value)) + " ";
+    w.empty("polyline", {{"points", points},
+                         {"stroke", colour.at(v)},
+                         {"class", style.dash_every_other && vi % 2 ? "series dashed" : "series"}});
+    for (std::size_t i = 0; i < dots.size(); ++i) {
+      if (!marked(i, dots.size())) continue;
+      const auto& d = dots[i];
+      line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
+      const std::string cx = num(x(d.size)), cy = num(y(d.value)), fill = colour.at(v);
+      if (style.marker_class)
+        w.open("circle", {{"cx", cx}, {"cy", cy}, {"r", style.radius}, {"fill", fill}, {"class", style.marker_class}});
+      else
+        w.open("circle", {{"cx", cx}, {"cy", cy}, {"r", style.radius}, {"fill", fill}});
+      w.element("title", d.tip);
+      w.close("circle");
+    }
+    const double lx = sweep_frame::width - sweep_frame::right;
+    w.empty("rect", {{"x", num(lx + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", colour.at(v)}});
+    text(w, lx + 34, ly + 10, v, "start", "legend");
+    ly += 18;
+    ++vi;
+  }
+}
+
 } // namespace
 
 // Okabe-Ito: distinguishable with deuteranopia, protanopia and tritanopia; sync in grey
@@ -203,13 +301,7 @@ void split_bar(writer& w, const time_split& s) {
 }
 
 bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis::analysis_result& analysis) {
-  struct dot {
-    double size, median, lo, hi;
-    std::string tip;
-  };
-  std::map<std::string, std::vector<dot>> series; // by variant
-  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
-  bool any = false;
+  sweep_series series;
   for (const auto* p : sweep.points) {
     if (!p->valid() || p->wall.median <= 0 || p->size_value() <= 0) continue;
     const double lo = p->wall.ci_low > 0 ? p->wall.ci_low : p->wall.median;
@@ -217,34 +309,24 @@ bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, con
     series[p->variant].push_back({p->size_value(), p->wall.median, lo, hi,
                                   p->variant + " at " + size_label(*p) + ": " + fmt_duration(p->wall.median) +
                                       " (95% CI " + fmt_duration(lo) + "–" + fmt_duration(hi) + ")"});
-    xmin = any ? std::min(xmin, p->size_value()) : p->size_value();
-    xmax = any ? std::max(xmax, p->size_value()) : p->size_value();
-    ymin = any ? std::min(ymin, lo) : lo;
-    ymax = any ? std::max(ymax, hi) : hi;
-    any = true;
   }
-  if (!any || xmax <= xmin) return false;
-  const double width = 900, height = 360, left = 70, right = 190, top = 20, bottom = 56;
-  log_axis x{xmin / 1.6, xmax * 1.6, left, width - right};
-  auto [ylo, yhi] = decades(ymin / 1.3, ymax * 1.3);
-  log_axis y{ylo, yhi, height - bottom, top};
+  const auto f = frame_over(series, 360, 1.3, false);
+  if (!f) return false;
+  const log_axis &x = f->x, &y = f->y;
   const std::string size_name = sweep.points.front()->size_param();
-  svg_open(w, width, height,
-           "Median time versus " + size_name + ": " + wl.name + (sweep.params_key.empty() ? "" : " (" + sweep.params_key + ")"));
+  svg_open(w, f->width, f->height,
+           "Median time versus " + size_name + ": " + wl.name +
+               (sweep.params_key.empty() ? "" : " (" + sweep.params_key + ")"));
   // The axis is in ns; the tick labels carry their unit.
   log_frame(w, x, y, size_name + " (log scale)", "median time per repetition (log scale)", "", "", true,
             [](double ns) { return fmt_duration(ns); });
-  std::map<std::string, std::string> colour;
-  std::map<std::string, const char*> shape;
-  int ci = 0;
-  for (const auto& v : wl.variants)
-    if (series.count(v)) colour[v] = palette[ci++ % 10];
-  double label_y = top + 14;
+  const auto colour = series_colours(wl.variants, series);
+  double label_y = f->top + 14;
   for (const auto& c : analysis.crossovers) {
     if (c.workload != wl.name || c.params_key != sweep.params_key || !c.with_transfers || !c.size ||
         !colour.count(c.variant) || *c.size < x.lo || *c.size > x.hi)
       continue;
-    const double cx = crossover_mark(w, x, top, height - bottom, c, colour[c.variant]);
+    const double cx = crossover_mark(w, x, f->top, f->height - f->bottom, c, colour.at(c.variant));
     const std::string label = c.variant + " beats " + c.baseline + (c.faster_above ? " above " : " below ") +
                               c.size_param + "≈" + tidy(compact(*c.size)) + " [" + tidy(compact(c.size_low)) + "–" +
                               tidy(compact(c.size_high)) + "]";
@@ -253,30 +335,7 @@ bool time_chart(writer& w, const workload_view& wl, const sweep_view& sweep, con
     text(w, fits ? cx + 4 : cx - 4, label_y, label, fits ? "start" : "end", "note");
     label_y += 14;
   }
-  double ly = top + 8;
-  int vi = 0;
-  for (const auto& v : wl.variants) {
-    auto it = series.find(v);
-    if (it == series.end()) continue;
-    auto dots = it->second;
-    std::sort(dots.begin(), dots.end(), [](const dot& a, const dot& b) { return a.size < b.size; });
-    std::string points;
-    for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.median)) + " ";
-    // Every other variant dashed, so the lines part without colour too.
-    w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", vi % 2 ? "series dashed" : "series"}});
-    for (std::size_t i = 0; i < dots.size(); ++i) {
-      if (!marked(i, dots.size())) continue;
-      const auto& d = dots[i];
-      line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
-      w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.median))}, {"r", "3.5"}, {"fill", colour[v]}, {"class", "marker"}});
-      w.element("title", d.tip);
-      w.close("circle");
-    }
-    w.empty("rect", {{"x", num(width - right + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", colour[v]}});
-    text(w, width - right + 34, ly + 10, v, "start", "legend");
-    ly += 18;
-    ++vi;
-  }
+  draw_series(w, *f, wl.variants, series, colour, {.dash_every_other = true, .radius = "3.5", .marker_class = "marker"});
   w.close("svg");
   return true;
 }
@@ -344,11 +403,7 @@ void speedup_crossovers(writer& w, const log_axis& x, double top, double bottom,
 
 bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, const analysis_index& index,
                    const analysis::analysis_result& analysis) {
-  struct dot {
-    double size, ratio, lo, hi;
-    std::string tip;
-  };
-  std::map<std::string, std::vector<dot>> series; // by variant
+  sweep_series series;
   std::string baseline;
   for (const auto* p : sweep.points) {
     const auto* s = index.speedup(*p);
@@ -358,56 +413,21 @@ bool speedup_chart(writer& w, const workload_view& wl, const sweep_view& sweep, 
                                   s->ci_high > 0 ? s->ci_high : s->ratio,
                                   p->variant + " at " + size_label(*p) + ": " + speedup_words(*s)});
   }
-  double xmin = 0, xmax = 0, ymin = 1, ymax = 1;
-  bool any = false;
-  for (const auto& [v, dots] : series)
-    for (const auto& d : dots) {
-      xmin = any ? std::min(xmin, d.size) : d.size;
-      xmax = any ? std::max(xmax, d.size) : d.size;
-      ymin = std::min({ymin, d.ratio, d.lo});
-      ymax = std::max({ymax, d.ratio, d.hi});
-      any = true;
-    }
-  if (!any || xmax <= xmin) return false;
-  const double width = 900, height = 380, left = 70, right = 190, top = 20, bottom = 56;
-  log_axis x{xmin / 1.6, xmax * 1.6, left, width - right};
-  auto [ylo, yhi] = decades(ymin / 1.5, ymax * 1.5);
-  log_axis y{ylo, yhi, height - bottom, top};
+  const auto f = frame_over(series, 380, 1.5, true);
+  if (!f) return false;
+  const log_axis &x = f->x, &y = f->y;
   const std::string size_name = sweep.points.front()->size_param();
-  svg_open(w, width, height,
+  svg_open(w, f->width, f->height,
            "Speedup over " + baseline + " versus " + size_name + ": " + wl.name +
                (sweep.params_key.empty() ? "" : " (" + sweep.params_key + ")"));
   log_frame(w, x, y, size_name + " (log scale)", "speedup over " + baseline + " (log scale)", "", "x", false);
   line(w, x.px0, y(1), x.px1, y(1), "baseline");
   text(w, x.px1 - 4, y(1) - 5, "break-even", "end", "note");
   // Crossovers the analysis found for this sweep.
-  std::map<std::string, std::string> colour;
-  int ci = 0;
-  for (const auto& v : wl.variants)
-    if (series.count(v)) colour[v] = palette[ci++ % 10];
-  speedup_crossovers(w, x, top, height - bottom, wl, sweep, baseline, analysis, colour);
+  const auto colour = series_colours(wl.variants, series);
+  speedup_crossovers(w, x, f->top, f->height - f->bottom, wl, sweep, baseline, analysis, colour);
   // Lines, CI whiskers and points.
-  double ly = top + 8;
-  for (const auto& v : wl.variants) {
-    auto it = series.find(v);
-    if (it == series.end()) continue;
-    auto dots = it->second;
-    std::sort(dots.begin(), dots.end(), [](const dot& a, const dot& b) { return a.size < b.size; });
-    std::string points;
-    for (const auto& d : dots) points += num(x(d.size)) + "," + num(y(d.ratio)) + " ";
-    w.empty("polyline", {{"points", points}, {"stroke", colour[v]}, {"class", "series"}});
-    for (std::size_t i = 0; i < dots.size(); ++i) {
-      if (!marked(i, dots.size())) continue;
-      const auto& d = dots[i];
-      line(w, x(d.size), y(d.lo), x(d.size), y(d.hi), "whisker");
-      w.open("circle", {{"cx", num(x(d.size))}, {"cy", num(y(d.ratio))}, {"r", "4"}, {"fill", colour[v]}});
-      w.element("title", d.tip);
-      w.close("circle");
-    }
-    w.empty("rect", {{"x", num(width - right + 16)}, {"y", num(ly)}, {"width", "12"}, {"height", "12"}, {"fill", colour[v]}});
-    text(w, width - right + 34, ly + 10, v, "start", "legend");
-    ly += 18;
-  }
+  draw_series(w, *f, wl.variants, series, colour, {.dash_every_other = false, .radius = "4", .marker_class = nullptr});
   w.close("svg");
   return true;
 }
@@ -887,27 +907,18 @@ bool rank_timeline_chart(writer& w, const analysis::rank_analysis& ra) {
 namespace speedlab::reports::html {
 namespace {
 
-const char* path_colour(analysis::segment_kind k) {
-  switch (k) {
-  case analysis::segment_kind::host:
-    return "#cc79a7";
-  case analysis::segment_kind::api:
-    return "#999999";
-  case analysis::segment_kind::kernel:
-    return rank_compute_colour;
-  case analysis::segment_kind::copy:
-    return "#d55e00";
-  case analysis::segment_kind::memset:
-    return "#56b4e9";
-  case analysis::segment_kind::sync:
-    return "#f0e442";
-  case analysis::segment_kind::collective:
-    return rank_comm_colour;
-  case analysis::segment_kind::gap:
-    return rank_idle_colour;
-  }
-  return rank_idle_colour;
-}
+// Each kind of segment's colour on the critical path (the ranks chart's for compute,
+// communication and idle).
+constexpr enum_word<analysis::segment_kind> path_colours[] = {{analysis::segment_kind::host, "#cc79a7"},
+                                                              {analysis::segment_kind::api, "#999999"},
+                                                              {analysis::segment_kind::kernel, rank_compute_colour},
+                                                              {analysis::segment_kind::copy, "#d55e00"},
+                                                              {analysis::segment_kind::memset, "#56b4e9"},
+                                                              {analysis::segment_kind::sync, "#f0e442"},
+                                                              {analysis::segment_kind::collective, rank_comm_colour},
+                                                              {analysis::segment_kind::gap, rank_idle_colour}};
+
+const char* path_colour(analysis::segment_kind k) { return word_of(k, path_colours, rank_idle_colour); }
 
 // The step the chart draws: the judged step whose length is nearest the median.
 const analysis::step_path* median_step(const analysis::critical_path& p) {

@@ -29,10 +29,7 @@ std::string nested_dump(const nlohmann::json& j, int depth) {
 
 class json_reporter final : public reporter {
 public:
-  std::string name() const override { return "json"; }
-  std::string description() const override {
-    return "results.json: run info, every point and the analysis in one JSON document";
-  }
+  json_reporter() : reporter("json", "results.json: run info, every point and the analysis in one JSON document") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "results.json";
     atomic_file file(path);

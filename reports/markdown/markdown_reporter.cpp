@@ -642,10 +642,9 @@ private:
 
 class markdown_reporter final : public reporter {
 public:
-  std::string name() const override { return "markdown"; }
-  std::string description() const override {
-    return "report.md: overview and the top findings (fits a pull-request comment); report-full.md: everything (GitHub Markdown)";
-  }
+  markdown_reporter()
+      : reporter("markdown", "report.md: overview and the top findings (fits a pull-request comment); report-full.md: "
+                             "everything (GitHub Markdown)") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "report.md", full = dir / "report-full.md";
     write_file_atomically(path, markdown_writer(in).render_short());

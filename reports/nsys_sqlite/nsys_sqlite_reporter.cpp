@@ -346,10 +346,10 @@ private:
 
 class nsys_sqlite_reporter final : public reporter {
 public:
-  std::string name() const override { return "nsys-sqlite"; }
-  std::string description() const override {
-    return "trace.sqlite: device traces in the Nsight Systems SQLite export schema, for nsys stats / nsys analyze";
-  }
+  nsys_sqlite_reporter()
+      : reporter(
+            "nsys-sqlite",
+            "trace.sqlite: device traces in the Nsight Systems SQLite export schema, for nsys stats / nsys analyze") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "trace.sqlite";
     atomic_file file(path);

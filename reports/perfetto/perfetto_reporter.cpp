@@ -108,6 +108,16 @@ public:
 private:
   using launch_map = std::map<std::uint32_t, const trace::api_record*>;
 
+  // What a copy and a memset show alike: where they ran, their bytes and bandwidth (json
+  // objects keep their keys sorted, so the order here is not the output's).
+  template <class Record>
+  static json transfer_args(const Record& r, const json& point_arg) {
+    const double ns = r.end > r.start ? static_cast<double>(r.end - r.start) : 0;
+    return {{"device", r.device}, {"context", r.context},
+            {"stream", r.stream}, {"correlation", r.correlation},
+            {"bytes", r.bytes},   {"memory bandwidth (GB/s)", ns > 0 ? static_cast<double>(r.bytes) / ns : 0.0},
+            {"point", point_arg}};
+  }
   static json kernel_args(const trace::kernel_record& k, const json& point_arg) {
     return {{"device", k.device},
             {"context", k.context},
@@ -218,41 +228,23 @@ private:
       m_events.add(json{{"ph", "f"}, {"id", flow_id}, {"pid", gpu.pid}, {"tid", gpu.tid}, {"ts", m_events.at(start)},
                         {"cat", "ac2g"}, {"name", "ac2g"}, {"bp", "e"}});
     };
-    for (const auto& k : t.kernels) {
-      const track lane = device_lane(k.device, k.stream);
-      device_of_context.emplace(k.context, k.device);
-      m_events.complete(k.name, "kernel", lane.pid, lane.tid, k.start, k.end, kernel_args(k, point_arg));
-      flow(k.correlation, lane, k.start);
-    }
+    // One GPU record on its device's lane, with the arrow from its launch call.
+    auto gpu_event = [&](const auto& r, const std::string& name, const char* cat, json args) {
+      const track lane = device_lane(r.device, r.stream);
+      device_of_context.emplace(r.context, r.device);
+      m_events.complete(name, cat, lane.pid, lane.tid, r.start, r.end, std::move(args));
+      flow(r.correlation, lane, r.start);
+    };
+    for (const auto& k : t.kernels) gpu_event(k, k.name, "kernel", kernel_args(k, point_arg));
     for (const auto& m : t.memcpys) {
-      const track lane = device_lane(m.device, m.stream);
-      device_of_context.emplace(m.context, m.device);
-      const double ns = m.end > m.start ? static_cast<double>(m.end - m.start) : 0;
-      m_events.complete(memcpy_event_name(m), "gpu_memcpy", lane.pid, lane.tid, m.start, m.end,
-                        {{"device", m.device},
-                         {"context", m.context},
-                         {"stream", m.stream},
-                         {"correlation", m.correlation},
-                         {"bytes", m.bytes},
-                         {"memory bandwidth (GB/s)", ns > 0 ? static_cast<double>(m.bytes) / ns : 0.0},
-                         {"async", m.async},
-                         {"point", point_arg}});
-      flow(m.correlation, lane, m.start);
+      json args = transfer_args(m, point_arg);
+      args["async"] = m.async;
+      gpu_event(m, memcpy_event_name(m), "gpu_memcpy", std::move(args));
     }
     for (const auto& m : t.memsets) {
-      const track lane = device_lane(m.device, m.stream);
-      device_of_context.emplace(m.context, m.device);
-      const double ns = m.end > m.start ? static_cast<double>(m.end - m.start) : 0;
-      m_events.complete(memset_event_name(m), "gpu_memset", lane.pid, lane.tid, m.start, m.end,
-                        {{"device", m.device},
-                         {"context", m.context},
-                         {"stream", m.stream},
-                         {"correlation", m.correlation},
-                         {"bytes", m.bytes},
-                         {"value", m.value},
-                         {"memory bandwidth (GB/s)", ns > 0 ? static_cast<double>(m.bytes) / ns : 0.0},
-                         {"point", point_arg}});
-      flow(m.correlation, lane, m.start);
+      json args = transfer_args(m, point_arg);
+      args["value"] = m.value;
+      gpu_event(m, memset_event_name(m), "gpu_memset", std::move(args));
     }
     for (const auto& s : t.syncs) {
       // Synchronization records name a context, not a device: take the device that context ran work on.
@@ -332,10 +324,9 @@ private:
 
 class perfetto_reporter final : public reporter {
 public:
-  std::string name() const override { return "perfetto"; }
-  std::string description() const override {
-    return "trace.json: Chrome Trace Event / Perfetto timeline of every traced point (only with GPU data)";
-  }
+  perfetto_reporter()
+      : reporter("perfetto",
+                 "trace.json: Chrome Trace Event / Perfetto timeline of every traced point (only with GPU data)") {}
   std::vector<std::filesystem::path> write(const report_input& in, const std::filesystem::path& dir) override {
     const auto path = dir / "trace.json";
     atomic_file file(path);

@@ -51,8 +51,7 @@ private:
 
 class marks_profiler final : public profiling::profiler {
 public:
-  std::string name() const override { return "test_marks"; }
-  std::string description() const override { return "test only: counts the repetitions it is told of"; }
+  marks_profiler() : profiling::profiler("test_marks", "test only: counts the repetitions it is told of") {}
   std::unique_ptr<profiling::session> create_session(const profiling::profiler_options&) override {
     return std::make_unique<marks_session>();
   }

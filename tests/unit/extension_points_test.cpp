@@ -28,9 +28,10 @@ struct switch_rule_on {
 // A point rule: every valid point that ran more than once.
 class repeated_point_rule final : public analysis::rule {
 public:
-  std::string name() const override { return "test-repeated-point"; }
-  std::string threshold() const override { return "more than one repetition"; }
-  std::string summary() const override { return "test only: names each point measured more than once"; }
+  repeated_point_rule()
+      : rule({.name = "test-repeated-point",
+              .threshold = "more than one repetition",
+              .summary = "test only: names each point measured more than once"}) {}
 
 protected:
   std::vector<analysis::finding> do_evaluate(const analysis::rule_context& ctx) const override {
@@ -42,8 +43,7 @@ protected:
 // A format: one line per finding, rule then title.
 class findings_text_reporter final : public reports::reporter {
 public:
-  std::string name() const override { return "test-findings"; }
-  std::string description() const override { return "test only: one line per finding"; }
+  findings_text_reporter() : reporter("test-findings", "test only: one line per finding") {}
   std::vector<std::filesystem::path> write(const reports::report_input& in, const std::filesystem::path& dir) override {
     const auto file = dir / "findings.txt";
     std::ofstream out(file);

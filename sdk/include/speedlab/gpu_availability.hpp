@@ -18,6 +18,8 @@
 
 #include <string>
 
+#include <speedlab/enum_words.hpp>
+
 namespace speedlab::gpu {
 
 // What was found, in the order a CUDA program meets it.
@@ -54,25 +56,12 @@ inline constexpr int error_system_driver_mismatch = 803;
 // "12.4" from 12040.
 inline std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
-inline const char* cause_name(cause c) {
-  switch (c) {
-  case cause::usable:
-    return "usable";
-  case cause::cuda_less_build:
-    return "cuda-less build";
-  case cause::no_driver:
-    return "no driver";
-  case cause::no_device:
-    return "no GPU";
-  case cause::driver_too_old:
-    return "driver too old";
-  case cause::no_permission:
-    return "no permission";
-  case cause::other:
-    return "other";
-  }
-  return "other";
-}
+inline constexpr enum_word<cause> cause_words[] = {
+    {cause::usable, "usable"},    {cause::cuda_less_build, "cuda-less build"}, {cause::no_driver, "no driver"},
+    {cause::no_device, "no GPU"}, {cause::driver_too_old, "driver too old"},   {cause::no_permission, "no permission"},
+    {cause::other, "other"}};
+
+inline const char* cause_name(cause c) { return word_of(c, cause_words, "other"); }
 
 namespace detail {
 inline verdict no_device_verdict(const facts& f) {
