@@ -74,6 +74,7 @@ void python_line_builder::add_call(std::uint32_t correlation, trace::api_kind ki
 }
 
 void python_line_builder::add_gpu(std::uint32_t correlation, const gpu_work& w) {
+  if (w.kind == gpu_kind::copy && w.pageable) m_pageable_copies.push_back(correlation);
   const site* s = site_of(correlation);
   python_line* l = s ? row(*s) : nullptr;
   if (w.kind == gpu_kind::kernel) {
@@ -105,9 +106,14 @@ void python_line_builder::add_gpu(std::uint32_t correlation, const gpu_work& w) 
 
 void python_line_builder::count_call(const pending_call& c) {
   const double ns = static_cast<double>(c.end - c.start);
+  // cudaMemcpyAsync through pageable host memory returns only once the copy is done: the
+  // host waits there as in a synchronous copy.
+  const bool blocks =
+      is_sync(c.kind) || (c.kind == trace::api_kind::copy_async &&
+                          std::binary_search(m_pageable_copies.begin(), m_pageable_copies.end(), c.correlation));
   auto& cov = m_out.coverage;
   ++cov.calls;
-  if (is_sync(c.kind)) cov.sync_ns += ns;
+  if (blocks) cov.sync_ns += ns;
   const site* s = site_of(c.correlation);
   python_line* l = s ? row(*s) : nullptr;
   if (!s || s->attributed == python_input::how::none)
@@ -118,12 +124,12 @@ void python_line_builder::count_call(const pending_call& c) {
     ++(s->attributed == python_input::how::own ? cov.calls_own : cov.calls_inferred);
   if (s && s->attributed != python_input::how::none && s->stack < m_stack_calls.size()) {
     ++m_stack_calls[s->stack];
-    if (is_sync(c.kind)) m_stack_sync[s->stack] += ns;
+    if (blocks) m_stack_sync[s->stack] += ns;
   }
   if (!l) return;
   ++l->calls;
   if (s->attributed == python_input::how::inferred) ++l->inferred_calls;
-  if (is_sync(c.kind)) {
+  if (blocks) {
     ++l->syncs;
     l->sync_ns += ns;
     if (s->attributed == python_input::how::own) cov.sync_ns_own += ns;
@@ -138,6 +144,7 @@ void python_line_builder::count_call(const pending_call& c) {
 python_lines python_line_builder::finish() {
   // A driver call made inside a runtime call of the same thread (cudaLaunchKernel calls
   // cuLaunchKernel) is the same call of the program: counted once, by the outer one.
+  std::sort(m_pageable_copies.begin(), m_pageable_copies.end());
   std::sort(m_calls.begin(), m_calls.end(), [](const auto& a, const auto& b) {
     return std::tie(a.thread, a.start, b.end) < std::tie(b.thread, b.start, a.end);
   });

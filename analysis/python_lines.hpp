@@ -124,6 +124,7 @@ private:
   std::vector<std::pair<std::uint32_t, site>> m_sites; // by correlation
   std::vector<std::int64_t> m_line_of_stack;           // stack id -> row, -1 none
   std::vector<pending_call> m_calls;
+  std::vector<std::uint32_t> m_pageable_copies; // correlations: an async copy through pageable memory blocks
   std::vector<double> m_stack_gpu, m_stack_sync;
   std::vector<std::size_t> m_stack_calls;
   python_lines m_out;

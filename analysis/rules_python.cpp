@@ -18,7 +18,8 @@ namespace {
 
 std::string where(const python_line& l) { return fmt::format("{}:{}", l.file, l.line); }
 
-// python-line-sync's threshold: a share of the lifetime blocked, a few synchronizations at
+// python-line-sync's threshold: a share of the steady state blocked (start-up, imports and
+// compilation, is the start-up rule's), a few synchronizations at
 // least (one slow start-up read is not a pattern), the longest few lines each a finding.
 constexpr double sync_min_share = 0.05;
 constexpr std::size_t sync_min_count = 3;
@@ -30,12 +31,12 @@ public:
       : rule({.name = "python-line-sync",
               .threshold = "a line of the Python program blocks the host in at least 3 synchronizations (synchronize "
                            "calls, blocking copies such as .item() or cp.asnumpy) for at least 5% of the process's "
-                           "lifetime",
+                           "steady state (from the first step, else the first kernel, to the end)",
               .summary = "a line of the Python program waits for the GPU, call after call"}) {}
 
   std::vector<finding> do_evaluate(const rule_context& ctx) const override {
     if (!ctx.activity || !ctx.activity->python) return {};
-    const double life = ctx.activity->lifetime_ns();
+    const double life = ctx.activity->steady_wall_ns();
     if (!(life > 0)) return {};
     std::vector<const python_line*> lines;
     for (const auto& l : ctx.activity->python->lines)
@@ -58,7 +59,7 @@ private:
     add(f, "line", fmt::format("{}  {}", where(l), l.text));
     if (!l.function.empty()) add(f, "function", l.function);
     add(f, "blocked",
-        fmt::format("{} in {} synchronizations ({} each, {} of the lifetime)", text::time(l.sync_ns), l.syncs,
+        fmt::format("{} in {} synchronizations ({} each, {} of the steady state)", text::time(l.sync_ns), l.syncs,
                     text::time(l.sync_ns / static_cast<double>(l.syncs)), text::percent(l.sync_ns / life)));
     add(f, "GPU idle gaps in the steady state", text::time(ctx.activity->gaps.total_ns));
     if (l.inferred_calls > 0)

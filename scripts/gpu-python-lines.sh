@@ -5,6 +5,7 @@
 #   cases  each program under speedlab profile (SPEEDLAB_TRUTH: its own perf_counter times
 #          around the synchronizing line), checked by scripts/python_lines_check.py; the
 #          profile folders (streams and the truth) packed as python-lines-fixtures.tar.gz
+#   lessons  the C++ CUDA variants of convolution, histogram, mandelbrot and transpose: all ok
 #   cost   scripts/bench/torch_loop.py under speedlab profile with the lines and with
 #          --no-python-lines, alternated (order swapped every round), COST_ROUNDS rounds:
 #          us per step of each, the paired difference per round, its median and range
@@ -56,17 +57,47 @@ CASES
   note "fixtures: $(du -sh "$out/python-lines-fixtures.tar.gz" | cut -f1)"
 fi
 
+if has lessons; then
+  # The lessons' C++ CUDA variants written once in plugins/common/cuda_variants.hpp (issue 39's
+  # duplicates): each validates its result; every point must be ok.
+  # Each workload with each of its CUDA variants (a name a workload lacks is refused: exit 2).
+  for w in convolution histogram mandelbrot transpose; do
+    for v in cuda-lesson cuda cuda-naive cuda-tuned cuda-cardioid; do
+      timeout 120 "$speedlab" run -w "$w" --variant "$v" --no-python --max-samples 5 --max-time 1 --profilers host \
+        --reports json --force --out "$work/lessons/$w-$v" >>"$work/logs/lessons.txt" 2>&1
+      rc=$?
+      ((rc == 2)) || note "lessons: $w/$v: speedlab exit $rc"
+    done
+  done
+  python3 - "$work/lessons" <<'PY' | tee -a "$summary"
+import collections, glob, json, sys
+points = []
+for f in glob.glob(sys.argv[1] + "/*/results.json"):
+    try:
+        points += json.load(open(f))["points"]
+    except (OSError, ValueError, KeyError) as e:
+        print("lessons: unreadable", f, e)
+by = collections.Counter((p["workload"], p["variant"], p["status"]) for p in points)
+for (w, v, s), n in sorted(by.items()):
+    print(f"lessons: {w}/{v}: {n} point(s) {s}")
+PY
+fi
+
 if has cost; then
   rounds=${COST_ROUNDS:-8}
   : >"$work/cost.tsv"
-  loop=(python3 scripts/bench/torch_loop.py --steps "${COST_STEPS:-200}" --repeats 2)
+  loop=(python3 scripts/bench/torch_loop.py --steps "${COST_STEPS:-300}" --repeats "${COST_REPEATS:-3}")
+  # Every process on the same CPUs (COST_CPUS; empty: unpinned): unpinned, a torch process's
+  # step time moved by 25% from one process to the next on a shared VM (profile_overhead.sh).
+  pin=()
+  [[ -n ${COST_CPUS-2-5} ]] && command -v taskset >/dev/null && pin=(taskset -c "${COST_CPUS-2-5}")
   for ((r = 0; r < rounds; r++)); do
     order=(lines nolines)
     ((r % 2)) && order=(nolines lines)
     for tool in "${order[@]}"; do
       flag=()
       [[ $tool == nolines ]] && flag=(--no-python-lines)
-      line=$(timeout 180 "$speedlab" profile "${flag[@]}" --out "$work/cost-$tool-$r" -- "${loop[@]}" 2>"$work/logs/cost-$tool-$r.err" |
+      line=$(timeout 180 "${pin[@]}" "$speedlab" profile "${flag[@]}" --out "$work/cost-$tool-$r" -- "${loop[@]}" 2>"$work/logs/cost-$tool-$r.err" |
         grep '"bench": "torch_loop"' | tail -1)
       us=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["us_per_step"])' "$line" 2>/dev/null || echo nan)
       printf '%s\t%s\t%s\n' "$r" "$tool" "$us" >>"$work/cost.tsv"

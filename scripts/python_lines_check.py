@@ -18,12 +18,13 @@ import sys
 
 
 def marked_lines(script):
+    """name -> the lines that carry its marker (one program may mark a line per mode)."""
     out = {}
     with open(script, encoding="utf-8") as f:
         for number, text in enumerate(f, 1):
             m = re.search(r"#\s*LINE:(\w+)", text)
             if m:
-                out[m.group(1)] = number
+                out.setdefault(m.group(1), []).append(number)
     return out
 
 
@@ -41,20 +42,21 @@ def main(argv):
     lines = [l for l in program.get("python_lines", {}).get("lines", []) if l["file"].rsplit("/", 1)[-1] == script]
     ranges = {r["name"]: r for r in program.get("nvtx_ranges", [])}
     failed = False
-    print(f"{'line':<8} {'at':>4} {'range GPU':>12} {'line GPU':>12} {'share':>7} {'blocked truth':>14} "
+    print(f"{'line':<8} {'at':>5} {'range GPU':>12} {'line GPU':>12} {'share':>7} {'blocked truth':>14} "
           f"{'line blocked':>13} {'diff':>7}")
-    for name, number in marked_lines(argv[2]).items():
-        row = next((l for l in lines if l["line"] == number), None)
-        got = (row["kernel_ns"] + row["copy_ns"] + row["memset_ns"]) if row else 0.0
+    for name, numbers in marked_lines(argv[2]).items():
+        rows = [l for l in lines if l["line"] in numbers]
+        number = ",".join(str(n) for n in numbers)
+        got = sum(r["kernel_ns"] + r["copy_ns"] + r["memset_ns"] for r in rows)
         want = (ranges.get(name) or {}).get("launched_gpu_ns") or 0.0
         share = got / want if want > 0 else None
         blocked = truth.get(name, {}).get("blocked_ns")
-        line_blocked = row["sync_ns"] if row else 0.0
+        line_blocked = sum(r["sync_ns"] for r in rows)
         diff = (line_blocked - blocked) / blocked if blocked else None
         bad = (share is not None and want > 1e5 and not 0.95 <= share <= 1.05) or (
             diff is not None and abs(diff) > 0.10)
         failed |= bad
-        print(f"{name:<8} {number:>4} {want / 1e6:>10.3f}ms {got / 1e6:>10.3f}ms "
+        print(f"{name:<8} {number:>5} {want / 1e6:>10.3f}ms {got / 1e6:>10.3f}ms "
               f"{'' if share is None else f'{100 * share:.1f}%':>7} "
               f"{'' if blocked is None else f'{blocked / 1e6:.3f}ms':>14} {line_blocked / 1e6:>11.3f}ms "
               f"{'' if diff is None else f'{100 * diff:+.1f}%':>7}{'  FAIL' if bad else ''}")

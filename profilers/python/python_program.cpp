@@ -185,18 +185,24 @@ public:
     const auto& marks = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? m_runtime : m_driver;
     if (id >= marks.size() || !marks[id] || !m_on.load(std::memory_order_acquire)) return;
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    // A runtime call's own driver calls (cudaLaunchKernel's cuLaunchKernel) share its stack;
-    // its records carry the runtime call's correlation id: one capture per runtime call.
+    // A runtime call's own driver calls (cudaLaunchKernel's cuLaunchKernel) share its stack,
+    // taken once at the runtime call; they are kept too, under their own correlation id: a
+    // graph replay's kernels carry the id of cudaGraphLaunch's cuGraphLaunch (seen on the
+    // H200 with torch.compile's CUDA graphs), a kernel launch's that of the runtime call.
     thread_local int runtime_depth = 0;
+    thread_local py::call_stack runtime_stack{};
     const bool enter = cb->callbackSite == CUPTI_API_ENTER;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
       runtime_depth += enter ? 1 : -1;
       if (runtime_depth < 0) runtime_depth = 0; // an exit whose entry came before this session
     }
-    if (!enter || (domain == CUPTI_CB_DOMAIN_DRIVER_API && runtime_depth > 0)) return;
+    if (!enter) return;
     call_buffers::buffer* b = m_calls.mine(m_options.max_depth);
     if (!b) return;
-    const py::call_stack c = py::attribute_call(*m_py, *m_table, b->scratch.data(), b->scratch.size(), m_last);
+    const bool nested = domain == CUPTI_CB_DOMAIN_DRIVER_API && runtime_depth > 0;
+    const py::call_stack c =
+        nested ? runtime_stack : py::attribute_call(*m_py, *m_table, b->scratch.data(), b->scratch.size(), m_last);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) runtime_stack = c;
     try {
       std::lock_guard lock(b->mutex);
       b->calls.push_back({cb->correlationId, c.stack, static_cast<profile::python_how>(c.how)});
