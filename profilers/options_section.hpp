@@ -14,7 +14,7 @@
 
 namespace speedlab::profiling {
 
-struct profiler_options;
+class profiler_options;
 
 // A number's range, whether it counts something (whole numbers only) and its unit for
 // messages: the host's number rule (app/suite/checked_number.hpp) for every number a user gives.
