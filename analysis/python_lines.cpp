@@ -4,9 +4,6 @@
 #include <map>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
-
-#include "model/json_support.hpp"
 #include "model/trace.hpp"
 
 namespace speedlab::analysis {
@@ -68,6 +65,9 @@ python_line* python_line_builder::row(const site& s) {
 
 void python_line_builder::add_call(std::uint32_t correlation, trace::api_kind kind, std::uint32_t thread,
                                    std::uint64_t start, std::uint64_t end, const std::string& name) {
+  // Queries, polls and the like carry no stack (the capture takes only the calls a line is
+  // charged with): with every API call recorded (`run`'s worker) they are not the lines' calls.
+  if ((kind == trace::api_kind::other || kind == trace::api_kind::poll) && !site_of(correlation)) return;
   const bool driver = name.rfind("cu", 0) == 0 && name.rfind("cuda", 0) != 0;
   const bool graph = name.find("GraphLaunch") != std::string::npos;
   m_calls.push_back({start, std::max(start, end), thread, correlation, kind, driver, graph});
@@ -187,27 +187,14 @@ python_lines merge_python_lines(const std::vector<const python_lines*>& parts) {
     if (out.interpreter.empty()) out.interpreter = p->interpreter;
     for (const auto& l : p->lines) {
       auto [it, added] = by_line.try_emplace({l.file, l.line}, l);
-      if (added) continue;
-      python_line& m = it->second;
-      m.calls += l.calls, m.launches += l.launches, m.graph_launches += l.graph_launches;
-      m.kernels += l.kernels, m.kernel_ns += l.kernel_ns, m.copies += l.copies;
-      m.h2d_bytes += l.h2d_bytes, m.d2h_bytes += l.d2h_bytes, m.other_copy_bytes += l.other_copy_bytes;
-      m.pageable_bytes += l.pageable_bytes, m.copy_ns += l.copy_ns, m.memsets += l.memsets;
-      m.memset_ns += l.memset_ns, m.syncs += l.syncs, m.sync_ns += l.sync_ns, m.allocs += l.allocs;
-      m.frees += l.frees, m.alloc_ns += l.alloc_ns, m.inferred_calls += l.inferred_calls;
-      m.processes += l.processes;
+      if (!added) it->second.add(l);
     }
     for (const auto& s : p->stacks) {
       auto& w = by_stack[s.frames];
       w.frames = s.frames;
       w.gpu_ns += s.gpu_ns, w.sync_ns += s.sync_ns, w.calls += s.calls;
     }
-    auto& c = out.coverage;
-    const auto& x = p->coverage;
-    c.calls += x.calls, c.calls_own += x.calls_own, c.calls_inferred += x.calls_inferred;
-    c.calls_library += x.calls_library, c.calls_unknown += x.calls_unknown;
-    c.kernel_ns += x.kernel_ns, c.kernel_ns_own += x.kernel_ns_own, c.kernel_ns_inferred += x.kernel_ns_inferred;
-    c.sync_ns += x.sync_ns, c.sync_ns_own += x.sync_ns_own;
+    out.coverage.add(p->coverage);
   }
   for (auto& [k, l] : by_line) out.lines.push_back(std::move(l));
   for (auto& [k, s] : by_stack) out.stacks.push_back(std::move(s));
@@ -217,13 +204,5 @@ python_lines merge_python_lines(const std::vector<const python_lines*>& parts) {
                    [](const auto& a, const auto& b) { return a.gpu_ns + a.sync_ns > b.gpu_ns + b.sync_ns; });
   return out;
 }
-
-SPEEDLAB_JSON_FIELDS(python_line, file, line, function, text, calls, launches, graph_launches, kernels, kernel_ns,
-                     copies, h2d_bytes, d2h_bytes, other_copy_bytes, pageable_bytes, copy_ns, memsets, memset_ns, syncs,
-                     sync_ns, allocs, frees, alloc_ns, inferred_calls, processes)
-SPEEDLAB_JSON_FIELDS(python_stack_weight, frames, gpu_ns, sync_ns, calls)
-SPEEDLAB_JSON_FIELDS(python_coverage, calls, calls_own, calls_inferred, calls_library, calls_unknown, kernel_ns,
-                     kernel_ns_own, kernel_ns_inferred, sync_ns, sync_ns_own)
-SPEEDLAB_JSON_FIELDS(python_lines, interpreter, lines, stacks, coverage)
 
 } // namespace speedlab::analysis

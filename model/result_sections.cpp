@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "model/counters.hpp"
+#include "model/python_lines.hpp"
 #include "model/source_view.hpp"
 
 namespace speedlab {
@@ -13,6 +14,7 @@ std::vector<section_codec>& codecs() {
   static std::vector<section_codec> list{
       section_codec_of<counters::counter_pass>(), // the counters backend's pass
       section_codec_of<source::source_pass>(),    // the source backend's pass
+      section_codec_of<pylines::python_lines>(),  // a Python worker's lines (app/python/python_variants.cpp)
   };
   return list;
 }

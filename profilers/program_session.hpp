@@ -78,6 +78,13 @@ public:
   virtual void close(const program_end&) {}
   // Records lost so far (the closing chunk's count).
   virtual std::uint64_t dropped() const { return 0; }
+  // The program switches the session's per-call capture off or on (speedlab_inject_capture:
+  // a region left out, or the capture's cost measured inside one process); false when the
+  // session has no such capture or cannot switch it now. Any thread, at any time.
+  virtual bool set_capture(bool on) {
+    (void)on;
+    return false;
+  }
 };
 
 using program_factory = std::function<std::unique_ptr<program_session>()>;

@@ -21,8 +21,10 @@
 namespace speedlab::analysis {
 struct rank_analysis;
 struct critical_path;
-struct python_lines;
 } // namespace speedlab::analysis
+namespace speedlab::pylines {
+struct python_lines;
+} // namespace speedlab::pylines
 
 namespace speedlab::reports {
 
@@ -44,7 +46,7 @@ struct report_table {
   // The critical path of the median step, drawn above the rows (report.html), likewise owned.
   const analysis::critical_path* critical_path = nullptr;
   // The folded Python stacks as a flame graph above the rows (report.html), likewise owned.
-  const analysis::python_lines* python_flame = nullptr;
+  const pylines::python_lines* python_flame = nullptr;
 };
 
 // A part of the human reports: the first table's title is its heading, the others' below it.

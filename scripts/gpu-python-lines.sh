@@ -9,6 +9,12 @@
 #   cost   scripts/bench/torch_loop.py under speedlab profile with the lines and with
 #          --no-python-lines, alternated (order swapped every round), COST_ROUNDS rounds:
 #          us per step of each, the paired difference per round, its median and range
+#   inproc torch_loop.py --alternate-capture python under speedlab profile, INPROC_PROCS
+#          processes of INPROC_BLOCKS pairs of INPROC_STEPS-step blocks: the lines switched on
+#          for one block of each pair and off for the other (speedlab_inject_capture), so the
+#          capture's cost is paired inside one process
+#   runlines the lessons' CuPy and Numba variants under speedlab run with the cupti profiler:
+#          each point's Python lines checked by scripts/python_lines_run_check.py
 # Writes under $OUT (or ./gpu-out); prints a short table last.
 set -uo pipefail
 start_dir=$(pwd)
@@ -132,6 +138,50 @@ if len(rel) >= 6:
 PY
   cp "$work/cost.tsv" "$out/" 2>/dev/null
 fi
+if has inproc; then
+  pin=()
+  [[ -n ${COST_CPUS-2-5} ]] && command -v taskset >/dev/null && pin=(taskset -c "${COST_CPUS-2-5}")
+  : >"$work/inproc.jsonl"
+  for ((r = 0; r < ${INPROC_PROCS:-3}; r++)); do
+    timeout 300 "${pin[@]}" "$speedlab" profile --out "$work/inproc-$r" -- python3 scripts/bench/torch_loop.py \
+      --alternate-capture python --steps "${INPROC_STEPS:-50}" --blocks "${INPROC_BLOCKS:-40}" \
+      2>"$work/logs/inproc-$r.err" | grep '"bench": "torch_loop_alternate"' | tail -1 >>"$work/inproc.jsonl"
+    note "inproc process $r: exit ${PIPESTATUS[0]}"
+  done
+  python3 - "$work/inproc.jsonl" <<'PY' | tee -a "$summary"
+import json, statistics, sys
+from math import comb
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rel = []
+for i, r in enumerate(rows):
+    pr = [100 * (a - b) / b for a, b in zip(r["capture_on_us"], r["capture_off_us"])]
+    rel += pr
+    print(f"inproc process {i}: {len(pr)} pairs, on {statistics.median(r['capture_on_us']):.1f} us/step, "
+          f"off {statistics.median(r['capture_off_us']):.1f} us/step, paired difference median {statistics.median(pr):+.2f}%")
+if not rel:
+    print("inproc: no pairs"); sys.exit(0)
+rel.sort()
+n = len(rel); best = None
+for k in range(n // 2):  # order statistics of the paired differences: a distribution-free 95% interval of the median
+    if sum(comb(n, i) for i in range(k + 1, n - k)) / 2 ** n >= 0.95: best = k
+ci = f"{rel[best]:+.2f}% .. {rel[n - 1 - best]:+.2f}%" if best is not None else "too few pairs"
+print(f"inproc torch_loop: {n} pairs in {len(rows)} processes; lines on against off: median {statistics.median(rel):+.2f}%, "
+      f"95% interval {ci}")
+PY
+  cp "$work/inproc.jsonl" "$out/" 2>/dev/null
+fi
+
+if has runlines; then
+  for w in vector reduction; do
+    timeout 300 "$speedlab" run -w "$w" --variant py-cupy --variant py-cupy-lesson --variant py-numba-cuda \
+      --param n=2^20 --profilers cupti --max-samples 20 --max-time 1 --reports json,markdown,html --force \
+      --out "$work/runlines-$w" >"$work/logs/runlines-$w.txt" 2>&1
+    note "runlines $w: speedlab exit $?"
+    python3 scripts/python_lines_run_check.py "$work/runlines-$w/results.json" 2>&1 | tee -a "$summary"
+  done
+  (cd "$work" && tar czf "$out/runlines.tar.gz" runlines-*/results.json runlines-*/report*.md runlines-*/report.html)
+fi
+
 tar czf "$out/logs.tar.gz" -C "$work" logs 2>/dev/null
 echo "================ summary"
 cat "$summary"

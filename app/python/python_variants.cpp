@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/program_analysis.hpp"
+#include "analysis/python_lines.hpp"
 #include "app/process/child_process.hpp"
 #include "app/profile/program_launcher.hpp"
 #include "app/run/point_tracing.hpp"
@@ -355,8 +357,8 @@ public:
     }
   }
 
-  void collect_trace(trace::device_trace& into, std::vector<std::string>& messages, std::uint64_t begin,
-                     std::uint64_t end) override {
+  void collect_trace(profiling::profile_data& into, std::uint64_t begin, std::uint64_t end) override {
+    std::vector<std::string>& messages = into.messages;
     if (!m_trace_note.empty()) messages.push_back(m_trace_note);
     if (!m_streams || !m_process) return;
     const json reply = m_process->request({{"op", "flush"}}, "flush");
@@ -366,15 +368,29 @@ public:
     // profile` reads them.
     profile::folder_read read = profile::read_stream_folder(m_streams->path());
     for (auto& m : read.messages) messages.push_back("python worker's trace: " + m);
+    std::vector<pylines::python_lines> lines;
     for (auto& p : read.processes) {
       for (const auto& n : p.process.notes) // the worker lives on: its stream is not closed yet
         if (n.rfind(profile::truncated_note_start, 0) != 0) messages.push_back("python worker: " + n);
-      trace::append_records(into, std::move(p.trace), begin, end);
+      trace::device_trace measured;
+      trace::append_records(measured, std::move(p.trace), begin, end);
+      p.trace = std::move(measured);
+      // The lines of the variant's code behind the measured repetitions' CUDA calls, as
+      // `speedlab profile` gives a Python program's (analysis/python_lines.hpp).
+      if (analysis::is_python_process(p.process))
+        if (auto s = analysis::summarize_process(p); s.python && !s.python->empty())
+          lines.push_back(std::move(*s.python));
+      trace::append_records(into.device, std::move(p.trace));
+    }
+    if (!lines.empty()) {
+      std::vector<const pylines::python_lines*> parts;
+      for (const auto& l : lines) parts.push_back(&l);
+      into.sections.set(analysis::merge_python_lines(parts));
     }
     // The worker's main thread ran the phases (its tid is its pid): the time split reads
     // the API calls and syncs of the thread the runner's phase ranges name.
     const auto worker = static_cast<std::uint32_t>(m_process->pid());
-    for (auto& r : into.ranges)
+    for (auto& r : into.device.ranges)
       if (r.domain == "speedlab") r.thread = worker;
   }
 
@@ -404,9 +420,12 @@ private:
     // they are (run ends its worker itself and reads only what was flushed on request).
     o.cupti.all_api = true;
     o.signals = false;
-    // No Python stacks at CUDA calls: `run` reads none, and their capture would join the
-    // variant's measured time.
-    o.python.lines = false;
+    // Python stacks at the CUDA calls (the point's "Python lines"): taken during the measured
+    // repetitions, as CUPTI's records are, so their cost joins the measured time (docs/python-variants.md).
+    // The bridge's own files are not the variant's code: the worker's copy of a result for
+    // the check (`value.get()`) is no line of the variant.
+    for (const char* own : {"worker.py", "__init__.py", "compat.py"})
+      o.python.library_paths.push_back((m_def->package_dir / "speedlab_variants" / own).string());
     return injection_environment(library, o);
   }
 

@@ -14,13 +14,13 @@ namespace speedlab::app {
 
 // Implemented by such a variant_run: after the measured repetitions the runner asks for that
 // process's device records inside [begin, end] (steady clock, the span the point's profiler
-// sessions ran), which join the point's trace before the time split and the analysis, as
-// the runner's own records do. Problems go to `messages`.
+// sessions ran), which join the point's trace (`into.device`) before the time split and the
+// analysis, as the runner's own records do; what the process's backends made of them beyond
+// records (a Python worker's lines) goes to `into.sections`, problems to `into.messages`.
 class out_of_process_trace {
 public:
   virtual ~out_of_process_trace() = default;
-  virtual void collect_trace(trace::device_trace& into, std::vector<std::string>& messages, std::uint64_t begin,
-                             std::uint64_t end) = 0;
+  virtual void collect_trace(profiling::profile_data& into, std::uint64_t begin, std::uint64_t end) = 0;
 };
 
 // While measure_point runs a point whose device activity is traced (its device-tracing

@@ -267,7 +267,7 @@ public:
     auto* source = dynamic_cast<out_of_process_trace*>(m_run.get());
     if (!source) return;
     try {
-      source->collect_trace(data.device, data.messages, m_sessions_begin, m_sessions_end);
+      source->collect_trace(data, m_sessions_begin, m_sessions_end);
     } catch (const std::exception& e) {
       data.messages.push_back(std::string("the variant's own process: its device records were not collected: ") +
                               e.what());

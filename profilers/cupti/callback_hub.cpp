@@ -29,9 +29,17 @@ bool callback_hub::add(callback_client* client) {
   return true;
 }
 
-CUptiResult callback_hub::enable(int domain, unsigned id, bool on) const {
-  return cuptiEnableCallback(on ? 1 : 0, m_handle, static_cast<CUpti_CallbackDomain>(domain),
-                             static_cast<CUpti_CallbackId>(id));
+CUptiResult callback_hub::enable(int domain, unsigned id, bool on) {
+  std::lock_guard lock(m_enable_mutex);
+  unsigned& clients = m_enabled[{domain, id}];
+  if (!on && clients == 0) return CUPTI_SUCCESS;
+  if (on ? clients == 0 : clients == 1) {
+    const CUptiResult r = cuptiEnableCallback(on ? 1 : 0, m_handle, static_cast<CUpti_CallbackDomain>(domain),
+                                              static_cast<CUpti_CallbackId>(id));
+    if (r != CUPTI_SUCCESS) return r;
+  }
+  clients += on ? 1 : -1;
+  return CUPTI_SUCCESS;
 }
 
 void CUPTIAPI callback_hub::trampoline(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,

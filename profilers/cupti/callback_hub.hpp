@@ -13,6 +13,8 @@
 
 #include <array>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -41,7 +43,9 @@ public:
   const std::string& subscribe_error() const { return m_error; }
 
   bool add(callback_client* client); // false when full
-  CUptiResult enable(int domain, unsigned id, bool on = true) const;
+  // Counted per callback id: a client switching its callbacks off (python's capture, switched
+  // by the program) leaves on those another client enabled.
+  CUptiResult enable(int domain, unsigned id, bool on = true);
 
   // A backend whose launch callbacks must stay on (counters, source) reserves them while
   // configuring, so the cupti session does not switch them in windows; at start, the first
@@ -58,6 +62,8 @@ private:
   std::array<callback_client*, max_clients> m_clients{};
   std::atomic<std::size_t> m_count{0};
   CUpti_SubscriberHandle m_handle{};
+  std::mutex m_enable_mutex;                              // CUPTI asks the callers of cuptiEnableCallback to serialize
+  std::map<std::pair<int, unsigned>, unsigned> m_enabled; // callback id -> clients that enabled it
   bool m_subscribed = false, m_launches_reserved = false, m_launches_taken = false;
   std::string m_error;
 };

@@ -19,6 +19,8 @@
 // - speedlab_inject_flush() writes the sessions' records on demand: `speedlab run` injects
 //   this library into the Python worker of a Python variant under the cupti profiler and asks
 //   for the records after the measured repetitions (app/python/python_variants.cpp).
+// - speedlab_inject_capture(backend, on) switches a session's per-call capture (the Python
+//   lines) off and on from the program.
 // Only these entry points are exported (inject.map). Nothing here throws out of a CUDA,
 // CUPTI or NVTX callback; problems become note chunks in the stream.
 #include <poll.h>
@@ -76,7 +78,10 @@ public:
     m_flush_ms = o.flush_ms;
     profile::process_info info = this_process(m_pid, steady_now_ns());
     for (const auto& backend : profiling::program_registry())
-      if (auto s = backend.make(); s->configure(m_settings, info.tags)) m_sessions.push_back(std::move(s));
+      if (auto s = backend.make(); s->configure(m_settings, info.tags)) {
+        m_sessions.push_back(std::move(s));
+        m_names.push_back(backend.name);
+      }
     const std::uint64_t realtime = realtime_now_ns();
     std::string error;
     m_writer = profile::stream_writer::create(
@@ -126,6 +131,14 @@ public:
     std::lock_guard flushing(m_flush_mutex);
     for (auto& s : m_sessions) s->flush(flush_kind::now);
     return true;
+  }
+
+  // speedlab_inject_capture(): the named session's per-call capture switched by the program.
+  bool set_capture(std::string_view backend, bool on) {
+    if (static_cast<std::uint32_t>(::getpid()) != m_pid) return false;
+    for (std::size_t i = 0; i < m_sessions.size(); ++i)
+      if (m_names[i] == backend) return m_sessions[i]->set_capture(on);
+    return false;
   }
 
   void on_fork_child() {
@@ -274,6 +287,7 @@ private:
   profile::parsed_injection_options m_settings; // read once, at start()
   std::uint32_t m_flush_ms = profile::default_flush_ms;
   std::vector<std::unique_ptr<program_session>> m_sessions; // registry order
+  std::vector<std::string> m_names;                         // each session's backend
   std::unique_ptr<profile::stream_writer> m_writer;
   std::thread m_thread;
   std::mutex m_mutex; // guards m_stop/m_finished; never held across a CUPTI call
@@ -352,6 +366,20 @@ __attribute__((visibility("default"))) int speedlab_inject_flush(void) {
   using namespace speedlab::inject;
   try {
     return g_injector && g_injector->flush_now() ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// Switches a backend's per-call capture off (on = 0) or back on from the program, e.g.
+// speedlab_inject_capture("python", 0) around a region whose Python lines are not wanted, or
+// to measure their cost inside one process (scripts/bench/torch_loop.py --alternate-capture).
+// 1 when switched, 0 when the process is not profiled, the backend is not running here or it
+// has no capture to switch.
+__attribute__((visibility("default"))) int speedlab_inject_capture(const char* backend, int on) {
+  using namespace speedlab::inject;
+  try {
+    return backend && g_injector && g_injector->set_capture(backend, on != 0) ? 1 : 0;
   } catch (...) {
     return 0;
   }

@@ -150,6 +150,10 @@ public:
 
   void flush(flush_kind kind) override {
     if (!m_resolver) return;
+    // Asked for by the program (speedlab_inject_flush, from `speedlab run`'s worker between
+    // points): its frames are named now, with the GIL, which the asking thread released
+    // (ctypes), so the chunk is whole while the process lives on.
+    if (kind == flush_kind::now) m_resolver->resolve_now();
     profile::python_chunk chunk;
     if (!m_said_interpreter) chunk.interpreter = m_py->version;
     m_calls.drain(chunk.calls);
@@ -191,6 +195,12 @@ public:
     // H200 with torch.compile's CUDA graphs), a kernel launch's that of the runtime call.
     thread_local int runtime_depth = 0;
     thread_local py::call_stack runtime_stack{};
+    thread_local std::uint32_t switch_seen = 0;
+    // A call in flight when the program switched the capture lost its entry or its exit.
+    if (const std::uint32_t s = m_switches.load(std::memory_order_relaxed); s != switch_seen) {
+      switch_seen = s;
+      runtime_depth = 0;
+    }
     const bool enter = cb->callbackSite == CUPTI_API_ENTER;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
       runtime_depth += enter ? 1 : -1;
@@ -211,8 +221,30 @@ public:
     }
   }
 
+  // The program's switch (speedlab_inject_capture("python", on)): the capture's callbacks
+  // disabled in CUPTI, not only skipped, so a region switched off costs what it would without
+  // the lines. Not where launches are reserved (--metrics, --source: their collectors enable
+  // the same launch callbacks on the one subscription by themselves).
+  bool set_capture(bool on) override {
+    if (!m_resolver || hub().launches_reserved()) return false;
+    std::lock_guard lock(m_switch_mutex);
+    if (m_capturing == on) return true;
+    m_capturing = on;
+    m_switches.fetch_add(1, std::memory_order_relaxed);
+    if (on) m_on.store(true, std::memory_order_release);
+    switch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, m_runtime, on);
+    switch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, m_driver, on);
+    if (!on) m_on.store(false, std::memory_order_release);
+    return true;
+  }
+
 private:
   static cupti::callback_hub& hub() { return cupti::callback_hub::process(); }
+
+  void switch_callbacks(CUpti_CallbackDomain domain, const std::vector<std::uint8_t>& marks, bool on) {
+    for (CUpti_CallbackId id = 1; id < marks.size(); ++id)
+      if (marks[id]) hub().enable(domain, id, on);
+  }
 
   void enable(CUpti_CallbackDomain domain, std::vector<std::uint8_t>& marks) {
     std::size_t refused = 0, asked = 0;
@@ -247,6 +279,9 @@ private:
   std::unique_ptr<py::resolver> m_resolver;      // lives to the process's end: its thread uses it
   std::vector<std::uint8_t> m_runtime, m_driver; // 1: the callback id is captured
   std::atomic<bool> m_on{false};
+  std::mutex m_switch_mutex; // the program's switch (set_capture)
+  bool m_capturing = true;
+  std::atomic<std::uint32_t> m_switches{0};
   std::atomic<std::uint32_t> m_last{0}; // the latest stack of a thread with frames
   call_buffers m_calls;
   bool m_said_interpreter = false, m_said_rule = false;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/common/python_table.hpp"
 #include "reports/common/text.hpp"
 
 namespace speedlab::reports {
@@ -284,16 +285,6 @@ std::string python_intro(const analysis::python_lines& p) {
   return s;
 }
 
-std::string copied(const analysis::python_line& l) {
-  if (l.copies == 0) return "—";
-  std::string s;
-  if (l.h2d_bytes > 0) s += fmt_bytes(l.h2d_bytes) + " H2D";
-  if (l.d2h_bytes > 0) s += (s.empty() ? "" : ", ") + fmt_bytes(l.d2h_bytes) + " D2H";
-  if (l.other_copy_bytes > 0) s += (s.empty() ? "" : ", ") + fmt_bytes(l.other_copy_bytes) + " other";
-  if (l.pageable_bytes > 0) s += fmt::format(" ({} pageable)", fmt_bytes(l.pageable_bytes));
-  return fmt::format("{} in {}", s.empty() ? "0 B" : s, l.copies);
-}
-
 report_table python_table(const analysis::python_lines& p) {
   report_table tb{"program-python-lines",
                   "Python lines",
@@ -312,7 +303,8 @@ report_table python_table(const analysis::python_lines& p) {
          t(l.kernels ? fmt::format("{}{}", l.kernels,
                                    l.graph_launches ? fmt::format(" in {} graph launches", l.graph_launches) : "")
                      : "—"),
-         dur(l.gpu_ns()), t(copied(l)), t(l.syncs ? fmt::format("{} in {}", fmt_duration(l.sync_ns), l.syncs) : "—"),
+         dur(l.gpu_ns()), t(copied_text(l)),
+         t(l.syncs ? fmt::format("{} in {}", fmt_duration(l.sync_ns), l.syncs) : "—"),
          t(l.allocs + l.frees ? fmt::format("{} ({})", l.allocs + l.frees, fmt_duration(l.alloc_ns)) : "—")});
   }
   return tb;

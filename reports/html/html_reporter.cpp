@@ -13,6 +13,7 @@
 #include "analysis/run_settings.hpp"
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
+#include "reports/common/python_table.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/source_table.hpp"
 #include "reports/common/text.hpp"
@@ -61,6 +62,7 @@ public:
     timeline();
     what_ifs();
     source_lines();
+    python_lines();
     timing_checks();
     integrity();
     m_w << "</main>"_html;
@@ -136,6 +138,7 @@ private:
     link("timeline", "Timeline");
     if (!m_in.analysis.what_ifs.empty()) link("what-if", "What-if");
     if (!source_rows(m_in.points).empty()) link("source-lines", "Source lines");
+    if (!python_point_sections(m_in.points).empty()) link("python-lines", "Python lines");
     if (!m_in.analysis.timing_checks.empty()) link("own-timings", "Own timings");
     link("integrity", "Measurement integrity");
     m_w << "</nav>"_html;
@@ -667,6 +670,9 @@ private:
           {false, false, false, true, false, true, false});
     m_w << "</section>"_html;
   }
+
+  // The lines of the Python variants' code behind their CUDA calls (traced Python workers only).
+  void python_lines() { html::content_sections(m_w, python_point_sections(m_in.points)); }
 
   void timing_checks() {
     if (m_in.analysis.timing_checks.empty()) return;

@@ -11,6 +11,7 @@
 #include "model/atomic_file.hpp"
 #include "reports/common/overview.hpp"
 #include "model/statistics.hpp"
+#include "reports/common/python_table.hpp"
 #include "reports/common/report_data.hpp"
 #include "reports/common/source_table.hpp"
 #include "reports/common/text.hpp"
@@ -76,6 +77,7 @@ public:
     cpp_over_python();
     groups(short_report_groups, false);
     source_lines();
+    python_lines();
     m_out += "Everything else (every finding with its evidence, per-workload tables, time splits, crossovers, "
              "roofline, what-if bounds, measurement integrity) is in `report-full.md`.\n\n";
     header();
@@ -95,6 +97,7 @@ public:
     roofline();
     what_ifs();
     source_lines();
+    python_lines();
     python_variants();
     timing_checks();
     integrity();
@@ -471,6 +474,9 @@ private:
     table(m_out, {"point", "kernel", "line", "samples", "stalls", "sectors/request", "source"}, cells,
           {false, false, false, true, false, true, false});
   }
+
+  // The lines of the Python variants' code behind their CUDA calls (traced Python workers only).
+  void python_lines() { markdown_sections(m_out, python_point_sections(m_in.points)); }
 
   void timing_checks() {
     if (m_in.analysis.timing_checks.empty()) return;

@@ -2,14 +2,22 @@
 Linear-ReLU-Linear model, batch 256, SGD, on synthetic data, each step an NVTX range.
 
     python3 scripts/bench/torch_loop.py [--steps 300] [--repeats 3] [--torch-profile]
+    speedlab profile -- python3 scripts/bench/torch_loop.py --alternate-capture python [--blocks 40]
 
 After 20 warm-up steps the loop of --steps steps runs --repeats times, each timed to a
 synchronize; prints one JSON line: us_per_step (the fastest repeat: the others hold the
 same work plus noise), every repeat, and the kernels torch.profiler saw (--torch-profile:
 CPU and CUDA activities around the timed loops, as a user would start it).
+
+--alternate-capture BACKEND (under `speedlab profile`): instead of the repeats, --blocks pairs
+of blocks of --steps steps, BACKEND's per-call capture switched on for one block of each pair
+and off for the other (speedlab_inject_capture, the order swapped every pair), so that the
+capture's cost is read inside one process: prints capture_on_us and capture_off_us per pair.
 """
 import argparse
+import ctypes
 import json
+import os
 import time
 
 import torch
@@ -22,6 +30,8 @@ def main():
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--width", type=int, default=1024)
     p.add_argument("--torch-profile", action="store_true")
+    p.add_argument("--alternate-capture", metavar="BACKEND")
+    p.add_argument("--blocks", type=int, default=40)
     args = p.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
@@ -49,6 +59,8 @@ def main():
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                   torch.profiler.ProfilerActivity.CUDA])
         prof.__enter__()
+    if args.alternate_capture:
+        return alternate(args, step, first)
     per_step = []
     for _ in range(args.repeats):
         t0 = time.perf_counter()
@@ -64,6 +76,37 @@ def main():
     assert last < first, f"loss did not fall ({first} -> {last})"
     print(json.dumps({"bench": "torch_loop", "steps": args.steps, "repeats_us_per_step": per_step,
                       "us_per_step": min(per_step), "torch_profiler_kernels": kernels}), flush=True)
+
+
+def timed_block(step, steps):
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / steps * 1e6, loss
+
+
+def alternate(args, step, first):
+    """Pairs of blocks, the capture on in one and off in the other, inside this process."""
+    path = os.environ.get("CUDA_INJECTION64_PATH")
+    if not path:
+        raise SystemExit("--alternate-capture: not run under speedlab profile (no CUDA_INJECTION64_PATH)")
+    lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+    lib.speedlab_inject_capture.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    backend = args.alternate_capture.encode()
+    if not lib.speedlab_inject_capture(backend, 1):
+        raise SystemExit(f"--alternate-capture: {args.alternate_capture} has no capture to switch in this process")
+    on_us, off_us = [], []
+    for b in range(args.blocks):
+        for on in ((1, 0) if b % 2 == 0 else (0, 1)):
+            lib.speedlab_inject_capture(backend, on)
+            us, loss = timed_block(step, args.steps)
+            (on_us if on else off_us).append(us)
+    lib.speedlab_inject_capture(backend, 1)
+    last = loss.item()
+    assert last < first, f"loss did not fall ({first} -> {last})"
+    print(json.dumps({"bench": "torch_loop_alternate", "backend": args.alternate_capture, "steps": args.steps,
+                      "capture_on_us": on_us, "capture_off_us": off_us}), flush=True)
 
 
 if __name__ == "__main__":
