@@ -17,6 +17,7 @@
 
 #include "analysis/intervals.hpp"
 #include "analysis/name_ids.hpp"
+#include "analysis/sampled_split.hpp"
 #include "analysis/time_split.hpp"
 #include "model/cuda_api.hpp"
 #include "model/statistics.hpp"
@@ -301,11 +302,49 @@ std::uint32_t classifying_thread(const accumulator_state& st, const trace::devic
   return split::choose_thread(st.phase_range_threads, st.api_threads, t.process);
 }
 
+struct window_splits {
+  time_split whole, steady;
+  split_estimate api_whole, api_steady; // launch calls in windows only (`windows`)
+};
+
+// Launch calls recorded in windows only: the launches whose call is not in the trace (the
+// kernels' distinct correlation ids no recorded call has; a graph's kernels share one), in the
+// whole window and after `mid` (ids are handed out in call order: after the last call that
+// started before mid), and the API time they took, estimated from the windows.
+void estimate_sampled(const accumulator_state& st, std::uint32_t thread, const split::sets& sets,
+                      const std::vector<std::pair<std::uint64_t, std::uint64_t>>& windows, std::uint64_t lo,
+                      std::uint64_t mid, std::uint64_t hi, window_splits& out) {
+  sampled_launches launches;
+  std::vector<std::uint32_t> recorded, unrecorded;
+  std::uint32_t before_mid = 0;
+  for (const auto& a : st.calls) {
+    if (a.start < mid && a.correlation) before_mid = std::max(before_mid, a.correlation);
+    if (a.kind != trace::api_kind::launch) continue;
+    launches.call_starts.push_back(a.start);
+    if (a.correlation) recorded.push_back(a.correlation);
+    if (a.thread == thread) launches.phase_calls.emplace_back(a.start, a.end);
+  }
+  std::sort(launches.call_starts.begin(), launches.call_starts.end());
+  intervals::merge_in_place(launches.phase_calls);
+  std::sort(recorded.begin(), recorded.end());
+  for (const auto& g : st.launched)
+    if (g.kernel && g.correlation && !std::binary_search(recorded.begin(), recorded.end(), g.correlation))
+      unrecorded.push_back(g.correlation);
+  std::sort(unrecorded.begin(), unrecorded.end());
+  unrecorded.erase(std::unique(unrecorded.begin(), unrecorded.end()), unrecorded.end());
+  const auto after_mid =
+      static_cast<std::size_t>(unrecorded.end() - std::upper_bound(unrecorded.begin(), unrecorded.end(), before_mid));
+  out.api_whole = estimate_unrecorded_api(sets, launches, windows, lo, hi, unrecorded.size(), out.whole);
+  out.api_steady =
+      estimate_unrecorded_api(sets, launches, windows, mid, hi, mid > lo ? after_mid : unrecorded.size(), out.steady);
+}
+
 // The time split of the window [lo, hi) and of its steady state [mid, hi), in one sweep over
-// the split's sets (time_split.hpp), built from the accumulated records.
-std::pair<time_split, time_split> split_window(accumulator_state& st, std::uint32_t thread, std::uint64_t lo,
-                                               std::uint64_t mid, std::uint64_t hi) {
-  if (hi <= lo) return {split::split_of({}, lo, hi), split::split_of({}, mid, hi)};
+// the split's sets (time_split.hpp), built from the accumulated records. With launch calls
+// recorded in `windows` only (sorted), the API time of those outside is estimated from them.
+window_splits split_window(accumulator_state& st, std::uint32_t thread, std::uint64_t lo, std::uint64_t mid,
+                           std::uint64_t hi, const std::vector<std::pair<std::uint64_t, std::uint64_t>>* windows) {
+  if (hi <= lo) return {split::split_of({}, lo, hi), split::split_of({}, mid, hi), {}, {}};
   mid = std::clamp(mid, lo, hi);
   st.copy_kind_of_call.finish();
   split::sets sets;
@@ -320,7 +359,9 @@ std::pair<time_split, time_split> split_window(accumulator_state& st, std::uint3
   const auto sum = split::first_cover(sets, lo, mid, hi);
   split::sums whole{};
   for (std::size_t c = 0; c < split::categories; ++c) whole[c] = sum.before[c] + sum.after[c];
-  return {split::split_of(whole, lo, hi), split::split_of(sum.after, mid, hi)};
+  window_splits out{split::split_of(whole, lo, hi), split::split_of(sum.after, mid, hi), {}, {}};
+  if (windows) estimate_sampled(st, thread, sets, *windows, lo, mid, hi, out);
+  return out;
 }
 
 // The trace statistics the rules read: summarize_trace's, from the accumulated records.
@@ -775,18 +816,24 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   if (!std::is_sorted(st.calls.begin(), st.calls.end(), by_start)) std::stable_sort(st.calls.begin(), st.calls.end(), by_start);
   const auto steady = steady_state_start(st, s.window_start, s.window_end);
   const bool steady_later = steady.first != UINT64_MAX && steady.first > s.window_start;
-  auto [whole, steady_part] = split_window(st, thread, s.window_start, steady_later ? steady.first : s.window_start,
-                                           s.window_end);
-  s.split = whole;
-  s.steady_split = steady_later ? steady_part : whole;
+  const bool sampled = profile::launch_calls_sampled(p);
+  launch_windows windows = p.launch_windows;
+  std::sort(windows.begin(), windows.end());
+  const window_splits splits = split_window(st, thread, s.window_start, steady_later ? steady.first : s.window_start,
+                                            s.window_end, sampled ? &windows : nullptr);
+  s.split = splits.whole;
+  s.steady_split = steady_later ? splits.steady : splits.whole;
   s.trace = trace_statistics(st, p.trace);
   if (st.python)
     if (const auto in = python_input_of(p)) s.python = python_line_figures(st, *in);
   std::vector<std::uint64_t> kernel_starts;
   std::vector<interval> busy = gpu_busy(st, kernel_starts);
   s.startup = startup_figures(st, busy, thread, s.window_start, steady);
-  launch_windows windows = p.launch_windows;
-  if (profile::launch_calls_sampled(p)) s.sampling = sampling_of(st, windows, s.window_start, s.window_end);
+  if (sampled) {
+    s.sampling = sampling_of(st, windows, s.window_start, s.window_end);
+    s.sampling->api_lifetime = splits.api_whole;
+    s.sampling->api_steady = steady_later ? splits.api_steady : splits.api_whole;
+  }
   s.ranges = range_rows(st, busy, kernel_starts, s.sampling ? &windows : nullptr);
   if (s.sampling) scale_sampled_launches(s);
   release(kernel_starts);

@@ -73,6 +73,17 @@ struct program_range {
   std::optional<std::size_t> launched_measured;
 };
 
+// The CUDA API time a split was given for the launch calls outside the sampled windows,
+// moved there from host code (analysis/sampled_split.hpp): the launch calls' share of the
+// windows' time neither GPU busy nor waiting, applied to that time outside them; a bootstrap
+// 95% interval over the windows.
+struct split_estimate {
+  std::size_t windows = 0;          // windows inside the split's span
+  std::size_t unrecorded_calls = 0; // launch calls not in the trace (distinct correlation ids)
+  double launch_share = 0;          // the classifying thread's launch calls / (CUDA API + host code) in the windows
+  double moved_ns = 0, low_ns = 0, high_ns = 0;
+};
+
 // A process whose launch calls were recorded in sampled windows only (the stream's
 // launch_windows, launch_mode::sampled): the windows, and the kernels whose
 // launch call is in the trace against all, the fraction by which launch-call counts and
@@ -83,6 +94,8 @@ struct launch_sampling {
   std::size_t kernels = 0, kernels_with_call = 0;
   std::size_t launch_calls = 0;                                  // recorded (inside the windows)
   std::size_t range_instances = 0, range_instances_measured = 0; // NVTX ranges, those wholly inside a window
+  // The lifetime split's and the steady state's CUDA API time for the launch calls outside the windows.
+  split_estimate api_lifetime, api_steady;
   // The factor launch-call counts and times were multiplied by: kernels / kernels_with_call.
   double scale() const { return kernels_with_call > 0 ? double(kernels) / double(kernels_with_call) : 1.0; }
 };

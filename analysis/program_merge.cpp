@@ -119,12 +119,17 @@ std::string sampling_note(const process_summary& p) {
                      x.kernels_with_call, x.kernels);
   else if (x.kernels > 0)
     s += fmt::format("; no kernel's launch call was recorded (of {}): launch-call counts and time unknown", x.kernels);
+  if (const split_estimate& e = x.api_lifetime; e.unrecorded_calls > 0)
+    s += fmt::format("; the time split's CUDA API time includes {:.3f} ms estimated for the {} launch calls outside "
+                     "the windows (95% interval {:.3f} .. {:.3f} ms): launch calls took {:.1f}% of the windows' time "
+                     "neither GPU busy nor waiting",
+                     e.moved_ns / 1e6, e.unrecorded_calls, e.low_ns / 1e6, e.high_ns / 1e6, 100 * e.launch_share);
   if (p.launch_call_median_ns > 0)
     s += fmt::format("; launch cost: the median of the {} recorded launch calls", x.launch_calls);
   else if (x.launch_calls > 0)
     s += fmt::format("; {} recorded launch calls are too few for a launch cost: the device's launch latency stands in",
                      x.launch_calls);
-  return s + "; the unrecorded launch calls' own time counts as host time";
+  return s;
 }
 
 // The rules on one process, as on a run's point: its trace summary and its activity

@@ -69,6 +69,15 @@ nlohmann::json ranks_json(const rank_analysis& r) {
   return j;
 }
 
+nlohmann::json estimate_json(const split_estimate& e) {
+  return {{"windows", e.windows},
+          {"unrecorded_calls", e.unrecorded_calls},
+          {"launch_share", e.launch_share},
+          {"moved_ns", e.moved_ns},
+          {"low_ns", e.low_ns},
+          {"high_ns", e.high_ns}};
+}
+
 nlohmann::json sampling_json(const launch_sampling& x) {
   return {{"windows", x.windows},
           {"covered_ns", x.covered_ns},
@@ -76,7 +85,9 @@ nlohmann::json sampling_json(const launch_sampling& x) {
           {"kernels_with_call", x.kernels_with_call},
           {"launch_calls", x.launch_calls},
           {"range_instances", x.range_instances},
-          {"range_instances_measured", x.range_instances_measured}};
+          {"range_instances_measured", x.range_instances_measured},
+          {"api_lifetime", estimate_json(x.api_lifetime)},
+          {"api_steady", estimate_json(x.api_steady)}};
 }
 
 // The critical path (docs/results-schema.md, program.critical_path): up to 2000 steps and

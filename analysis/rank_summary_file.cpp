@@ -31,8 +31,9 @@ SPEEDLAB_JSON_FIELDS(gap_summary, count, total_ns, largest_ns, largest_at_ns, la
 SPEEDLAB_JSON_FIELDS(alloc_summary, allocs, frees, repeated, ns, repeated_ns, steady_span_ns)
 SPEEDLAB_JSON_FIELDS(pageable_sync_copies, count, bytes, ns, call_ns)
 SPEEDLAB_JSON_FIELDS(call_time, name, calls, total_ns)
+SPEEDLAB_JSON_FIELDS(split_estimate, windows, unrecorded_calls, launch_share, moved_ns, low_ns, high_ns)
 SPEEDLAB_JSON_FIELDS(launch_sampling, windows, covered_ns, kernels, kernels_with_call, launch_calls, range_instances,
-                     range_instances_measured)
+                     range_instances_measured, api_lifetime, api_steady)
 SPEEDLAB_JSON_FIELDS(startup_summary, known, to_first_kernel_ns, steady_start_ns, steady_method, idle_ns, calls)
 
 namespace {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -193,6 +194,27 @@ public:
   }
 
   std::uint64_t dropped() const override { return m_dropped; }
+
+  // The program's switch (speedlab_inject_capture("cupti", on)): the API calls recorded
+  // through callbacks (api_source callback), their callbacks disabled in CUPTI while off, so
+  // only the kernel, copy and memset records remain: what the API calls cost, paired inside
+  // one process (speedlab_launch_storm and torch_loop.py --alternate-capture cupti). Not on the
+  // activity path (a disabled activity kind keeps its cost: LOW-OVERHEAD.md) nor with launch
+  // calls in windows (the flush thread switches those).
+  bool set_capture(bool on) override {
+    if (!m_api || m_sampler) return false;
+    std::lock_guard lock(m_switch_mutex);
+    if (m_capturing == on) return true;
+    m_capturing = on;
+    const auto each = [on](CUpti_CallbackDomain domain, const std::vector<std::uint8_t>& marks) {
+      for (CUpti_CallbackId id = 0; id < marks.size(); ++id)
+        if (marks[id]) hub().enable(domain, id, on);
+    };
+    each(CUPTI_CB_DOMAIN_RUNTIME_API, m_api_runtime_ids);
+    each(CUPTI_CB_DOMAIN_DRIVER_API, m_api_driver_ids);
+    m_api->switched(); // a call cut by the switch is not taken for an open one
+    return true;
+  }
 
   void on_callback(CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) noexcept override {
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) return;
@@ -511,6 +533,8 @@ private:
   std::vector<std::uint8_t> m_api_runtime_ids, m_api_driver_ids; // 1: recorded; switched_mark: a sampled launch
   static constexpr std::uint8_t switched_mark = 2;
   std::uint64_t m_api_not_kept = 0;
+  std::mutex m_switch_mutex; // the program's switch (set_capture)
+  bool m_capturing = true;
   std::optional<cupti::clock_pair> m_clock_start;
   std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;
   std::set<std::uint32_t> m_gpus_said;

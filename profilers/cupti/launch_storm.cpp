@@ -9,7 +9,13 @@
 // mean in ns).
 //   speedlab_launch_storm [--launches N] [--rounds R] [--buffer-mib B] [--cap-mib C]
 //                         [--clock callback|offset] [--launch-records activity|callback|none] [--no-api]
-//                         [--no-cupti]
+//                         [--no-cupti] [--alternate-capture BACKEND [--blocks K]]
+// --alternate-capture (under `speedlab profile`, with --no-cupti): instead of the phases, K
+// pairs of blocks of N launches, BACKEND's per-call capture switched on for one block of each
+// pair and off for the other (speedlab_inject_capture, the order swapped every pair): the
+// capture's cost per launch paired inside one process, where processes differ by up to 2 us.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -68,6 +74,8 @@ struct storm_args {
   double buffer_mib = 8, cap_mib = 256;
   speedlab::profiling::profiler_options options;
   bool use_cupti = true;
+  std::string alternate; // --alternate-capture: the backend whose capture is switched
+  int blocks = 20;
 };
 
 // False (after saying why on stderr) for an argument it does not take.
@@ -79,6 +87,8 @@ bool parse_args(int argc, char** argv, storm_args& a) {
     if (!std::strcmp(argv[i], "--no-api"))
       cupti.api_records = false;
     else if (!std::strcmp(argv[i], "--no-cupti")) a.use_cupti = false;
+    else if (has_value && !std::strcmp(argv[i], "--alternate-capture")) a.alternate = argv[++i];
+    else if (has_value && !std::strcmp(argv[i], "--blocks")) a.blocks = std::atoi(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--launches")) a.launches = std::atol(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--rounds")) a.rounds = std::atoi(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--buffer-mib")) a.buffer_mib = std::atof(argv[++i]);
@@ -193,6 +203,43 @@ void write_profiled(const profiled_phase& ph, double before, double after, long 
   out["cupti_overheads"] = ph.overheads;
 }
 
+// The injection library's switch, when `speedlab profile` loaded it into this process.
+using capture_fn = int (*)(const char*, int);
+capture_fn injected_switch() {
+  const char* path = std::getenv("CUDA_INJECTION64_PATH");
+  void* lib = path ? dlopen(path, RTLD_NOLOAD | RTLD_NOW) : nullptr;
+  return lib ? reinterpret_cast<capture_fn>(dlsym(lib, "speedlab_inject_capture")) : nullptr;
+}
+
+// --alternate-capture: pairs of blocks, the capture on in one and off in the other; each
+// block's us per launch (totals) and its median launch call (a timed round of the same size).
+int alternate(const storm_args& a, nlohmann::json& out) {
+  const capture_fn set = injected_switch();
+  if (!set || !set(a.alternate.c_str(), 1)) {
+    out["error"] = "--alternate-capture " + a.alternate + ": no such capture to switch in this process (run under " +
+                   "speedlab profile with --no-cupti)";
+    std::puts(out.dump().c_str());
+    return 2;
+  }
+  nlohmann::json on_us = nlohmann::json::array(), off_us = nlohmann::json::array();
+  nlohmann::json on_call = nlohmann::json::array(), off_call = nlohmann::json::array();
+  std::vector<double> loop;
+  for (int b = 0; b < a.blocks; ++b)
+    for (const int on : b % 2 == 0 ? std::array{1, 0} : std::array{0, 1}) {
+      set(a.alternate.c_str(), on);
+      (on ? on_us : off_us).push_back(storm(a.launches, loop) / static_cast<double>(a.launches) * 1e6);
+      (on ? on_call : off_call).push_back(timed_round(a.launches)["median_ns"]);
+    }
+  set(a.alternate.c_str(), 1);
+  out["backend"] = a.alternate;
+  out["capture_on_us_per_launch"] = on_us;
+  out["capture_off_us_per_launch"] = off_us;
+  out["capture_on_call_median_ns"] = on_call;
+  out["capture_off_call_median_ns"] = off_call;
+  std::puts(out.dump().c_str());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -219,6 +266,8 @@ int main(int argc, char** argv) {
   // Warm-up: context, module load, first launches.
   speedlab::storm::launch_empty(2000);
   speedlab::storm::synchronize();
+
+  if (!args.alternate.empty()) return alternate(args, out);
 
   auto profiler = speedlab::profiling::make_profiler("cupti");
   profiled_phase ph;

@@ -47,6 +47,25 @@ report_table facts_table(const analysis::program_analysis& a) {
   return tb;
 }
 
+// Launch calls recorded in sampled windows: how much of the API time is estimated from them
+// (analysis/sampled_split.hpp), summed over the processes with its interval's ends.
+std::string estimated_api(const analysis::program_analysis& a) {
+  analysis::split_estimate sum;
+  for (const auto& p : a.processes)
+    if (p.sampling) {
+      sum.moved_ns += p.sampling->api_lifetime.moved_ns;
+      sum.low_ns += p.sampling->api_lifetime.low_ns;
+      sum.high_ns += p.sampling->api_lifetime.high_ns;
+      sum.windows += p.sampling->api_lifetime.windows;
+      sum.unrecorded_calls += p.sampling->api_lifetime.unrecorded_calls;
+    }
+  if (sum.unrecorded_calls == 0) return "";
+  return fmt::format("includes {} estimated for the {} launch calls outside the sampled windows (95% interval {} .. "
+                     "{}, from {} windows)",
+                     fmt_duration(sum.moved_ns), sum.unrecorded_calls, fmt_duration(sum.low_ns),
+                     fmt_duration(sum.high_ns), sum.windows);
+}
+
 report_table split_table(const analysis::program_analysis& a) {
   const time_split& s = a.split;
   report_table tb{"program-split", "Where the time went",
@@ -65,7 +84,7 @@ report_table split_table(const analysis::program_analysis& a) {
   tb.rows.push_back({t("other copies"), dur(s.copy_other), share(s.copy_other, w), t(copies(a.other_copies))});
   tb.rows.push_back({t("memsets"), dur(s.memset), share(s.memset, w), t("")});
   tb.rows.push_back({t("synchronization (GPU idle)"), dur(s.sync), share(s.sync, w), t("")});
-  tb.rows.push_back({t("other CUDA API (GPU idle)"), dur(s.api), share(s.api, w), t("")});
+  tb.rows.push_back({t("other CUDA API (GPU idle)"), dur(s.api), share(s.api, w), t(estimated_api(a))});
   tb.rows.push_back({t("host code (GPU idle)"), dur(s.host), share(s.host, w), t("")});
   tb.rows.push_back({t("wall time"), dur(w), share(w, w), t("")});
   if (w <= 0) tb.rows.clear();
