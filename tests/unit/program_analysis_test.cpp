@@ -386,6 +386,9 @@ TEST_CASE("program: the streamed summary of recorded streams matches the trace f
     const auto r = profile::read_stream(f);
     REQUIRE(r.valid);
     const auto& p = r.profile;
+    // Launch calls in windows: the split holds an estimate and the launch counts are scaled,
+    // which the trace functions do not do (launch_sampling_analysis_test.cpp holds those).
+    if (profile::launch_calls_sampled(p)) continue;
     const auto streamed = analysis::summarize_stream(f);
     REQUIRE(streamed.valid);
     const auto s = analysis::summarize_process(p);
