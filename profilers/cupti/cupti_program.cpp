@@ -199,10 +199,11 @@ public:
   // through callbacks (api_source callback), their callbacks disabled in CUPTI while off, so
   // only the kernel, copy and memset records remain: what the API calls cost, paired inside
   // one process (speedlab_launch_storm and torch_loop.py --alternate-capture cupti). Not on the
-  // activity path (a disabled activity kind keeps its cost: LOW-OVERHEAD.md) nor with launch
-  // calls in windows (the flush thread switches those).
+  // activity path (a disabled activity kind keeps its cost: LOW-OVERHEAD.md), with launch
+  // calls in windows (the flush thread switches those), nor where launches are reserved
+  // (--metrics, --source: their collectors enable the launch callbacks by themselves).
   bool set_capture(bool on) override {
-    if (!m_api || m_sampler) return false;
+    if (!m_api || m_sampler || hub().launches_reserved()) return false;
     std::lock_guard lock(m_switch_mutex);
     if (m_capturing == on) return true;
     m_capturing = on;

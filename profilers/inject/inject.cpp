@@ -20,7 +20,7 @@
 //   this library into the Python worker of a Python variant under the cupti profiler and asks
 //   for the records after the measured repetitions (app/python/python_variants.cpp).
 // - speedlab_inject_capture(backend, on) switches a session's per-call capture (the Python
-//   lines) off and on from the program.
+//   lines; the cupti session's API callbacks) off and on from the program.
 // Only these entry points are exported (inject.map). Nothing here throws out of a CUDA,
 // CUPTI or NVTX callback; problems become note chunks in the stream.
 #include <poll.h>
