@@ -175,6 +175,9 @@ program_analysis analyze_program(const std::vector<profile::process_profile>& pr
 program_analysis analyze_program(std::vector<process_summary> processes, std::vector<rank_summary> ranks,
                                  program_facts facts, const device_model& device, const program_options& options = {});
 
+// results.json's and summary.json's launch_sampling (one codec, rank_summary_file.cpp).
+void to_json(nlohmann::json& j, const launch_sampling& x);
+void from_json(const nlohmann::json& j, launch_sampling& x);
 void to_json(nlohmann::json& j, const program_facts& f);
 void from_json(const nlohmann::json& j, program_facts& f);
 // The program's tables and processes (the findings are in result, as for a run).

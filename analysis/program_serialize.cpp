@@ -69,27 +69,6 @@ nlohmann::json ranks_json(const rank_analysis& r) {
   return j;
 }
 
-nlohmann::json estimate_json(const split_estimate& e) {
-  return {{"windows", e.windows},
-          {"unrecorded_calls", e.unrecorded_calls},
-          {"launch_share", e.launch_share},
-          {"moved_ns", e.moved_ns},
-          {"low_ns", e.low_ns},
-          {"high_ns", e.high_ns}};
-}
-
-nlohmann::json sampling_json(const launch_sampling& x) {
-  return {{"windows", x.windows},
-          {"covered_ns", x.covered_ns},
-          {"kernels", x.kernels},
-          {"kernels_with_call", x.kernels_with_call},
-          {"launch_calls", x.launch_calls},
-          {"range_instances", x.range_instances},
-          {"range_instances_measured", x.range_instances_measured},
-          {"api_lifetime", estimate_json(x.api_lifetime)},
-          {"api_steady", estimate_json(x.api_steady)}};
-}
-
 // The critical path (docs/results-schema.md, program.critical_path): up to 2000 steps and
 // the first 1000 segments of each (in time order), with how many were left out.
 nlohmann::json path_segment_json(const path_segment& s) {
@@ -202,7 +181,7 @@ void to_json(nlohmann::json& j, const program_analysis& a) {
         u["calls"].push_back({{"name", c.name}, {"calls", c.calls}, {"total_ns", c.total_ns}});
     }
     if (p.steady_split) o["steady_split"] = *p.steady_split;
-    if (p.sampling) o["launch_sampling"] = sampling_json(*p.sampling);
+    if (p.sampling) o["launch_sampling"] = *p.sampling;
     procs.push_back(std::move(o));
   }
   auto& kernels = j["kernels"] = nlohmann::json::array();

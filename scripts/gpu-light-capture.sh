@@ -36,32 +36,6 @@ note() { echo "$*" | tee -a "$summary"; }
 pin=()
 [[ -n ${CPUS-2-5} ]] && command -v taskset >/dev/null && pin=(taskset -c "${CPUS-2-5}")
 
-# Paired differences (on - off) of KEY_ON/KEY_OFF over every process's pairs: median and a
-# distribution-free 95% interval of the median (order statistics).
-paired() { # file key_on key_off unit label
-  python3 - "$@" <<'PY'
-import json, statistics, sys
-from math import comb
-path, on_key, off_key, unit, label = sys.argv[1:6]
-rows = [json.loads(l) for l in open(path) if l.strip().startswith("{")]
-d = []
-for i, r in enumerate(rows):
-    if on_key not in r:
-        print(f"{label} process {i}: {r.get('error', 'no pairs')}"); continue
-    pr = [a - b for a, b in zip(r[on_key], r[off_key])]
-    d += pr
-    print(f"{label} process {i}: {len(pr)} pairs, on {statistics.median(r[on_key]):.3f}, off {statistics.median(r[off_key]):.3f} {unit}, "
-          f"paired difference median {statistics.median(pr):+.3f} {unit}")
-if not d:
-    sys.exit(0)
-d.sort(); n = len(d); best = None
-for k in range(n // 2):
-    if sum(comb(n, i) for i in range(k + 1, n - k)) / 2 ** n >= 0.95: best = k
-ci = f"{d[best]:+.3f} .. {d[n - 1 - best]:+.3f}" if best is not None else "too few pairs"
-print(f"{label}: {n} pairs; capture on - off: median {statistics.median(d):+.3f} {unit}, 95% interval {ci}")
-PY
-}
-
 if has storm; then
   : >"$work/storm.jsonl"
   for ((r = 0; r < ${STORM_PROCS:-3}; r++)); do
@@ -70,8 +44,10 @@ if has storm; then
       2>"$work/logs/storm-$r.err" | grep '"benchmark"' | tail -1 >>"$work/storm.jsonl"
     note "storm process $r: exit ${PIPESTATUS[0]}"
   done
-  paired "$work/storm.jsonl" capture_on_us_per_launch capture_off_us_per_launch us/launch storm | tee -a "$summary"
-  paired "$work/storm.jsonl" capture_on_call_median_ns capture_off_call_median_ns ns/call storm-call | tee -a "$summary"
+  python3 scripts/paired_interval.py "$work/storm.jsonl" capture_on_us_per_launch capture_off_us_per_launch storm \
+    --unit " us/launch" | tee -a "$summary"
+  python3 scripts/paired_interval.py "$work/storm.jsonl" capture_on_call_median_ns capture_off_call_median_ns \
+    storm-call --unit " ns/call" | tee -a "$summary"
   cp "$work/storm.jsonl" "$out/"
 fi
 
@@ -83,17 +59,8 @@ if has torch; then
       --blocks "${TORCH_BLOCKS:-30}" 2>"$work/logs/torch-$r.err" | grep '"bench"' | tail -1 >>"$work/torch.jsonl"
     note "torch process $r: exit ${PIPESTATUS[0]}"
   done
-  python3 - "$work/torch.jsonl" >"$work/torch-rel.jsonl" <<'PY'
-import json, sys
-for l in open(sys.argv[1]):
-    if l.strip().startswith("{"):
-        r = json.loads(l)
-        if "capture_on_us" in r:  # in percent of the step without the capture
-            r["rel_on"] = [100 * (a - b) / b for a, b in zip(r["capture_on_us"], r["capture_off_us"])]
-            r["rel_off"] = [0.0] * len(r["rel_on"])
-        print(json.dumps(r))
-PY
-  paired "$work/torch-rel.jsonl" rel_on rel_off "% of the step" torch | tee -a "$summary"
+  python3 scripts/paired_interval.py "$work/torch.jsonl" capture_on_us capture_off_us torch --relative |
+    tee -a "$summary"
   cp "$work/torch.jsonl" "$out/"
 fi
 

@@ -123,18 +123,11 @@ rel = sorted(100 * (a - b) / b for a, b in pairs)
 print(f"cost torch_loop: {len(pairs)} paired rounds; with lines {statistics.median(a for a, _ in pairs):.1f} us/step, "
       f"without {statistics.median(b for _, b in pairs):.1f} us/step; paired difference median {statistics.median(rel):+.1f}% "
       f"(range {rel[0]:+.1f}% .. {rel[-1]:+.1f}%)")
-if len(rel) >= 6:
-    # A distribution-free 95% interval of the median difference: order statistics of the
-    # paired differences (binomial, n rounds).
-    from math import comb
-    n = len(rel); best = None
-    for k in range(n // 2):
-        cover = sum(comb(n, i) for i in range(k + 1, n - k)) / 2 ** n
-        if cover >= 0.95: best = k
-    if best is not None:
-        print(f"cost torch_loop: 95% interval of the median difference {rel[best]:+.1f}% .. {rel[n - 1 - best]:+.1f}%")
-    else:
-        print("cost torch_loop: too few rounds for a 95% interval of the median")
+sys.path.insert(0, "scripts")
+from paired_interval import median_interval
+_, lo, hi = median_interval(rel)
+print(f"cost torch_loop: 95% interval of the median difference {lo:+.1f}% .. {hi:+.1f}%" if lo is not None
+      else "cost torch_loop: too few rounds for a 95% interval of the median")
 PY
   cp "$work/cost.tsv" "$out/" 2>/dev/null
 fi
@@ -148,26 +141,8 @@ if has inproc; then
       2>"$work/logs/inproc-$r.err" | grep '"bench": "torch_loop_alternate"' | tail -1 >>"$work/inproc.jsonl"
     note "inproc process $r: exit ${PIPESTATUS[0]}"
   done
-  python3 - "$work/inproc.jsonl" <<'PY' | tee -a "$summary"
-import json, statistics, sys
-from math import comb
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-rel = []
-for i, r in enumerate(rows):
-    pr = [100 * (a - b) / b for a, b in zip(r["capture_on_us"], r["capture_off_us"])]
-    rel += pr
-    print(f"inproc process {i}: {len(pr)} pairs, on {statistics.median(r['capture_on_us']):.1f} us/step, "
-          f"off {statistics.median(r['capture_off_us']):.1f} us/step, paired difference median {statistics.median(pr):+.2f}%")
-if not rel:
-    print("inproc: no pairs"); sys.exit(0)
-rel.sort()
-n = len(rel); best = None
-for k in range(n // 2):  # order statistics of the paired differences: a distribution-free 95% interval of the median
-    if sum(comb(n, i) for i in range(k + 1, n - k)) / 2 ** n >= 0.95: best = k
-ci = f"{rel[best]:+.2f}% .. {rel[n - 1 - best]:+.2f}%" if best is not None else "too few pairs"
-print(f"inproc torch_loop: {n} pairs in {len(rows)} processes; lines on against off: median {statistics.median(rel):+.2f}%, "
-      f"95% interval {ci}")
-PY
+  python3 scripts/paired_interval.py "$work/inproc.jsonl" capture_on_us capture_off_us "inproc torch_loop" --relative |
+    tee -a "$summary"
   cp "$work/inproc.jsonl" "$out/" 2>/dev/null
 fi
 
