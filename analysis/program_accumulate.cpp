@@ -693,8 +693,9 @@ startup_summary startup_figures(const accumulator_state& st, const std::vector<i
 
 // The lines of a Python program (python_lines.hpp): its calls and GPU records joined with the
 // stacks its capture recorded, by correlation id. Before host_call_figures releases the calls.
-python_lines python_line_figures(accumulator_state& st, const python_input& in) {
+python_lines python_line_figures(accumulator_state& st, const python_input& in, bool launches_windowed) {
   python_line_builder b(in);
+  if (launches_windowed) b.launches_windowed();
   for (const auto& a : st.calls) b.add_call(a.correlation, a.kind, a.thread, a.start, a.end, *st.names[a.name]);
   for (const auto& g : st.python_gpu) b.add_gpu(g.correlation, g.work);
   release(st.python_gpu);
@@ -825,7 +826,7 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   s.steady_split = steady_later ? splits.steady : splits.whole;
   s.trace = trace_statistics(st, p.trace);
   if (st.python)
-    if (const auto in = python_input_of(p)) s.python = python_line_figures(st, *in);
+    if (const auto in = python_input_of(p)) s.python = python_line_figures(st, *in, sampled);
   std::vector<std::uint64_t> kernel_starts;
   std::vector<interval> busy = gpu_busy(st, kernel_starts);
   s.startup = startup_figures(st, busy, thread, s.window_start, steady);

@@ -1,6 +1,7 @@
 #include "analysis/python_lines.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -48,6 +49,7 @@ python_line_builder::python_line_builder(const python_input& input) : m_in(input
   std::stable_sort(m_sites.begin(), m_sites.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   m_stack_gpu.assign(m_in.stacks.size(), 0);
   m_stack_sync.assign(m_in.stacks.size(), 0);
+  m_stack_kernel.assign(m_in.stacks.size(), 0);
   m_stack_calls.assign(m_in.stacks.size(), 0);
   m_out.interpreter = m_in.interpreter;
 }
@@ -79,6 +81,9 @@ void python_line_builder::add_gpu(std::uint32_t correlation, const gpu_work& w) 
   python_line* l = s ? row(*s) : nullptr;
   if (w.kind == gpu_kind::kernel) {
     m_out.coverage.kernel_ns += w.ns;
+    if (s) m_out.coverage.kernel_ns_captured += w.ns;
+    if (s && s->attributed != python_input::how::none && s->stack < m_stack_kernel.size())
+      m_stack_kernel[s->stack] += w.ns;
     if (l && s->attributed == python_input::how::own) m_out.coverage.kernel_ns_own += w.ns;
     if (l && s->attributed == python_input::how::inferred) m_out.coverage.kernel_ns_inferred += w.ns;
   }
@@ -158,6 +163,7 @@ python_lines python_line_builder::finish() {
     }
   }
   std::vector<pending_call>().swap(m_calls);
+  if (m_windowed) scale_to_windows();
   std::map<std::vector<std::string>, python_stack_weight> folded;
   for (std::size_t s = 0; s < m_in.stacks.size(); ++s) {
     if (m_stack_calls[s] == 0 && m_stack_gpu[s] == 0) continue;
@@ -176,6 +182,27 @@ python_lines python_line_builder::finish() {
   std::stable_sort(m_out.lines.begin(), m_out.lines.end(),
                    [](const auto& a, const auto& b) { return a.cost_ns() > b.cost_ns(); });
   return std::move(m_out);
+}
+
+// Launch stacks taken in windows: the kernels launched in them stand for all (a ratio
+// estimate), so each line's kernel figures and its launch calls grow by the same factor.
+void python_line_builder::scale_to_windows() {
+  auto& cov = m_out.coverage;
+  cov.windowed_processes = 1;
+  if (!(cov.kernel_ns_captured > 0) || cov.kernel_ns_captured >= cov.kernel_ns) return;
+  const double f = cov.kernel_ns / cov.kernel_ns_captured;
+  const auto times = [f](std::size_t n) { return static_cast<std::size_t>(std::llround(static_cast<double>(n) * f)); };
+  for (auto& l : m_out.lines) {
+    const std::size_t launches = l.launches + l.graph_launches;
+    l.kernel_ns *= f;
+    l.kernels = times(l.kernels);
+    l.launches = times(l.launches);
+    l.graph_launches = times(l.graph_launches);
+    l.calls += l.launches + l.graph_launches - launches;
+  }
+  cov.kernel_ns_own *= f;
+  cov.kernel_ns_inferred *= f;
+  for (std::size_t s = 0; s < m_stack_gpu.size(); ++s) m_stack_gpu[s] += (f - 1) * m_stack_kernel[s];
 }
 
 python_lines merge_python_lines(const std::vector<const python_lines*>& parts) {

@@ -12,6 +12,12 @@
 //
 // A call of a thread without Python frames (PyTorch's autograd engine) is given to the last
 // Python stack captured on any thread before it (`inferred`), and counted apart.
+//
+// Launch calls in windows (the light capture, issue 41): a launch's stack is taken only in a
+// window, every other call's always. launches_windowed() makes finish() scale each line's
+// kernel figures (time, kernels, launches) by the process's kernel time over the kernel
+// time whose launch was captured: a ratio estimate, each line's share of the windows' kernels
+// taken for its share of all (coverage.launch_scale says by how much).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +67,8 @@ public:
     bool pageable = false;
   };
   void add_gpu(std::uint32_t correlation, const gpu_work& work);
+  // The capture took launch stacks in windows only: finish() scales the kernel figures.
+  void launches_windowed() { m_windowed = true; }
   python_lines finish();
 
 private:
@@ -78,13 +86,15 @@ private:
   const site* site_of(std::uint32_t correlation) const;
   python_line* row(const site& s);
   void count_call(const pending_call& c);
+  void scale_to_windows();
 
   const python_input& m_in;
   std::vector<std::pair<std::uint32_t, site>> m_sites; // by correlation
   std::vector<std::int64_t> m_line_of_stack;           // stack id -> row, -1 none
   std::vector<pending_call> m_calls;
   std::vector<std::uint32_t> m_pageable_copies; // correlations: an async copy through pageable memory blocks
-  std::vector<double> m_stack_gpu, m_stack_sync;
+  std::vector<double> m_stack_gpu, m_stack_sync, m_stack_kernel;
+  bool m_windowed = false;
   std::vector<std::size_t> m_stack_calls;
   python_lines m_out;
 };

@@ -148,10 +148,11 @@ void parse_words(const std::map<option, std::string>& v, parsed_injection_option
   o.cupti.driver_api = text(option::driver_api) != "0";
   o.cupti.all_api = text(option::api) == "all";
   o.cupti.sync_records = text(option::sync_records) == "1";
-  if (const std::string a = text(option::api_source); a == "callback")
-    o.cupti.api_records = api_source::callback;
-  else if (!a.empty() && a != "activity")
-    out.problems[option::api_source] = quoted(option::api_source, a) + " is not activity or callback: activity records are used";
+  if (const std::string a = text(option::api_source); a == "activity")
+    o.cupti.api_records = api_source::activity;
+  else if (!a.empty() && a != "callback")
+    out.problems[option::api_source] =
+        quoted(option::api_source, a) + " is not callback or activity: callbacks are used";
   o.counters.metrics = split_names(text(option::metrics));
   o.counters.metric_set = text(option::metric_set);
   o.signals = text(option::signals) != "0";
@@ -193,16 +194,13 @@ std::optional<launch_sampling> parse_launch_sampling(const std::string& text, st
 
 launch_settings parse_launch_settings(const std::string& calls, const std::string& sample, std::string& problem) {
   launch_settings s;
-  if (calls.empty() || calls == "all") return s;
-  if (calls == "none" || calls == "0") {
+  if (calls == "all")
+    s.mode = launch_mode::all;
+  else if (calls == "none" || calls == "0")
     s.mode = launch_mode::none;
-    return s;
-  }
-  if (calls != "sampled") {
-    problem = quoted(option::launch_calls, calls) + " is not all, sampled or none: every launch call is recorded";
-    return s;
-  }
-  s.mode = launch_mode::sampled;
+  else if (!calls.empty() && calls != "sampled")
+    problem =
+        quoted(option::launch_calls, calls) + " is not sampled, all or none: launch calls are recorded in windows";
   if (sample.empty()) return s;
   std::string why;
   if (const auto w = parse_launch_sampling(sample, why)) s.sampling = *w;
@@ -219,8 +217,10 @@ std::map<std::string, std::string> to_environment(const injection_options& o) {
   if (o.cupti.force_after_ms) put(option::force_after_ms, std::to_string(*o.cupti.force_after_ms));
   if (o.cupti.max_buffer_mib) put(option::max_buffer_mib, std::to_string(*o.cupti.max_buffer_mib));
   if (o.cupti.buffer_kib) put(option::buffer_kib, std::to_string(*o.cupti.buffer_kib));
-  if (o.cupti.launches.mode != launch_mode::all)
-    put(option::launch_calls, o.cupti.launches.mode == launch_mode::sampled ? "sampled" : "none");
+  if (o.cupti.launches.mode != d.cupti.launches.mode)
+    put(option::launch_calls, o.cupti.launches.mode == launch_mode::sampled ? "sampled"
+                              : o.cupti.launches.mode == launch_mode::all   ? "all"
+                                                                            : "none");
   if (o.cupti.launches.sampling != d.cupti.launches.sampling)
     put(option::launch_sample, std::to_string(o.cupti.launches.sampling.window_ns / 1'000'000) + "/" +
                                    std::to_string(o.cupti.launches.sampling.period_ns / 1'000'000));
@@ -228,7 +228,8 @@ std::map<std::string, std::string> to_environment(const injection_options& o) {
   if (!o.cupti.runtime_api) put(option::runtime_api, "0");
   if (!o.cupti.driver_api) put(option::driver_api, "0");
   if (o.cupti.all_api) put(option::api, "all");
-  if (o.cupti.api_records == api_source::callback) put(option::api_source, "callback");
+  if (o.cupti.api_records != d.cupti.api_records)
+    put(option::api_source, o.cupti.api_records == api_source::callback ? "callback" : "activity");
   if (o.cupti.sync_records) put(option::sync_records, "1");
   if (o.source.launches) put(option::source_launches, std::to_string(*o.source.launches));
   if (!o.counters.metrics.empty()) put(option::metrics, joined(o.counters.metrics));

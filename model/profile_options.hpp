@@ -71,7 +71,7 @@ inline constexpr std::size_t min_buffer_kib = 64, max_buffer_kib = 1u << 20;
 // The flush interval's one check (`--flush-interval` and the library alike): 1 ms to an hour.
 bool valid_flush_ms(long long ms);
 
-// Launch calls: every one, in sampled windows, or none.
+// Launch calls: every one, in sampled windows (the default: the light capture, issue 41), or none.
 enum class launch_mode { all, sampled, none };
 struct launch_sampling {
   std::uint64_t window_ns = 20'000'000;  // recorded ...
@@ -81,13 +81,13 @@ struct launch_sampling {
 // "W/P" in milliseconds ("20/200"): 1 <= W < P <= 600000. nullopt (and `problem` said) otherwise.
 std::optional<launch_sampling> parse_launch_sampling(const std::string& text, std::string& problem);
 struct launch_settings {
-  launch_mode mode = launch_mode::all;
+  launch_mode mode = launch_mode::sampled;
   launch_sampling sampling;
   bool operator==(const launch_settings&) const = default;
 };
-// launch_calls ("" or "all": every launch call; "sampled"; "none" or "0") and launch_sample
-// ("W/P", with "sampled"). A value that is neither is said in `problem` and the default taken
-// (every call; 20/200).
+// launch_calls ("" or "sampled": in windows, the default; "all": every launch call; "none" or
+// "0") and launch_sample ("W/P", with "sampled"). A value that is neither is said in `problem`
+// and the default taken (in windows of 20/200).
 launch_settings parse_launch_settings(const std::string& calls, const std::string& sample, std::string& problem);
 
 enum class api_source { activity, callback };
@@ -101,8 +101,14 @@ struct cupti_injection_options {               // the cupti session: buffers, re
   bool clock_offset = false;
   bool runtime_api = true, driver_api = true;
   bool all_api = false;
-  api_source api_records = api_source::activity;
+  api_source api_records = api_source::callback; // activity: the full capture (`--full`)
   bool sync_records = false;
+  // The full capture (`speedlab profile --full`): every launch call, and every API call as
+  // CUPTI's RUNTIME/DRIVER activity records, at their cost (docs/results/light-capture.md).
+  void use_full_capture() {
+    api_records = api_source::activity;
+    launches.mode = launch_mode::all;
+  }
   bool operator==(const cupti_injection_options&) const = default;
 };
 struct counters_injection_options { // `--metrics`

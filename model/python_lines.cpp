@@ -21,6 +21,7 @@ void python_coverage::add(const python_coverage& x) {
   calls_library += x.calls_library, calls_unknown += x.calls_unknown;
   kernel_ns += x.kernel_ns, kernel_ns_own += x.kernel_ns_own, kernel_ns_inferred += x.kernel_ns_inferred;
   sync_ns += x.sync_ns, sync_ns_own += x.sync_ns_own;
+  kernel_ns_captured += x.kernel_ns_captured, windowed_processes += x.windowed_processes;
 }
 
 // The rows' own codecs, for python_lines' (found by argument-dependent lookup).
@@ -36,7 +37,7 @@ SPEEDLAB_JSON_FIELDS(python_line, file, line, function, text, calls, launches, g
                      sync_ns, allocs, frees, alloc_ns, inferred_calls, processes)
 SPEEDLAB_JSON_FIELDS(python_stack_weight, frames, gpu_ns, sync_ns, calls)
 SPEEDLAB_JSON_FIELDS(python_coverage, calls, calls_own, calls_inferred, calls_library, calls_unknown, kernel_ns,
-                     kernel_ns_own, kernel_ns_inferred, sync_ns, sync_ns_own)
+                     kernel_ns_own, kernel_ns_inferred, sync_ns, sync_ns_own, kernel_ns_captured, windowed_processes)
 SPEEDLAB_JSON_FIELDS(python_lines, interpreter, lines, stacks, coverage)
 
 } // namespace speedlab::pylines

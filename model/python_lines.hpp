@@ -52,6 +52,12 @@ struct python_coverage {
   std::size_t calls = 0, calls_own = 0, calls_inferred = 0, calls_library = 0, calls_unknown = 0;
   double kernel_ns = 0, kernel_ns_own = 0, kernel_ns_inferred = 0;
   double sync_ns = 0, sync_ns_own = 0;
+  // Kernel time whose launch call the capture saw (all of it unless launch stacks were taken
+  // in windows). With windows, the lines' kernel figures and kernel_ns_own/_inferred are
+  // scaled by kernel_ns / kernel_ns_captured (analysis/python_lines.hpp); windowed_processes
+  // counts the processes so estimated.
+  double kernel_ns_captured = 0;
+  std::size_t windowed_processes = 0;
   void add(const python_coverage& other);
 };
 

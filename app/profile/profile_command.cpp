@@ -194,6 +194,7 @@ std::map<std::string, std::string> program_environment(const std::filesystem::pa
   }
   if (options.source) injected.source.launches = options.source_launches;
   injected.python.lines = options.python_lines;
+  if (options.full) injected.cupti.use_full_capture();
   auto environment = injection_environment(library, injected);
   const char* preload = std::getenv("LD_PRELOAD");
   if (const std::string with_shim = preload_with_exit_shim(library, preload ? preload : ""); !with_shim.empty())

@@ -36,6 +36,9 @@ struct profile_options {
   // Python stacks at every recorded CUDA call of a Python program (on unless
   // --no-python-lines; profilers/python): the line of the user's code behind each.
   bool python_lines = true;
+  // Every CUDA call recorded, as CUPTI's activity records (--full), instead of the light
+  // default: launch calls through callbacks in windows (docs/profile-format.md).
+  bool full = false;
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };

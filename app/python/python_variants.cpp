@@ -419,6 +419,9 @@ private:
     // `speedlab profile` is the analysis's calls only), and the worker's signals left as
     // they are (run ends its worker itself and reads only what was flushed on request).
     o.cupti.all_api = true;
+    // A point is short and its launches are its figures: every launch call, not the light
+    // capture's windows, as `run`'s cupti profiler records them.
+    o.cupti.use_full_capture();
     o.signals = false;
     // Python stacks at the CUDA calls (the point's "Python lines"): taken during the measured
     // repetitions, as CUPTI's records are, so their cost joins the measured time (docs/python-variants.md).

@@ -83,6 +83,15 @@ public:
     t->push({start, end, t->tid, correlation, cbid, status, driver});
   }
 
+  // The first call of a switched id (a launch) seen: its start (0 before one), which the
+  // start-up window is timed from (launch_sampler.hpp). One relaxed load a call after it.
+  void saw_switched(std::uint64_t start) noexcept {
+    if (m_first_switched.load(std::memory_order_relaxed) != 0) return;
+    std::uint64_t none = 0;
+    m_first_switched.compare_exchange_strong(none, start, std::memory_order_relaxed);
+  }
+  std::uint64_t first_switched_ns() const noexcept { return m_first_switched.load(std::memory_order_relaxed); }
+
   // After the launch ids' callbacks were switched on or off (from the switching thread):
   // a switched call still open from before is one whose exit will not come.
   void switched() noexcept { m_epoch.fetch_add(1, std::memory_order_relaxed); }
@@ -298,6 +307,7 @@ private:
   std::vector<std::shared_ptr<thread_buffer>> m_threads;
   std::uint64_t m_not_kept_of_ended = 0, m_nested_of_ended = 0, m_cut_of_ended = 0;
   std::atomic<std::uint32_t> m_epoch{0}; // switches of the launch ids' callbacks so far
+  std::atomic<std::uint64_t> m_first_switched{0};
 };
 
 } // namespace speedlab::inject

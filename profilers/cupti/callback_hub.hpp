@@ -54,6 +54,15 @@ public:
   bool launches_reserved() const { return m_launches_reserved; }
   bool take_launches() { return !std::exchange(m_launches_taken, true); }
 
+  // Launch calls in windows (the cupti session's light capture): the launch ids' callbacks
+  // are switched on the one subscription, for every client (python's stacks follow the
+  // windows), so no client may switch them itself. Each switch is counted: a client's call
+  // in flight at a switch lost its entry or its exit.
+  void windows_launches() { m_launches_windowed.store(true, std::memory_order_release); }
+  bool launches_windowed() const { return m_launches_windowed.load(std::memory_order_acquire); }
+  void launches_switched() { m_launch_switches.fetch_add(1, std::memory_order_relaxed); }
+  std::uint32_t launch_switches() const { return m_launch_switches.load(std::memory_order_relaxed); }
+
 private:
   static void CUPTIAPI trampoline(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,
                                   const void* data) noexcept;
@@ -65,6 +74,8 @@ private:
   std::mutex m_enable_mutex;                              // CUPTI asks the callers of cuptiEnableCallback to serialize
   std::map<std::pair<int, unsigned>, unsigned> m_enabled; // callback id -> clients that enabled it
   bool m_subscribed = false, m_launches_reserved = false, m_launches_taken = false;
+  std::atomic<bool> m_launches_windowed{false};
+  std::atomic<std::uint32_t> m_launch_switches{0};
   std::string m_error;
 };
 

@@ -199,21 +199,28 @@ public:
   // through callbacks (api_source callback), their callbacks disabled in CUPTI while off, so
   // only the kernel, copy and memset records remain: what the API calls cost, paired inside
   // one process (speedlab_launch_storm and torch_loop.py --alternate-capture cupti). Not on the
-  // activity path (a disabled activity kind keeps its cost: LOW-OVERHEAD.md), with launch
-  // calls in windows (the flush thread switches those), nor where launches are reserved
-  // (--metrics, --source: their collectors enable the launch callbacks by themselves).
+  // activity path (a disabled activity kind keeps its cost: LOW-OVERHEAD.md), nor where
+  // launches are reserved (--metrics, --source: their collectors enable the launch callbacks
+  // by themselves). With launch calls in windows (the light default) the launch ids go off
+  // too while off, and the windows keep their cycle, switching nothing until it is on again:
+  // the default's whole cost against kernel records alone (a window during an off block
+  // recorded no call; the close says how often the program switched).
   bool set_capture(bool on) override {
-    if (!m_api || m_sampler || hub().launches_reserved()) return false;
+    if (!m_api || hub().launches_reserved()) return false;
     std::lock_guard lock(m_switch_mutex);
     if (m_capturing == on) return true;
     m_capturing = on;
-    const auto each = [on](CUpti_CallbackDomain domain, const std::vector<std::uint8_t>& marks) {
+    ++m_program_switches;
+    const bool windows = m_sampler != nullptr; // the launch ids are the windows' to switch
+    const auto each = [on, windows](CUpti_CallbackDomain domain, const std::vector<std::uint8_t>& marks) {
       for (CUpti_CallbackId id = 0; id < marks.size(); ++id)
-        if (marks[id]) hub().enable(domain, id, on);
+        if (marks[id] && !(windows && marks[id] == switched_mark)) hub().enable(domain, id, on);
     };
     each(CUPTI_CB_DOMAIN_RUNTIME_API, m_api_runtime_ids);
     each(CUPTI_CB_DOMAIN_DRIVER_API, m_api_driver_ids);
+    if (windows && m_sampler->on()) m_launch_switch->set(on);
     m_api->switched(); // a call cut by the switch is not taken for an open one
+    hub().launches_switched();
     return true;
   }
 
@@ -307,10 +314,16 @@ private:
     }
     if (sw && sw->usable()) {
       m_launch_switch = std::move(sw);
-      m_sampler = std::make_unique<launch_sampler>(m_sampling, steady_now_ns());
-      note(fmt::format("launch calls recorded {} ms of every {} ms ({}=sampled): a kernel launched between these "
-                       "windows has no launch call",
+      // On the callback path the first launch is seen, so the start-up window closes a
+      // period after it (launch_sampler.hpp); the activity path's cycle starts at once.
+      m_sampler = std::make_unique<launch_sampler>(what.api_by_callback
+                                                       ? launch_sampler::with_startup(m_sampling, steady_now_ns())
+                                                       : launch_sampler(m_sampling, steady_now_ns()));
+      hub().windows_launches();
+      note(fmt::format("launch calls recorded {} ms of every {} ms{} (the light capture; --full or {}=all records "
+                       "every one): a kernel launched between these windows has no launch call",
                        m_sampling.window_ns / 1000000, m_sampling.period_ns / 1000000,
+                       what.api_by_callback ? ", and from the start to a period after the first launch" : "",
                        profile::variable_name(profile::option::launch_calls)));
       return;
     }
@@ -337,16 +350,22 @@ private:
   // after the ids are on and closes before they go off, so every call starting inside it
   // was recorded.
   void switch_launch_calls() {
+    if (m_sampler && m_api && m_sampler->awaits_first_launch())
+      if (const std::uint64_t first = m_api->first_switched_ns()) m_sampler->first_launch(first);
     if (!m_sampler || !m_sampler->due(steady_now_ns())) return;
+    std::lock_guard lock(m_switch_mutex); // the program's switch (set_capture) holds the ids while off
     bool ok = true;
+    const std::uint64_t t0 = steady_now_ns();
     if (m_sampler->on()) {
       m_sampler->switched(steady_now_ns());
-      ok = m_launch_switch->set(false);
+      if (m_capturing) ok = m_launch_switch->set(false);
     } else {
-      ok = m_launch_switch->set(true);
+      if (m_capturing) ok = m_launch_switch->set(true);
       m_sampler->switched(steady_now_ns());
     }
+    m_switch_ns.add(steady_now_ns() - t0);
     if (m_api) m_api->switched(); // a call cut by the switch is not taken for an open one
+    hub().launches_switched();    // nor by another client of the same callbacks (python's)
     if (!ok && !m_switch_refused_said) {
       m_switch_refused_said = true;
       note("launch calls: CUPTI refused to switch a launch call id; the windows may hold fewer calls than launched");
@@ -418,7 +437,9 @@ private:
     const bool switched = marks[id] == switched_mark; // api_recorded: id < marks.size()
     if (cb->callbackSite == CUPTI_API_ENTER) {
       const bool keep = m_api->enter(driver, cb->correlationId, switched);
-      if (cb->correlationData) *cb->correlationData = keep ? steady_now_ns() : 0;
+      const std::uint64_t start = keep ? steady_now_ns() : 0;
+      if (cb->correlationData) *cb->correlationData = start;
+      if (switched && keep) m_api->saw_switched(start);
       return;
     }
     const std::uint64_t end = steady_now_ns();
@@ -436,6 +457,15 @@ private:
                                                    "not recorded",
                                                    m_api->cut_by_switch())
                                      : std::string()));
+    if (m_sampler && m_switch_ns.count)
+      note(fmt::format("cupti: the launch calls' callbacks were switched {} time(s) (windows opened and closed), "
+                       "{:.1f} us each on average, {:.1f} us at most, on the flush thread",
+                       m_switch_ns.count, m_switch_ns.total_ns / 1e3 / static_cast<double>(m_switch_ns.count),
+                       m_switch_ns.max_ns / 1e3));
+    if (m_sampler && m_program_switches)
+      note(fmt::format("cupti: the program switched the API calls' capture {} time(s) (speedlab_inject_capture); a "
+                       "launch window while it was off recorded no launch call",
+                       m_program_switches));
   }
 
   bool api_recorded(CUpti_CallbackDomain domain, CUpti_CallbackId id) const noexcept {
@@ -536,6 +566,11 @@ private:
   std::uint64_t m_api_not_kept = 0;
   std::mutex m_switch_mutex; // the program's switch (set_capture)
   bool m_capturing = true;
+  std::uint64_t m_program_switches = 0;
+  struct switch_times { // what switching the launch ids took (the flush thread's own time)
+    std::uint64_t count = 0, total_ns = 0, max_ns = 0;
+    void add(std::uint64_t ns) { ++count, total_ns += ns, max_ns = std::max(max_ns, ns); }
+  } m_switch_ns;
   std::optional<cupti::clock_pair> m_clock_start;
   std::uint64_t m_dropped = 0, m_refused_said = 0, m_nvtx_dropped_said = 0;
   std::set<std::uint32_t> m_gpus_said;

@@ -10,6 +10,12 @@
 //   poll(..., s.until_next(now));
 //   write(s.take_closed());                          // at each flush; s.close(now) at the end
 //
+// The start-up window (with_startup, the callback path's default): the first window stays
+// open from the start until a period after the first launch call (first_launch(t), told by
+// the thread that saw it), so the launches of the start-up and of the first steps, where
+// each kernel is first launched (and its module loaded), are recorded whole. The cycle of
+// windows starts there.
+//
 // No CUPTI here: the unit tests drive it with made-up times.
 #pragma once
 
@@ -37,14 +43,29 @@ public:
   // On at `start_ns` (the ids are enabled when recording starts).
   launch_sampler(launch_sampling s, std::uint64_t start_ns)
       : m_s(s), m_origin(start_ns), m_on(true), m_open_since(start_ns) {}
+  static launch_sampler with_startup(launch_sampling s, std::uint64_t start_ns) {
+    launch_sampler l(s, start_ns);
+    l.m_startup = true;
+    return l;
+  }
 
   bool on() const { return m_on; }
+  // In the start-up window and its first launch not told yet.
+  bool awaits_first_launch() const { return m_startup && !m_first_told && !m_done; }
+  // The first launch call started at `t`: the start-up window closes a period later.
+  void first_launch(std::uint64_t t) {
+    if (!awaits_first_launch()) return;
+    m_first_told = true;
+    m_origin = std::max(t, m_open_since) + m_s.period_ns;
+    m_period_start = m_origin;
+  }
 
   // True when the ids should be switched now (the window ended, or the next one began).
   bool due(std::uint64_t now) const { return now >= next_switch(); }
 
   // Nanoseconds until the next switch (0: due now; UINT64_MAX: none after close()).
   std::uint64_t until_next(std::uint64_t now) const {
+    if (awaits_first_launch()) return m_s.window_ns; // look again for the first launch then
     const std::uint64_t at = next_switch();
     if (at == UINT64_MAX) return UINT64_MAX;
     return now >= at ? 0 : at - now;
@@ -56,6 +77,7 @@ public:
     if (m_on) {
       m_closed.emplace_back(m_open_since, std::max(t, m_open_since));
       m_off_since = t;
+      m_startup = false;
     } else {
       m_open_since = t;
       m_period_start = period_start_at(t);
@@ -81,7 +103,8 @@ private:
   // (the thread woke late) never makes a window run past `window` from its period's start,
   // and a missed period is skipped, not caught up.
   std::uint64_t next_switch() const {
-    if (m_done) return UINT64_MAX;
+    if (m_done || awaits_first_launch()) return UINT64_MAX;
+    if (m_startup) return m_origin; // a period after the first launch
     if (m_on) return m_period_start + m_s.window_ns;
     return period_start_at(m_off_since) + m_s.period_ns;
   }
@@ -90,6 +113,7 @@ private:
   std::uint64_t m_origin;
   bool m_on;
   bool m_done = false;
+  bool m_startup = false, m_first_told = false;
   std::uint64_t m_open_since;
   std::uint64_t m_off_since = 0;
   std::uint64_t m_period_start = m_origin;

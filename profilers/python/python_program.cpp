@@ -109,15 +109,9 @@ public:
     m_options = settings.options.python;
     if (const std::string* why = settings.problem(profile::option::python_depth)) m_problems.push_back(*why);
     tags["python"] = found.version.empty() ? "unknown" : found.version;
-    // Launch calls switched in windows on the callback path would switch this session's
-    // launch callbacks off too: every launch keeps its callback while Python lines are on.
-    const auto& cupti = settings.options.cupti;
-    if (found.usable() && cupti.api_records == profile::api_source::callback &&
-        cupti.launches.mode == profile::launch_mode::sampled) {
-      hub().reserve_launches();
-      m_problems.push_back("python: launch calls are recorded whole, not in windows, on the callback path with "
-                           "Python lines on (--no-python-lines keeps the windows)");
-    }
+    // Launch calls in windows (the light capture) switch this session's launch callbacks
+    // too: the stacks of launches follow the windows, every other call's are taken (the
+    // analysis scales the lines' kernel figures from the windows, analysis/python_lines.hpp).
     return true;
   }
 
@@ -196,8 +190,10 @@ public:
     thread_local int runtime_depth = 0;
     thread_local py::call_stack runtime_stack{};
     thread_local std::uint32_t switch_seen = 0;
-    // A call in flight when the program switched the capture lost its entry or its exit.
-    if (const std::uint32_t s = m_switches.load(std::memory_order_relaxed); s != switch_seen) {
+    // A call in flight when the program switched the capture, or a launch window opened or
+    // closed, lost its entry or its exit.
+    if (const std::uint32_t s = m_switches.load(std::memory_order_relaxed) + hub().launch_switches();
+        s != switch_seen) {
       switch_seen = s;
       runtime_depth = 0;
     }
@@ -224,9 +220,10 @@ public:
   // The program's switch (speedlab_inject_capture("python", on)): the capture's callbacks
   // disabled in CUPTI, not only skipped, so a region switched off costs what it would without
   // the lines. Not where launches are reserved (--metrics, --source: their collectors enable
-  // the same launch callbacks on the one subscription by themselves).
+  // the same launch callbacks on the one subscription by themselves), nor where the cupti
+  // session switches them in windows (the light capture: --full for a switch).
   bool set_capture(bool on) override {
-    if (!m_resolver || hub().launches_reserved()) return false;
+    if (!m_resolver || hub().launches_reserved() || hub().launches_windowed()) return false;
     std::lock_guard lock(m_switch_mutex);
     if (m_capturing == on) return true;
     m_capturing = on;

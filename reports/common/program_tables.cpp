@@ -298,6 +298,11 @@ std::string python_intro(const analysis::python_lines& p) {
                      "line another thread ran (marked \"inferred\")",
                      fmt_percent(100 * v.kernel_ns_inferred / v.kernel_ns));
   if (v.kernel_ns > 0) s += ".";
+  if (v.windowed_processes > 0)
+    s += fmt::format(" Launch calls were captured in windows (the light default; `--full` takes every one): the "
+                     "kernels launched in them, {} of the {}, stand for all, so each line's kernels, launches and "
+                     "kernel time are estimates, scaled by the same factor.",
+                     fmt_duration(v.kernel_ns_captured), fmt_duration(v.kernel_ns));
   if (v.calls_library + v.calls_unknown > 0)
     s += fmt::format(" {} of {} calls had no frame of the program (library code alone, or no Python stack).",
                      v.calls_library + v.calls_unknown, v.calls);

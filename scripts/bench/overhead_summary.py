@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tables of scripts/bench/profile_overhead.sh from its results.jsonl (one line a process).
 
-    MODE=compare|breakdown python3 scripts/bench/overhead_summary.py results.jsonl
+    MODE=compare|breakdown|light python3 scripts/bench/overhead_summary.py results.jsonl
     MODE=pooled python3 scripts/bench/overhead_summary.py run1/results.jsonl run2/results.jsonl ...
 
 A tool's figure for a round is the median of its processes in that round. Per tool: the
@@ -10,6 +10,12 @@ median over rounds with a bootstrap 95% interval of the median; its cost against
 difference is taken within a round, where the machine's drift is shared, then summarized
 over rounds. The interval's half width against nsys's own added cost says what the run can
 resolve (the issue asks for 10%).
+
+MODE=light: the same table per workload (storm, torch, compile), then the differences the
+light capture is judged by, paired by round, each with the upper end of its interval: on the
+storm speedlab - sl-floor (what the light API capture adds above kernel records alone) in us
+per launch; on the loops speedlab - plain in percent of plain's step; and sl-full, nsys and
+torchprof - plain. Last, each tool's output per process (median bytes).
 
 MODE=pooled: speedlab - nsys per run and over the rounds of every run together (a round
 stays paired within its run), with the rounds where speedlab was cheaper and a one-sided
@@ -25,7 +31,8 @@ import sys
 # (workload, field of results.jsonl, what the figure is)
 METRICS = [("storm", "value", "us per launch, the process's median round"),
            ("storm", "call_us", "us per launch call, the median of one round of timed calls"),
-           ("torch", "value", "us per step, the process's fastest repeat")]
+           ("torch", "value", "us per step, the process's fastest repeat"),
+           ("compile", "value", "us per step, the process's fastest repeat")]
 
 
 def interval(v, rng):
@@ -116,6 +123,55 @@ def table(rows, w, key, what, mode, rng):
                 d = paired(vals, by["nsys"])
                 if d:
                     print(f"- {tool} - nsys: {fmt(d, rng, digits)} ({verdict(d, rng, 'nsys')}, {len(d)} rounds)")
+    if mode == "light":
+        light_differences(by, w, name, unit, digits, rng)
+
+
+def light_differences(by, w, name, unit, digits, rng):
+    """MODE=light: the differences paired by round, with the upper end of each interval. The
+    storm in its own unit (us per launch), the loops in percent of plain's step: their steps
+    differ by workload and by machine, a share of the step does not."""
+    storm = w == "storm"
+    pairs = [("speedlab", "sl-floor")] if storm else [("speedlab", "plain")]
+    pairs += [(t, "plain") for t in ("sl-full", "nsys", "torchprof") if (t, "plain") not in pairs]
+    lines = []
+    for a, b in pairs:
+        if a not in by or b not in by:
+            continue
+        if storm:
+            d, u, dg = paired(by[a], by[b]), unit, digits
+        else:
+            d = [100 * (by[a][r] / by[b][r] - 1) for r in by[a] if r in by[b]]
+            u, dg = f"% of {b}'s step", 1
+        if not d:
+            continue
+        hi = interval(d, rng)[1]
+        lines.append(f"- {a} - {b}: {fmt(d, rng, dg)} {u}; upper end {hi:+.{dg}f} "
+                     f"({verdict(d, rng, b)}, {len(d)} rounds)")
+    if lines:
+        print(f"\n{name if storm else name + ' (percent of plain)'}, paired by round (median [bootstrap 95% interval]):\n")
+        print("\n".join(lines))
+
+
+def output_table(rows):
+    """MODE=light: each tool's output per process, median over its processes."""
+    by = {}
+    for r in rows:
+        for key in ("output_bytes", "stream_bytes"):
+            if r.get(key) is not None:
+                by.setdefault((r["workload"], r["tool"]), {}).setdefault(key, []).append(r[key])
+    if not by:
+        return
+    print("\n### Output per process (median; speedlab: the whole --out folder, and its streams alone; "
+          "nsys: the .nsys-rep; torchprof: the Chrome trace)\n")
+    print("| workload | tool | processes | output MB | streams MB |")
+    print("|---|---|---|---|---|")
+    order = {w: i for i, (w, _, _) in enumerate(METRICS)}
+    for (w, tool), v in sorted(by.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][0], kv[0][1] != "speedlab",
+                                                            kv[0][1])):
+        out, streams = v.get("output_bytes", []), v.get("stream_bytes", [])
+        mb = lambda b: f"{statistics.median(b) / 1e6:.2f}" if b else "-"
+        print(f"| {w} | {tool} | {max(len(out), len(streams))} | {mb(out)} | {mb(streams)} |")
 
 
 def sign_test(below, n):
@@ -178,6 +234,8 @@ def main():
     for w, key, what in METRICS:
         if any(r["workload"] == w for r in rows):
             table(rows, w, key, what, mode, rng)
+    if mode == "light":
+        output_table(rows)
     walls = {}
     for r in rows:
         if r.get("wall_s") is not None:

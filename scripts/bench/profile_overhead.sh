@@ -3,7 +3,8 @@
 # the GPU machine (issue 29, item 2). Over a carry made by scripts/gpu-prepare.sh:
 #   SPEEDLAB_CARRY=.device-carry bash .device-carry/scripts/bench/profile_overhead.sh
 # or as the gpu-check.sh stages `overhead-bench` (MODE=compare) and `overhead-breakdown`
-# (MODE=breakdown).
+# (MODE=breakdown); the light capture against --full, the floor, nsys and torch.profiler:
+#   SPEEDLAB_CARRY=.device-carry MODE=light bash .device-carry/scripts/bench/profile_overhead.sh
 #
 # Many short rounds rather than a few long ones: on a shared VM the plain per-step time moves
 # by 25% from one minute to the next, so what resolves speedlab from nsys is the difference
@@ -23,6 +24,11 @@
 #          VM (preemption, a buffer hand-over) do not move, unlike a round's total
 #   torch  scripts/bench/torch_loop.py: Linear-ReLU-Linear, batch 256, STEPS steps x REPEATS,
 #          us per step (the fastest repeat of the process)
+#   compile  the same loop with --compile: torch.compile(mode="reduce-overhead"), inductor's
+#          kernels replayed as CUDA graphs; us per step likewise. Treated as torch everywhere
+#          (TORCH_PROCS processes, COMPILE_TOOLS defaulting to TORCH_TOOLS); the compiled code
+#          is cached in TORCHINDUCTOR_CACHE_DIR (/tmp/speedlab-inductor-cache), filled by one
+#          plain process before the first round
 # MODE=compare (default): plain, speedlab (speedlab profile, the default), nsys (nsys profile
 #   -t cuda,nvtx -s none --cpuctxsw none: only makes nsys cheaper); TORCHPROF=1 adds
 #   torch.profiler on the training loop, last in each round (outside the rotation).
@@ -50,15 +56,27 @@
 #     sl-buf1m / sl-buf32m  SPEEDLAB_PROFILE_BUFFER_KIB=1024 / 32768 (CUPTI buffers; default 8 MiB)
 #     sl-noflush    --flush-interval 600000 (no periodic flush; default 500 ms)
 #     sl-flush50    --flush-interval 50
+#     sl-nolines    the default with --no-python-lines
+#     sl-cb-all     the default's callbacks recording every launch call (SPEEDLAB_PROFILE_LAUNCH_CALLS=all)
 #   (default: plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush, one
 #   storm process each a round)
+# MODE=light: the light default (speedlab) against sl-full (speedlab profile --full: every API
+#   call as CUPTI activity records), sl-floor (kernel records alone: LAUNCH_CALLS=0 RUNTIME_API=0
+#   SPEEDLAB_PROFILE_DRIVER_API=0 --no-python-lines), nsys and torch.profiler (torchprof: a
+#   tool of the rotation here, --torch-profile writing its Chrome trace), each paired with
+#   plain by round; and each tool's output per process (output_bytes: speedlab's whole --out
+#   folder, nsys's .nsys-rep, torch.profiler's trace). defaults: ROUNDS=8
+#   BUDGET_S=560 WORKLOADS="storm torch compile" STORM_TOOLS="plain speedlab sl-full sl-floor nsys"
+#   TORCH_TOOLS (and COMPILE_TOOLS)="plain speedlab sl-full nsys torchprof"; to
+#   $OUT/overhead-light. nsys runs as in MODE=compare: at its default --cuda-graph-trace
+#   (graph) a CUDA graph launch is one record, where speedlab records each kernel of it.
 #
 #   MODE=compare ROUNDS=12 STORM_PROCS=1 TORCH_PROCS=1 STEPS=100 REPEATS=2 STORM_ROUNDS=3
 #   STORM_LAUNCHES=20000 BUDGET_S=480 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
 #   (MODE=breakdown: ROUNDS=20 BUDGET_S=280)
-#   STORM_TOOLS / TORCH_TOOLS override the tool lists of either mode.
+#   STORM_TOOLS / TORCH_TOOLS / COMPILE_TOOLS override the tool lists of any mode.
 # BUDGET_S is honoured before each round (not started when the last round's time would not
-# fit) and before each process. Two files come back, $OUT/overhead[-breakdown]/summary.md and
+# fit) and before each process. Two files come back, $OUT/overhead[-breakdown|-light]/summary.md and
 # logs.tar.gz (every process's log and results.jsonl: one line a process, with its wall time).
 # The summary (medians with bootstrap 95% intervals; each
 # tool's cost against plain, and speedlab - nsys or variant - speedlab, paired by round) to
@@ -74,9 +92,11 @@ if [[ $carry != /* ]]; then
 fi
 bin=$(cd "$carry" 2>/dev/null && pwd) || { echo "profile_overhead: no carry folder $carry (SPEEDLAB_CARRY)" >&2; exit 2; }
 MODE=${MODE:-compare}
-[[ $MODE == compare || $MODE == breakdown ]] || { echo "profile_overhead: MODE=$MODE: compare or breakdown" >&2; exit 2; }
+[[ $MODE == compare || $MODE == breakdown || $MODE == light ]] ||
+  { echo "profile_overhead: MODE=$MODE: compare, breakdown or light" >&2; exit 2; }
 out="${OUT:-$root/gpu-out}/overhead"
 [[ $MODE == breakdown ]] && out="${OUT:-$root/gpu-out}/overhead-breakdown"
+[[ $MODE == light ]] && out="${OUT:-$root/gpu-out}/overhead-light"
 work=/tmp/speedlab-overhead-$MODE
 rm -rf "$work" "$out"; mkdir -p "$out" "$work/logs"
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -84,6 +104,7 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
 [[ $MODE == breakdown ]] && ROUNDS=${ROUNDS:-20} BUDGET_S=${BUDGET_S:-280}
+[[ $MODE == light ]] && ROUNDS=${ROUNDS:-8} BUDGET_S=${BUDGET_S:-560}
 ROUNDS=${ROUNDS:-12} STORM_PROCS=${STORM_PROCS:-1} TORCH_PROCS=${TORCH_PROCS:-1} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
 STORM_ROUNDS=${STORM_ROUNDS:-3} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
 BUDGET_S=${BUDGET_S:-480} TORCHPROF=${TORCHPROF:-0}
@@ -92,12 +113,21 @@ if [[ $MODE == compare ]]; then
   WORKLOADS=${WORKLOADS:-"storm torch"}
   STORM_TOOLS=${STORM_TOOLS:-"plain speedlab nsys"}
   TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab nsys"}
+elif [[ $MODE == light ]]; then
+  WORKLOADS=${WORKLOADS:-"storm torch compile"}
+  STORM_TOOLS=${STORM_TOOLS:-"plain speedlab sl-full sl-floor nsys"}
+  TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-full nsys torchprof"}
 else
   WORKLOADS=${WORKLOADS:-"storm"}
   BREAKDOWN_TOOLS=${BREAKDOWN_TOOLS:-"plain speedlab sl-nodriver sl-noruntime sl-noapi sl-all sl-buf1m sl-noflush"}
   STORM_TOOLS=${STORM_TOOLS:-$BREAKDOWN_TOOLS}
   TORCH_TOOLS=${TORCH_TOOLS:-"plain speedlab sl-nonvtx sl-nodriver sl-noapi sl-offset"}
 fi
+COMPILE_TOOLS=${COMPILE_TOOLS:-$TORCH_TOOLS}
+# The compile workload's compiled code (inductor's FX graphs, Triton kernels, autotuning
+# choices) in one folder that outlives the processes: a process that finds it there starts in
+# seconds instead of compiling for tens of seconds, and launches no autotuning benchmarks.
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/speedlab-inductor-cache}
 pin=()
 if [[ -n $CPUS ]]; then
   if taskset -c "$CPUS" true 2>/dev/null; then pin=(taskset -c "$CPUS")
@@ -111,13 +141,17 @@ results="$work/results.jsonl" # packed with the logs: few files come back from t
 t0=$(date +%s)
 say() { echo "$*" | tee -a "$work/log.txt"; }
 say "profile_overhead ($MODE): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
-  "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS, processes per tool and round: storm $STORM_PROCS, torch $TORCH_PROCS; workloads $WORKLOADS;" \
+  "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS, processes per tool and round: storm $STORM_PROCS, torch (and compile) $TORCH_PROCS; workloads $WORKLOADS;" \
   "steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES; budget $BUDGET_S s; nsys ${NSYS:-none};" \
   "$(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 
 # The program's command line for one workload.
 program() { # workload [extra args]
-  if [[ $1 == storm ]]; then echo "$storm --no-cupti --rounds $STORM_ROUNDS --launches $STORM_LAUNCHES"; else echo "python3 $loop --steps $STEPS --repeats $REPEATS"; fi
+  case $1 in
+    storm) echo "$storm --no-cupti --rounds $STORM_ROUNDS --launches $STORM_LAUNCHES" ;;
+    compile) echo "python3 $loop --compile --steps $STEPS --repeats $REPEATS" ;;
+    *) echo "python3 $loop --steps $STEPS --repeats $REPEATS" ;;
+  esac
 }
 
 # One process of one tool: its output in the log.
@@ -125,30 +159,39 @@ run_one() { # workload tool log
   local w=$1 tool=$2 log=$3 prog
   prog=$(program "$w")
   local -a sl=("$speedlab" profile --force --out "$work/prof")
+  # A compile process that finds no cached code (the warm-up process failed) compiles for
+  # tens of seconds: more room than the others.
+  local tmo=120
+  [[ $w == compile ]] && tmo=300
   case $tool in
-    plain) timeout 120 "${pin[@]}" $prog ;;
-    speedlab) timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-all) SPEEDLAB_PROFILE_API=all timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-noruntime) SPEEDLAB_PROFILE_RUNTIME_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-noapi) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-nolaunch) SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-cb-nolaunch) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-cb-nolaunch-sync) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-sampled) SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-cb-sampled) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-sync) SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-callback) SPEEDLAB_PROFILE_API_SOURCE=callback timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-activity) SPEEDLAB_PROFILE_API_SOURCE=activity timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-cb-offset) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_CLOCK=offset timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-buf1m) SPEEDLAB_PROFILE_BUFFER_KIB=1024 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout 120 "${pin[@]}" "${sl[@]}" -- $prog ;;
-    sl-noflush) timeout 120 "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
-    sl-flush50) timeout 120 "${pin[@]}" "${sl[@]}" --flush-interval 50 -- $prog ;;
-    nsys) [[ -n $NSYS ]] && timeout 120 "${pin[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
-    torchprof) [[ $w == torch ]] && timeout 120 "${pin[@]}" $prog --torch-profile ;;
+    plain) timeout $tmo "${pin[@]}" $prog ;;
+    speedlab) timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-full) timeout $tmo "${pin[@]}" "${sl[@]}" --full -- $prog ;;
+    sl-nolines) timeout $tmo "${pin[@]}" "${sl[@]}" --no-python-lines -- $prog ;;
+    sl-cb-all) SPEEDLAB_PROFILE_LAUNCH_CALLS=all timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-floor) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout $tmo "${pin[@]}" "${sl[@]}" --no-python-lines -- $prog ;;
+    sl-all) SPEEDLAB_PROFILE_API=all timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-nodriver) SPEEDLAB_PROFILE_DRIVER_API=0 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-noruntime) SPEEDLAB_PROFILE_RUNTIME_API=0 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-noapi) SPEEDLAB_PROFILE_RUNTIME_API=0 SPEEDLAB_PROFILE_DRIVER_API=0 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-nolaunch) SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-nolaunch) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-nolaunch-sync) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=0 SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-sampled) SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-sampled) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_LAUNCH_CALLS=sampled timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-sync) SPEEDLAB_PROFILE_SYNC_RECORDS=1 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-nonvtx) SPEEDLAB_PROFILE_NVTX=0 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-offset) SPEEDLAB_PROFILE_CLOCK=offset timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-callback) SPEEDLAB_PROFILE_API_SOURCE=callback timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-activity) SPEEDLAB_PROFILE_API_SOURCE=activity timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-cb-offset) SPEEDLAB_PROFILE_API_SOURCE=callback SPEEDLAB_PROFILE_CLOCK=offset timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-buf1m) SPEEDLAB_PROFILE_BUFFER_KIB=1024 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
+    sl-noflush) timeout $tmo "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
+    sl-flush50) timeout $tmo "${pin[@]}" "${sl[@]}" --flush-interval 50 -- $prog ;;
+    nsys) [[ -n $NSYS ]] && timeout $tmo "${pin[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
+    torchprof) [[ $w == torch || $w == compile ]] &&
+      timeout $tmo "${pin[@]}" $prog --torch-profile --torch-trace "$work/torchprof.json" ;;
     *) echo "profile_overhead: unknown tool $tool" ;;
   esac >"$log" 2>&1
   local rc=$?
@@ -156,7 +199,12 @@ run_one() { # workload tool log
   if [[ $tool == speedlab || $tool == sl-* ]] && [[ -d $work/prof ]]; then
     # the streams alone (the folder also holds the reports written after the program ended)
     find "$work/prof" -name '*.slstream' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print "STREAM_BYTES " s + 0}' >>"$log"
+    # and what a user keeps: the whole folder (streams, profile.json, reports, device.json)
+    find "$work/prof" -type f -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print "OUTPUT_BYTES " s + 0}' >>"$log"
   fi
+  # nsys's output is its report file, torch.profiler's the Chrome trace the loop exported.
+  if [[ $tool == nsys && -f $work/nsys.nsys-rep ]]; then echo "OUTPUT_BYTES $(stat -c %s "$work/nsys.nsys-rep")" >>"$log"; fi
+  if [[ $tool == torchprof && -f $work/torchprof.json ]]; then echo "OUTPUT_BYTES $(stat -c %s "$work/torchprof.json")" >>"$log"; fi
   # Once per speedlab tool (breakdown, first round): which API calls its stream recorded, by
   # name and count (is a driver record written for the driver call inside each runtime launch?).
   if [[ $MODE == breakdown && ${round:-0} == 1 && ${p:-0} == 0 && -d $work/prof && ! -f $work/api-names-$w-$tool.txt ]]; then
@@ -177,7 +225,7 @@ for (cat, name), n in counts.most_common(40):
     print(f"{n:8d}  {cat}  {name}")
 PY
   fi
-  rm -rf "$work/prof" "$work"/nsys.*
+  rm -rf "$work/prof" "$work"/nsys.* "$work/torchprof.json"
   return $rc
 }
 
@@ -208,7 +256,7 @@ measure() { # workload tool round proc
 import json, sys
 log, w, tool, rnd, proc, rc, wall = sys.argv[1:]
 key = "plain_us_per_launch" if w == "storm" else "us_per_step"
-value, stream_bytes, call_us = None, None, None
+value, stream_bytes, output_bytes, call_us = None, None, None, None
 for line in open(log, errors="replace"):
     if line.startswith("{"):
         try:
@@ -221,12 +269,21 @@ for line in open(log, errors="replace"):
             call_us = call / 1000
     elif line.startswith("STREAM_BYTES "):
         stream_bytes = int(line.split()[1])
+    elif line.startswith("OUTPUT_BYTES "):
+        output_bytes = int(line.split()[1])
 print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "proc": int(proc), "value": value, "unit": key,
-                  "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "call_us": call_us}))
+                  "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "output_bytes": output_bytes,
+                  "call_us": call_us}))
 PY
 }
 
 declare -A last_wall # workload:tool -> seconds its last process took
+# One plain compile process first, to fill TORCHINDUCTOR_CACHE_DIR: no measured process then
+# compiles (its start-up would go to whichever tool the first round put first).
+if [[ " $WORKLOADS " == *" compile "* ]]; then
+  timeout 300 "${pin[@]}" $(program compile) >"$work/logs/compile-warm.txt" 2>&1
+  say "compile cache $TORCHINDUCTOR_CACHE_DIR filled: exit $?, $(($(date +%s) - t0)) s"
+fi
 round_s=0
 stop=""
 round=0
@@ -239,7 +296,7 @@ while ((round < ROUNDS)) && [[ -z $stop ]]; do
   round=$((round + 1))
   round_t0=$(date +%s)
   for w in $WORKLOADS; do
-    [[ $w == storm ]] && tools=($STORM_TOOLS) || tools=($TORCH_TOOLS)
+    case $w in storm) tools=($STORM_TOOLS) ;; compile) tools=($COMPILE_TOOLS) ;; *) tools=($TORCH_TOOLS) ;; esac
     n=${#tools[@]}
     [[ $w == storm ]] && procs=$STORM_PROCS || procs=$TORCH_PROCS
     for ((p = 0; p < procs; p++)); do
@@ -253,9 +310,10 @@ while ((round < ROUNDS)) && [[ -z $stop ]]; do
         measure "$w" "$tool" "$round" "$p"
       done
     done
-    # torch.profiler last, outside the rotation (optional: it is not what the issue compares).
-    if [[ $w == torch && $TORCHPROF == 1 && $MODE == compare ]]; then
-      for ((p = 0; p < TORCH_PROCS; p++)); do measure torch torchprof "$round" "$p"; done
+    # torch.profiler last, outside the rotation (optional: it is not what the issue compares;
+    # MODE=light has it inside the rotation instead).
+    if [[ ($w == torch || $w == compile) && $TORCHPROF == 1 && $MODE == compare ]]; then
+      for ((p = 0; p < TORCH_PROCS; p++)); do measure "$w" torchprof "$round" "$p"; done
     fi
   done
   round_s=$(($(date +%s) - round_t0))

@@ -1,13 +1,20 @@
 """The training loop of the overhead benchmark (scripts/bench/profile_overhead.sh): a
 Linear-ReLU-Linear model, batch 256, SGD, on synthetic data, each step an NVTX range.
 
-    python3 scripts/bench/torch_loop.py [--steps 300] [--repeats 3] [--torch-profile]
+    python3 scripts/bench/torch_loop.py [--steps 300] [--repeats 3] [--compile] [--torch-profile [--torch-trace PATH]]
     speedlab profile -- python3 scripts/bench/torch_loop.py --alternate-capture python [--blocks 40]
 
 After 20 warm-up steps the loop of --steps steps runs --repeats times, each timed to a
 synchronize; prints one JSON line: us_per_step (the fastest repeat: the others hold the
 same work plus noise), every repeat, and the kernels torch.profiler saw (--torch-profile:
-CPU and CUDA activities around the timed loops, as a user would start it).
+CPU and CUDA activities around the timed loops, as a user would start it; --torch-trace PATH
+also writes its Chrome trace there, as a user would keep it: what the overhead bench sizes).
+
+--compile: the forward and the loss through torch.compile(mode="reduce-overhead"), so that
+inductor's kernels run as CUDA graphs (cudagraph trees; backward graphed too, the optimizer
+step eager). Compiling and recording the graphs happen in the 20 warm-up steps (the first
+call compiles, the next few warm up and record), so the timed loops replay graphs. Set
+TORCHINDUCTOR_CACHE_DIR to a folder kept between processes, or every process compiles anew.
 
 --alternate-capture BACKEND (under `speedlab profile`): instead of the repeats, --blocks pairs
 of blocks of --steps steps, BACKEND's per-call capture switched on for one block of each pair
@@ -30,6 +37,9 @@ def main():
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--width", type=int, default=1024)
     p.add_argument("--torch-profile", action="store_true")
+    p.add_argument("--torch-trace", metavar="PATH", default=None,
+                   help="with --torch-profile: write torch.profiler's Chrome trace to PATH")
+    p.add_argument("--compile", action="store_true", help='torch.compile(mode="reduce-overhead"): CUDA graphs')
     p.add_argument("--alternate-capture", metavar="BACKEND")
     p.add_argument("--blocks", type=int, default=40)
     args = p.parse_args()
@@ -41,16 +51,31 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     loss_fn = torch.nn.MSELoss()
 
+    def forward_loss(x):
+        return loss_fn(model(x), x @ target_map)
+
+    if args.compile:
+        forward_loss = torch.compile(forward_loss, mode="reduce-overhead")
+
     def step():
         with torch.cuda.nvtx.range("train_step"):
+            if args.compile:
+                # A new iteration for the cudagraph trees: the last step's outputs may be
+                # overwritten by this replay (the loop keeps only the last step's loss). The
+                # gradients (the backward graph's outputs) dropped before the forward replay
+                # reuses the graphs' memory (set_to_none: no kernel).
+                torch.compiler.cudagraph_mark_step_begin()
+                opt.zero_grad(set_to_none=True)
             x = torch.randn(args.batch, 256, device=dev)
-            loss = loss_fn(model(x), x @ target_map)
-            opt.zero_grad(set_to_none=True)
+            loss = forward_loss(x)
+            if not args.compile:
+                opt.zero_grad(set_to_none=True)  # where it always was: the eager loop unchanged
             loss.backward()
             opt.step()
         return loss
 
     first = step().item()
+    # --compile: these steps also compile (the call above), warm up and record the CUDA graphs.
     for _ in range(20):
         step()
     torch.cuda.synchronize()
@@ -73,9 +98,12 @@ def main():
     if prof is not None:
         prof.__exit__(None, None, None)
         kernels = sum(e.count for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA)
+        if args.torch_trace:
+            prof.export_chrome_trace(args.torch_trace)
     assert last < first, f"loss did not fall ({first} -> {last})"
     print(json.dumps({"bench": "torch_loop", "steps": args.steps, "repeats_us_per_step": per_step,
-                      "us_per_step": min(per_step), "torch_profiler_kernels": kernels}), flush=True)
+                      "us_per_step": min(per_step), "torch_profiler_kernels": kernels,
+                      "compile": args.compile}), flush=True)
 
 
 def timed_block(step, steps):

@@ -35,7 +35,7 @@ TEST_CASE("launch sampler: the two settings, and what a wrong one says", "[injec
   using speedlab::inject::launch_mode;
   using speedlab::inject::parse_launch_settings;
   std::string problem;
-  CHECK(parse_launch_settings("", "", problem).mode == launch_mode::all);
+  CHECK(parse_launch_settings("", "", problem).mode == launch_mode::sampled); // the light default
   CHECK(parse_launch_settings("all", "5/50", problem).mode == launch_mode::all);
   CHECK(parse_launch_settings("none", "", problem).mode == launch_mode::none);
   CHECK(parse_launch_settings("0", "", problem).mode == launch_mode::none);
@@ -52,7 +52,7 @@ TEST_CASE("launch sampler: the two settings, and what a wrong one says", "[injec
   CHECK(bad_window.sampling.period_ns == 200 * ms); // the default
   CHECK(problem.find("SPEEDLAB_PROFILE_LAUNCH_SAMPLE='50/5'") != std::string::npos);
   problem.clear();
-  CHECK(parse_launch_settings("sometimes", "", problem).mode == launch_mode::all);
+  CHECK(parse_launch_settings("sometimes", "", problem).mode == launch_mode::sampled);
   CHECK(problem.find("SPEEDLAB_PROFILE_LAUNCH_CALLS='sometimes'") != std::string::npos);
 }
 
@@ -106,6 +106,50 @@ TEST_CASE("launch sampler: the end closes an open window, and nothing is due aft
   off.switched(20 * ms);
   off.close(30 * ms); // closed while off: no empty window
   CHECK(off.take_closed().size() == 1);
+}
+
+TEST_CASE("launch sampler: the start-up window lasts to a period after the first launch", "[inject][launch_sampling]") {
+  using speedlab::inject::launch_sampler;
+  const std::uint64_t t0 = 5 * ms;
+  auto s = launch_sampler::with_startup({20 * ms, 200 * ms}, t0);
+  // No launch yet: open, nothing due however long the start-up takes; looked at again a window later.
+  CHECK(s.on());
+  CHECK(s.awaits_first_launch());
+  CHECK_FALSE(s.due(t0 + 3000 * ms));
+  CHECK(s.until_next(t0 + 3000 * ms) == 20 * ms);
+  // The first launch at 3 s: the start-up window closes 200 ms later, then the cycle runs from there.
+  const std::uint64_t first = t0 + 3000 * ms;
+  s.first_launch(first);
+  CHECK_FALSE(s.awaits_first_launch());
+  CHECK_FALSE(s.due(first + 199 * ms));
+  CHECK(s.until_next(first + 150 * ms) == 50 * ms);
+  REQUIRE(s.due(first + 200 * ms));
+  s.switched(first + 201 * ms);
+  CHECK_FALSE(s.on());
+  const auto closed = s.take_closed();
+  REQUIRE(closed.size() == 1);
+  CHECK(closed[0] == launch_sampler::window{t0, first + 201 * ms});
+  // The next window opens a period after the cycle's origin and lasts its 20 ms.
+  CHECK_FALSE(s.due(first + 399 * ms));
+  REQUIRE(s.due(first + 400 * ms));
+  s.switched(first + 400 * ms);
+  CHECK(s.on());
+  CHECK_FALSE(s.due(first + 419 * ms));
+  CHECK(s.due(first + 420 * ms));
+  // A second first launch changes nothing.
+  s.first_launch(first + 410 * ms);
+  CHECK(s.due(first + 420 * ms));
+}
+
+TEST_CASE("launch sampler: a start-up window never told of a launch closes at the end", "[inject][launch_sampling]") {
+  using speedlab::inject::launch_sampler;
+  auto s = launch_sampler::with_startup({20 * ms, 200 * ms}, 0);
+  s.close(900 * ms);
+  CHECK_FALSE(s.awaits_first_launch());
+  CHECK(s.until_next(900 * ms) == UINT64_MAX);
+  const auto closed = s.take_closed();
+  REQUIRE(closed.size() == 1);
+  CHECK(closed[0] == launch_sampler::window{0, 900 * ms});
 }
 
 TEST_CASE("launch sampler: the windows go through the stream to the reader", "[inject][launch_sampling][stream]") {

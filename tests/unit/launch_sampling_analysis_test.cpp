@@ -531,8 +531,12 @@ TEST_CASE("launch sampling, recorded in windows: rank 1 is the straggler and ran
 // fully (tests/fixtures/profile/light, scripts/gpu-light-capture.sh streams).
 TEST_CASE("launch sampling, the torch loop recorded in windows: its split as the full recording's",
           "[launch_sampling]") {
-  const auto read = [](const char* mode) {
-    auto f = profile::read_stream_folder(testing::fixture_dir() / "profile" / "light" / mode);
+  // light: windows set by their variables, Python lines off (before the default was light);
+  // light-lines: the light default against --full, Python lines on.
+  const std::string folder = GENERATE("light", "light-lines");
+  INFO(folder);
+  const auto read = [&folder](const char* mode) {
+    auto f = profile::read_stream_folder(testing::fixture_dir() / "profile" / folder / mode);
     REQUIRE(f.processes.size() == 1);
     return std::move(f.processes.front());
   };
@@ -569,4 +573,77 @@ TEST_CASE("launch sampling, the torch loop recorded in windows: its split as the
                    w.sampling->api_steady.unrecorded_calls, 100 * f.steady_split->api / f.steady_split->wall_ns,
                    100 * w.steady_split->host / w.steady_split->wall_ns,
                    100 * f.steady_split->host / f.steady_split->wall_ns));
+}
+
+// The two-rank job's findings (its rank rules among them) from windows on every process, as
+// from the full record: the job of tests/fixtures/ranks (outside: torchrun's agent and both
+// ranks; inside; NCCL), each process's launch calls kept only in 20 ms of every 200 ms.
+TEST_CASE("launch sampling, rank fixtures: the job's findings as fully recorded", "[launch_sampling][ranks]") {
+  for (const auto& [shape, folders] : rank_shapes) {
+    std::vector<profile::process_profile> job;
+    for (const auto& f : folders)
+      for (auto& p : profile::read_stream_folder(testing::fixture_dir() / "ranks" / f).processes)
+        job.push_back(std::move(p));
+    const auto full = analysis::analyze_program(job, {}, analysis_test::h100());
+    REQUIRE(full.ranks);
+    REQUIRE_FALSE(full.result.findings.empty());
+    for (const auto phase : phases) {
+      INFO(shape << ", windows of 20 ms every 200 ms from " << phase / ms << " ms");
+      std::vector<profile::process_profile> windowed;
+      for (const auto& p : job) windowed.push_back(test_sampling::sample_launch_calls(p, period, window, phase));
+      const auto sampled = analysis::analyze_program(windowed, {}, analysis_test::h100());
+      CHECK(verdicts(sampled) == verdicts(full));
+      REQUIRE(sampled.ranks);
+      CHECK(sampled.ranks->straggler == full.ranks->straggler);
+    }
+  }
+}
+
+// The torch loop recorded on the H200 under the light default with its Python lines (launch
+// stacks taken in the windows only) and under --full (tests/fixtures/profile/light-lines,
+// scripts/gpu-light-capture.sh lines): each line's kernel figures, scaled from the windows,
+// as the full recording's.
+TEST_CASE("launch sampling, Python lines recorded in windows: each line's kernel time as the full recording's",
+          "[launch_sampling][python]") {
+  const auto read = [](const char* mode) {
+    auto f = profile::read_stream_folder(testing::fixture_dir() / "profile" / "light-lines" / mode);
+    REQUIRE(f.processes.size() == 1);
+    return analyze_one(f.processes.front());
+  };
+  const auto windowed = read("windowed"), full = read("full");
+  const auto& w = windowed.python;
+  const auto& f = full.python;
+  REQUIRE(w.coverage.windowed_processes == 1);
+  CHECK(f.coverage.windowed_processes == 0);
+  CHECK(f.coverage.kernel_ns_captured == Approx(f.coverage.kernel_ns));
+  // The windows' sample: a small part of the kernel time, standing for all of it.
+  CHECK(w.coverage.kernel_ns_captured < 0.3 * w.coverage.kernel_ns);
+  CHECK(w.coverage.kernel_ns == Approx(f.coverage.kernel_ns).epsilon(0.05));
+  CHECK(w.coverage.kernel_ns_own + w.coverage.kernel_ns_inferred == Approx(w.coverage.kernel_ns).epsilon(0.01));
+  // The three costliest lines of the full record, each within 10% of its kernel time and
+  // kernels, and in the same order.
+  REQUIRE(f.lines.size() >= 3);
+  std::vector<std::uint32_t> order_full, order_windowed;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& fl = f.lines[i];
+    order_full.push_back(fl.line);
+    order_windowed.push_back(w.lines.at(i).line);
+    const auto it = std::find_if(w.lines.begin(), w.lines.end(),
+                                 [&](const auto& l) { return l.file == fl.file && l.line == fl.line; });
+    REQUIRE(it != w.lines.end());
+    INFO(fl.file << ":" << fl.line << ": " << it->kernel_ns / 1e6 << " ms in " << it->kernels
+                 << " kernels from the windows, fully " << fl.kernel_ns / 1e6 << " ms in " << fl.kernels);
+    CHECK(it->kernel_ns == Approx(fl.kernel_ns).epsilon(0.10));
+    CHECK(static_cast<double>(it->kernels) == Approx(static_cast<double>(fl.kernels)).epsilon(0.10));
+  }
+  CHECK(order_windowed == order_full);
+  // The report says the figures are estimates from the windows.
+  const auto intro = [](const analysis::program_analysis& a) {
+    for (const auto& t : reports::program_tables(a))
+      if (t.id == "program-python-lines") return t.intro;
+    return std::string();
+  };
+  CHECK(intro(windowed).find("captured in windows") != std::string::npos);
+  CHECK(intro(full).find("captured in windows") == std::string::npos);
+  CHECK_FALSE(intro(full).empty());
 }

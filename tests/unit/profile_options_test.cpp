@@ -30,13 +30,13 @@ TEST_CASE("profile options: every setting survives the round trip through the en
   o.cupti.force_after_ms = 0;
   o.cupti.max_buffer_mib = 64;
   o.cupti.buffer_kib = 512;
-  o.cupti.launches.mode = profile::launch_mode::sampled;
+  o.cupti.launches.mode = profile::launch_mode::all; // the full capture's two settings
   o.cupti.launches.sampling = {5'000'000, 50'000'000};
   o.cupti.clock_offset = true;
   o.cupti.runtime_api = false;
   o.cupti.driver_api = false;
   o.cupti.all_api = true;
-  o.cupti.api_records = profile::api_source::callback;
+  o.cupti.api_records = profile::api_source::activity;
   o.cupti.sync_records = true;
   o.source.launches = 3;
   o.counters.metrics = {"dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
@@ -101,9 +101,9 @@ TEST_CASE("profile options: a bad value is named and its default used", "[profil
   CHECK(*p.problem(option::buffer_kib) == var(option::buffer_kib) + "='8' is not 64 to 1048576: the default is used");
   CHECK_FALSE(p.options.cupti.buffer_kib);
   REQUIRE(p.problem(option::launch_calls));
-  CHECK(p.options.cupti.launches.mode == profile::launch_mode::all);
+  CHECK(p.options.cupti.launches.mode == profile::launch_mode::sampled); // the light default
   REQUIRE(p.problem(option::api_source));
-  CHECK(p.options.cupti.api_records == profile::api_source::activity);
+  CHECK(p.options.cupti.api_records == profile::api_source::callback);
   REQUIRE(p.problem(option::source_launches));
   CHECK(*p.problem(option::source_launches) == var(option::source_launches) + "='-2' is not a positive whole number");
   CHECK(p.is_set(option::source_launches)); // asked for, though unusable: the library says so
@@ -149,4 +149,19 @@ TEST_CASE("profile options: a block that is not a JSON object is named and ignor
   REQUIRE(p.problem(option::dir));
   CHECK_THAT(*p.problem(option::dir),
              Catch::Contains(std::string(profile::options_variable) + " is not a JSON object"));
+}
+
+TEST_CASE("profile options: the light capture is the default, the full one a setting away", "[profile_options]") {
+  profile::injection_options light;
+  CHECK(light.cupti.api_records == profile::api_source::callback);
+  CHECK(light.cupti.launches.mode == profile::launch_mode::sampled);
+  CHECK(parse(profile::to_environment(light)).options.cupti == light.cupti);
+  profile::injection_options full;
+  full.cupti.use_full_capture(); // `speedlab profile --full`
+  const auto block = nlohmann::json::parse(profile::to_environment(full).at(profile::options_variable));
+  CHECK(block.at("api_source") == "activity");
+  CHECK(block.at("launch_calls") == "all");
+  const auto back = parse(profile::to_environment(full));
+  CHECK(back.options.cupti.api_records == profile::api_source::activity);
+  CHECK(back.options.cupti.launches.mode == profile::launch_mode::all);
 }
