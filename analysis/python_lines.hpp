@@ -17,7 +17,7 @@
 // window, every other call's always. launches_windowed() makes finish() scale each line's
 // kernel figures (time, kernels, launches) by the process's kernel time over the kernel
 // time whose launch was captured: a ratio estimate, each line's share of the windows' kernels
-// taken for its share of all (coverage.launch_scale says by how much).
+// taken for its share of all (coverage.kernel_ns_captured says how much the windows held).
 #pragma once
 
 #include <cstdint>

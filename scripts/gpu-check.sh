@@ -917,7 +917,8 @@ if has launch-sampling; then
   ls_dir="$work/launch-sampling"; rm -rf "$ls_dir"; mkdir -p "$ls_dir/fixtures"
   # LS_MODES: all, sampled, and cb-all / cb-sampled on the callback path (API_SOURCE=callback).
   ls_modes=${LS_MODES:-all sampled}
-  ls_env() { local m=$1; [[ $m == cb-* ]] && echo "SPEEDLAB_PROFILE_API_SOURCE=callback"; echo "SPEEDLAB_PROFILE_LAUNCH_CALLS=${m#cb-}"; }
+  # (The callback path is the default since the light capture; the others name activity.)
+  ls_env() { local m=$1; [[ $m == cb-* ]] && echo "SPEEDLAB_PROFILE_API_SOURCE=callback" || echo "SPEEDLAB_PROFILE_API_SOURCE=activity"; echo "SPEEDLAB_PROFILE_LAUNCH_CALLS=${m#cb-}"; }
   while read -r name args; do
     for mode in $ls_modes; do
       env $(ls_env "$mode") timeout 120 "$speedlab" profile --force --out "$ls_dir/$name-$mode" -- $args \

@@ -136,7 +136,8 @@ if has inproc; then
   [[ -n ${COST_CPUS-2-5} ]] && command -v taskset >/dev/null && pin=(taskset -c "${COST_CPUS-2-5}")
   : >"$work/inproc.jsonl"
   for ((r = 0; r < ${INPROC_PROCS:-3}; r++)); do
-    timeout 300 "${pin[@]}" "$speedlab" profile --out "$work/inproc-$r" -- python3 scripts/bench/torch_loop.py \
+    # --full: every launch's stack (under the light default the windows switch the capture).
+    timeout 300 "${pin[@]}" "$speedlab" profile --full --out "$work/inproc-$r" -- python3 scripts/bench/torch_loop.py \
       --alternate-capture python --steps "${INPROC_STEPS:-50}" --blocks "${INPROC_BLOCKS:-40}" \
       2>"$work/logs/inproc-$r.err" | grep '"bench": "torch_loop_alternate"' | tail -1 >>"$work/inproc.jsonl"
     note "inproc process $r: exit ${PIPESTATUS[0]}"

@@ -2,7 +2,10 @@
 """Kernels counted by speedlab profile and by nsys for one program (scripts/gpu-light-capture.sh,
 stage `counts`): does the light default still record every kernel?
 
-    python3 scripts/kernel_counts.py --speedlab DIR --nsys FILE.sqlite [--label NAME]
+    python3 scripts/kernel_counts.py --speedlab DIR [--full DIR] [--nsys FILE.sqlite] [--label NAME]
+
+--full: a `speedlab profile --full` folder of the same program, counted the same way (where
+nsys cannot write its report, as on the GPU machine: ../shared/reference/GPU-MACHINE.md).
 
 DIR is a `speedlab profile --out DIR` folder: its results.json (the program's reports)
 lists the program's kernels by name in program.kernels[], each with its `launches` (every
@@ -71,7 +74,8 @@ def nsys_kernels(sqlite_path):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--speedlab", required=True, metavar="DIR")
-    p.add_argument("--nsys", required=True, metavar="FILE.sqlite")
+    p.add_argument("--nsys", metavar="FILE.sqlite")
+    p.add_argument("--full", metavar="DIR")
     p.add_argument("--label")
     a = p.parse_args()
     out = {}
@@ -79,12 +83,18 @@ def main():
         out["program"] = a.label
     try:
         sl, source = speedlab_kernels(a.speedlab)
-        ns = nsys_kernels(a.nsys)
+        others = {}
+        if a.nsys:
+            others["nsys"] = nsys_kernels(a.nsys)
+        if a.full:
+            others["full"] = speedlab_kernels(a.full)[0]
     except (OSError, ValueError, sqlite3.Error) as e:
         out["error"] = str(e)
         print(json.dumps(out), flush=True)
         return 2
-    out.update({"speedlab": sl, "nsys": ns, "equal": sl == ns, "speedlab_source": source})
+    out.update({"speedlab": sl, **others, "speedlab_source": source})
+    for name, n in others.items():
+        out["equal_" + name] = sl == n
     if source.startswith("results.json"):
         out["speedlab_profile_json"] = profile_json_kernels(a.speedlab)
     out["speedlab_dropped_records"] = speedlab_dropped(a.speedlab)

@@ -32,6 +32,8 @@
 # MODE=compare (default): plain, speedlab (speedlab profile, the default), nsys (nsys profile
 #   -t cuda,nvtx -s none --cpuctxsw none: only makes nsys cheaper); TORCHPROF=1 adds
 #   torch.profiler on the training loop, last in each round (outside the rotation).
+# (`speedlab` is speedlab profile's default: since 2026-11-29 the light capture, launch calls
+# through callbacks in windows; runs before that day measured the full one, now `sl-full`.)
 # MODE=breakdown: the storm (and the loop when WORKLOADS names it) under speedlab with one
 #   part of the tracing turned off per tool, against the default, paired by round: where
 #   each 0.1 us per launch goes. Tools (BREAKDOWN_TOOLS):
