@@ -14,6 +14,8 @@
 #            calls in windows; off: every API callback disabled), DEFAULT_PROCS processes of
 #            DEFAULT_BLOCKS pairs of DEFAULT_LAUNCHES-launch blocks (each about a period; speedlab's
 #            analysis of millions of kernels is slow: 9.6 million outlived 240 s)
+#   default-torch  the same on the torch loop (torch_loop.py --alternate-capture cupti, Python
+#            lines on), DT_PROCS processes of DT_BLOCKS pairs of DT_STEPS-step blocks
 #   streams  the torch loop (300 steps) under speedlab profile's default (launch calls in 20 ms
 #            windows every 200 ms) and --full, Python lines off: both folders packed as
 #            light-streams.tar.gz (tests/fixtures/profile/light)
@@ -90,6 +92,21 @@ if has default; then
   python3 scripts/paired_interval.py "$work/default.jsonl" capture_on_us_per_launch capture_off_us_per_launch default \
     --unit " us/launch" | tee -a "$summary"
   cp "$work/default.jsonl" "$out/"
+fi
+
+if has default-torch; then
+  # The same pairing on the torch loop, Python lines on (the default's own): blocks of
+  # DT_STEPS steps (a period or more each, so each block holds a window or two).
+  : >"$work/default-torch.jsonl"
+  for ((r = 0; r < ${DT_PROCS:-3}; r++)); do
+    timeout 240 "${pin[@]}" "$speedlab" profile --out "$work/default-torch-$r" -- python3 scripts/bench/torch_loop.py \
+      --alternate-capture cupti --steps "${DT_STEPS:-200}" --blocks "${DT_BLOCKS:-40}" 2>"$work/logs/default-torch-$r.err" |
+      grep '"bench"' | tail -1 >>"$work/default-torch.jsonl"
+    note "default-torch process $r: exit ${PIPESTATUS[0]}"
+  done
+  python3 scripts/paired_interval.py "$work/default-torch.jsonl" capture_on_us capture_off_us default-torch --relative |
+    tee -a "$summary"
+  cp "$work/default-torch.jsonl" "$out/"
 fi
 
 # The torch loop under the default and --full: `light` (Python lines off) or `light-lines`.

@@ -647,3 +647,32 @@ TEST_CASE("launch sampling, Python lines recorded in windows: each line's kernel
   CHECK(intro(full).find("captured in windows") == std::string::npos);
   CHECK_FALSE(intro(full).empty());
 }
+
+// What the windows claim: every launch call recorded started inside one (a switch that took
+// effect late would leave calls outside them). Counted on the streams recorded on the GPU
+// machine with launch calls in windows.
+TEST_CASE("launch sampling, recorded in windows: the recorded launch calls started inside the windows",
+          "[launch_sampling][fixtures]") {
+  for (const char* folder : {"profile/light/windowed", "profile/light-lines/windowed", "ranks/sampled"}) {
+    for (const auto& p : profile::read_stream_folder(testing::fixture_dir() / folder).processes) {
+      if (!profile::launch_calls_sampled(p)) continue;
+      std::size_t inside = 0, outside = 0;
+      std::uint64_t worst_ns = 0;
+      for (const auto& a : p.trace.api_calls) {
+        if (trace::classify_api(a.name) != trace::api_kind::launch) continue;
+        if (test_sampling::inside_windows(p.launch_windows, a.start)) {
+          ++inside;
+          continue;
+        }
+        ++outside;
+        std::uint64_t gap = UINT64_MAX;
+        for (const auto& [lo, hi] : p.launch_windows)
+          gap = std::min(gap, a.start >= hi ? a.start - hi : lo > a.start ? lo - a.start : 0);
+        worst_ns = std::max(worst_ns, gap);
+      }
+      WARN(folder << " pid " << p.process.pid << ": " << inside << " launch calls inside " << p.launch_windows.size()
+                  << " windows, " << outside << " outside (farthest " << worst_ns / 1000 << " us from one)");
+      CHECK(outside <= inside / 100 + 2);
+    }
+  }
+}
