@@ -40,23 +40,22 @@ def speedlab_kernels(folder):
     return count, "profile.json processes[].kernels"
 
 
-def profile_json_kernels(folder):
-    """Sum of profile.json's processes[].kernels; None without the file."""
+def profile_json_sum(folder, field):
+    """Sum of profile.json's processes[].FIELD; None without the file."""
     path = os.path.join(folder, "profile.json")
     if not os.path.isfile(path):
         return None
     with open(path) as f:
         processes = json.load(f).get("processes") or []
-    return sum(int(p.get("kernels") or 0) for p in processes)
+    return sum(int(p.get(field) or 0) for p in processes)
+
+
+def profile_json_kernels(folder):
+    return profile_json_sum(folder, "kernels")
 
 
 def speedlab_dropped(folder):
-    path = os.path.join(folder, "profile.json")
-    if not os.path.isfile(path):
-        return None
-    with open(path) as f:
-        processes = json.load(f).get("processes") or []
-    return sum(int(p.get("dropped_records") or 0) for p in processes)
+    return profile_json_sum(folder, "dropped_records")
 
 
 def nsys_kernels(sqlite_path):

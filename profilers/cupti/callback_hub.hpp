@@ -56,12 +56,13 @@ public:
 
   // Launch calls in windows (the cupti session's light capture): the launch ids' callbacks
   // are switched on the one subscription, for every client (python's stacks follow the
-  // windows), so no client may switch them itself. Each switch is counted: a client's call
-  // in flight at a switch lost its entry or its exit.
+  // windows), so no client may switch them itself.
   void windows_launches() { m_launches_windowed.store(true, std::memory_order_release); }
   bool launches_windowed() const { return m_launches_windowed.load(std::memory_order_acquire); }
-  void launches_switched() { m_launch_switches.fetch_add(1, std::memory_order_relaxed); }
-  std::uint32_t launch_switches() const { return m_launch_switches.load(std::memory_order_relaxed); }
+  // Every switch of callbacks during the run (a window, or a session switched by the program)
+  // is counted here: a client's call in flight at one lost its entry or its exit.
+  void callbacks_switched() { m_switches.fetch_add(1, std::memory_order_relaxed); }
+  std::uint32_t switches() const { return m_switches.load(std::memory_order_relaxed); }
 
 private:
   static void CUPTIAPI trampoline(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId id,
@@ -75,7 +76,7 @@ private:
   std::map<std::pair<int, unsigned>, unsigned> m_enabled; // callback id -> clients that enabled it
   bool m_subscribed = false, m_launches_reserved = false, m_launches_taken = false;
   std::atomic<bool> m_launches_windowed{false};
-  std::atomic<std::uint32_t> m_launch_switches{0};
+  std::atomic<std::uint32_t> m_switches{0};
   std::string m_error;
 };
 

@@ -192,8 +192,7 @@ public:
     thread_local std::uint32_t switch_seen = 0;
     // A call in flight when the program switched the capture, or a launch window opened or
     // closed, lost its entry or its exit.
-    if (const std::uint32_t s = m_switches.load(std::memory_order_relaxed) + hub().launch_switches();
-        s != switch_seen) {
+    if (const std::uint32_t s = hub().switches(); s != switch_seen) {
       switch_seen = s;
       runtime_depth = 0;
     }
@@ -227,7 +226,7 @@ public:
     std::lock_guard lock(m_switch_mutex);
     if (m_capturing == on) return true;
     m_capturing = on;
-    m_switches.fetch_add(1, std::memory_order_relaxed);
+    hub().callbacks_switched();
     if (on) m_on.store(true, std::memory_order_release);
     switch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, m_runtime, on);
     switch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, m_driver, on);
@@ -278,7 +277,6 @@ private:
   std::atomic<bool> m_on{false};
   std::mutex m_switch_mutex; // the program's switch (set_capture)
   bool m_capturing = true;
-  std::atomic<std::uint32_t> m_switches{0};
   std::atomic<std::uint32_t> m_last{0}; // the latest stack of a thread with frames
   call_buffers m_calls;
   bool m_said_interpreter = false, m_said_rule = false;
