@@ -365,7 +365,7 @@ private:
     }
     m_switch_ns.add(steady_now_ns() - t0);
     if (m_api) m_api->switched(); // a call cut by the switch is not taken for an open one
-    hub().callbacks_switched();    // nor by another client of the same callbacks (python's)
+    hub().callbacks_switched();   // nor by another client of the same callbacks (python's)
     if (!ok && !m_switch_refused_said) {
       m_switch_refused_said = true;
       note("launch calls: CUPTI refused to switch a launch call id; the windows may hold fewer calls than launched");
