@@ -83,12 +83,15 @@ fi
 if has default; then
   : >"$work/default.jsonl"
   for ((r = 0; r < ${DEFAULT_PROCS:-3}; r++)); do
-    timeout 240 "${pin[@]}" "$speedlab" profile --out "$work/default-$r" -- "$storm" --no-cupti --alternate-capture cupti \
-      --blocks "${DEFAULT_BLOCKS:-16}" --launches "${DEFAULT_LAUNCHES:-50000}" 2>"$work/logs/default-$r.err" |
-      grep '"benchmark"' | tail -1 >>"$work/default.jsonl"
+    # --no-report: the analysis of a million kernels outlives the stage; the first process's
+    # folder is reported after the last (its windows' notes).
+    timeout 240 "${pin[@]}" "$speedlab" profile --no-report --out "$work/default-$r" -- "$storm" --no-cupti \
+      --alternate-capture cupti --blocks "${DEFAULT_BLOCKS:-16}" --launches "${DEFAULT_LAUNCHES:-50000}" \
+      2>"$work/logs/default-$r.err" | grep '"benchmark"' | tail -1 >>"$work/default.jsonl"
     note "default process $r: exit ${PIPESTATUS[0]}"
-    grep -h "launch calls recorded\|switched the API" "$work/default-$r"/report.md 2>/dev/null | head -2 | cut -c1-300 >>"$summary"
   done
+  timeout 150 "$speedlab" report "$work/default-0" >"$work/logs/default-report.txt" 2>&1
+  grep -h "launch calls recorded\|switched the API" "$work/default-0"/report.md 2>/dev/null | head -2 | cut -c1-300 >>"$summary"
   python3 scripts/paired_interval.py "$work/default.jsonl" capture_on_us_per_launch capture_off_us_per_launch default \
     --unit " us/launch" | tee -a "$summary"
   cp "$work/default.jsonl" "$out/"
@@ -99,7 +102,7 @@ if has default-torch; then
   # DT_STEPS steps (a period or more each, so each block holds a window or two).
   : >"$work/default-torch.jsonl"
   for ((r = 0; r < ${DT_PROCS:-3}; r++)); do
-    timeout 240 "${pin[@]}" "$speedlab" profile --out "$work/default-torch-$r" -- python3 scripts/bench/torch_loop.py \
+    timeout 240 "${pin[@]}" "$speedlab" profile --no-report --out "$work/default-torch-$r" -- python3 scripts/bench/torch_loop.py \
       --alternate-capture cupti --steps "${DT_STEPS:-200}" --blocks "${DT_BLOCKS:-40}" 2>"$work/logs/default-torch-$r.err" |
       grep '"bench"' | tail -1 >>"$work/default-torch.jsonl"
     note "default-torch process $r: exit ${PIPESTATUS[0]}"
@@ -135,6 +138,10 @@ if has counts; then
   # kernels), and both traced processes find them filled.
   NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
   [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
+  # nsys's importer needs libdw.so.1, which the GPU machine lacks: the carry brings Debian's
+  # (scripts/gpu-prepare.sh); nsys profile runs the importer itself, with this environment.
+  nsys_env=()
+  [[ -d $carry/nsys-libs ]] && nsys_env=(env "LD_LIBRARY_PATH=$carry/nsys-libs:$LD_LIBRARY_PATH")
   export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-/tmp/speedlab-inductor-cache} # kept between processes
   : >"$work/counts.jsonl"
   mkdir -p "$work/counts"
@@ -157,13 +164,13 @@ if has counts; then
       # --cuda-graph-trace=node: at its default (graph) nsys writes one record per CUDA graph
       # launch and none for the kernels inside, which speedlab counts one by one (the compile
       # loop replays graphs); the other options as profile_overhead.sh calls nsys.
-      timeout 300 "${pin[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none --cuda-graph-trace=node \
+      timeout 300 "${pin[@]}" "${nsys_env[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none --cuda-graph-trace=node \
         -o "$c-nsys" --force-overwrite true "${prog[@]}" >"$work/logs/counts-$name-nsys.txt" 2>&1
       rc_nsys=$?
-      timeout 300 "$NSYS" export --type sqlite --force-overwrite true --output "$c-nsys.sqlite" "$c-nsys.nsys-rep" \
+      timeout 300 "${nsys_env[@]}" "$NSYS" export --type sqlite --force-overwrite true --output "$c-nsys.sqlite" "$c-nsys.nsys-rep" \
         >"$work/logs/counts-$name-export.txt" 2>&1
     fi
-    # nsys on the GPU machine collects but cannot import its report (GPU-MACHINE.md): then
+    # Without the carry's libdw nsys cannot import its capture there (GPU-MACHINE.md): then
     # the default is counted against --full and the program's own count alone.
     ns=(); [[ -f $c-nsys.sqlite ]] && ns=(--nsys "$c-nsys.sqlite")
     line=$(timeout 120 python3 scripts/kernel_counts.py --speedlab "$c-sl" --full "$c-full" "${ns[@]}" --label "$name" 2>&1 | tail -1)

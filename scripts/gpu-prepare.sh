@@ -34,6 +34,13 @@ for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm speedlab_sign
   if [[ -n "$f" ]]; then cp "$f" "$carry"/; fi
 done
 strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-inject.so "$carry"/libspeedlab-exit.so "$carry"/plugins/*.so 2>/dev/null || true
+# nsys on the GPU machine collects a capture but its importer (QdstrmImporter) lacks
+# libdw.so.1 there, so it writes no report: Debian's libdw1 and libelf1 (elfutils) from this
+# machine, for the stages that run nsys (LD_LIBRARY_PATH=<carry>/nsys-libs).
+for lib in libdw.so.1 libelf.so.1; do
+  f=/usr/lib/x86_64-linux-gnu/$lib
+  [[ -e $f ]] && mkdir -p "$carry"/nsys-libs && cp -L "$f" "$carry"/nsys-libs/
+done
 # The scripts and suites the stages read, as this tree has them.
 cp -r scripts suites "$carry"/
 [[ -d examples ]] && cp -r examples "$carry"/

@@ -495,6 +495,10 @@ void add_profile_options(CLI::App* cmd, profile_options& options, number_texts& 
   cmd->add_flag("--full", options.full,
                 "Record every CUDA call (CUPTI's API activity records) instead of the light default, which times "
                 "launch calls in windows (20 ms of every 200 ms) and estimates the rest; costs more per launch");
+  cmd->add_flag_callback(
+      "--no-report", [&options] { options.report = false; },
+      "Record only: write the streams and the program's facts, no report (`speedlab report DIR` analyzes them "
+      "later, on any machine)");
 }
 
 void take_profile_numbers(const CLI::App& cmd, const number_texts& numbers, profile_options& options) {

@@ -340,6 +340,10 @@ int command_profile(const profile_options& options) {
   for (const auto& n : notes) app::notes() << "speedlab: note: " << n << '\n';
   app::notes() << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file,
                               with_cuda);
+  if (!options.report) {
+    app::notes() << fmt::format("speedlab: no report (--no-report): `speedlab report {}` writes them\n", dir.string());
+    return run.exit_code;
+  }
   // After the program, so calibration never shares the GPU with it; in a child (device_step).
   const auto device = profile_device_model(options.calibrate, dir, with_cuda > 0);
   write_reports(dir, processes, facts, device);

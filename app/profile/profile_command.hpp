@@ -39,6 +39,10 @@ struct profile_options {
   // Every CUDA call recorded, as CUPTI's activity records (--full), instead of the light
   // default: launch calls through callbacks in windows (docs/profile-format.md).
   bool full = false;
+  // Record only (--no-report): the streams and the program's facts, no device model and no
+  // report, so that nothing but the program's own run happens where it runs (a production
+  // job, a benchmark); `speedlab report DIR` analyzes the folder later, anywhere.
+  bool report = true;
   std::vector<std::string> program;    // argv of PROGRAM
   std::string command_line;            // speedlab's own
 };

@@ -22,6 +22,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -66,6 +70,32 @@ nlohmann::json timed_round(long n) {
   const auto at = [&](double q) { return d[static_cast<std::size_t>(q * static_cast<double>(d.size() - 1))]; };
   return {{"median_ns", at(0.5)}, {"p10_ns", at(0.1)}, {"p90_ns", at(0.9)}, {"p99_ns", at(0.99)},
           {"mean_ns", sum / static_cast<double>(d.size())}};
+}
+
+// Each thread of this process and the CPU it last ran on (/proc/self/task/*/stat: the name,
+// field 2, and the CPU, field 39): which placement a process of two modes had (processes of
+// one tool fall near two figures, 2 us a launch apart, on the GPU machine).
+nlohmann::json thread_cpus() {
+  nlohmann::json out = nlohmann::json::array();
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2)); // field 3 on
+    std::string field;
+    int cpu = -1;
+    for (int i = 3; rest >> field; ++i)
+      if (i == 39) {
+        cpu = std::atoi(field.c_str());
+        break;
+      }
+    out.push_back({{"tid", std::atol(task.path().filename().c_str())},
+                   {"name", stat.substr(open + 1, close - open - 1)},
+                   {"cpu", cpu}});
+  }
+  return out;
 }
 
 struct storm_args {
@@ -236,6 +266,7 @@ int alternate(const storm_args& a, nlohmann::json& out) {
   out["capture_off_us_per_launch"] = off_us;
   out["capture_on_call_median_ns"] = on_call;
   out["capture_off_call_median_ns"] = off_call;
+  out["threads"] = thread_cpus();
   std::puts(out.dump().c_str());
   return 0;
 }
@@ -258,6 +289,7 @@ int main(int argc, char** argv) {
   const std::string device = speedlab::storm::device_name();
   if (device.empty()) {
     out["error"] = "no usable CUDA device";
+    out["threads"] = thread_cpus();
     std::puts(out.dump().c_str());
     return 77;
   }
@@ -308,6 +340,7 @@ int main(int argc, char** argv) {
   out["cupti_s"] = ph.seconds;
   out["plain_after_s"] = after;
   out["messages"] = ph.messages;
+  out["threads"] = thread_cpus();
   std::puts(out.dump().c_str());
   return 0;
 }

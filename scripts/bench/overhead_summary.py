@@ -17,6 +17,9 @@ storm speedlab - sl-floor (what the light API capture adds above kernel records 
 per launch; on the loops speedlab - plain in percent of plain's step; and sl-full, nsys and
 torchprof - plain. Last, each tool's output per process (median bytes).
 
+Given several results.jsonl (runs) in any other mode, the tables pool their rounds, each round
+still paired within its run.
+
 MODE=pooled: speedlab - nsys per run and over the rounds of every run together (a round
 stays paired within its run), with the rounds where speedlab was cheaper and a one-sided
 sign test: whether "below nsys" holds across runs, not only inside one.
@@ -29,10 +32,14 @@ import statistics
 import sys
 
 # (workload, field of results.jsonl, what the figure is)
+# LOOP_FIGURE=mean_us_per_step (profile_overhead.sh STEADY=1): the loops' figure is the mean
+# step of all the process's repeats.
+_LOOP = ("the mean step of the process's repeats" if os.environ.get("LOOP_FIGURE") == "mean_us_per_step"
+         else "the process's fastest repeat")
 METRICS = [("storm", "value", "us per launch, the process's median round"),
            ("storm", "call_us", "us per launch call, the median of one round of timed calls"),
-           ("torch", "value", "us per step, the process's fastest repeat"),
-           ("compile", "value", "us per step, the process's fastest repeat")]
+           ("torch", "value", f"us per step, {_LOOP}"),
+           ("compile", "value", f"us per step, {_LOOP}")]
 
 
 def interval(v, rng):
@@ -145,9 +152,11 @@ def light_differences(by, w, name, unit, digits, rng):
             u, dg = f"% of {b}'s step", 1
         if not d:
             continue
-        hi = interval(d, rng)[1]
-        lines.append(f"- {a} - {b}: {fmt(d, rng, dg)} {u}; upper end {hi:+.{dg}f} "
-                     f"({verdict(d, rng, b)}, {len(d)} rounds)")
+        # One interval for the figure and its upper end (a second bootstrap draw would differ).
+        lo, hi = interval(d, rng)
+        figure = f"{statistics.median(d):+.{dg}f} [{lo:+.{dg}f}, {hi:+.{dg}f}]"
+        lines.append(f"- {a} - {b}: {figure} {u}; upper end {hi:+.{dg}f} "
+                     f"({'above' if lo > 0 else 'below' if hi < 0 else 'not told apart from'} {b}, {len(d)} rounds)")
     if lines:
         print(f"\n{name if storm else name + ' (percent of plain)'}, paired by round (median [bootstrap 95% interval]):\n")
         print("\n".join(lines))
@@ -172,6 +181,26 @@ def output_table(rows):
         out, streams = v.get("output_bytes", []), v.get("stream_bytes", [])
         mb = lambda b: f"{statistics.median(b) / 1e6:.2f}" if b else "-"
         print(f"| {w} | {tool} | {max(len(out), len(streams))} | {mb(out)} | {mb(streams)} |")
+
+
+def placement_table(rows):
+    """MODE=light: each tool's figure by where its program's main thread last ran (main_cpu)
+    and whether another thread of the process last ran on that CPU too: the placement behind
+    processes of one tool that fall near two figures."""
+    groups = {}
+    for r in rows:
+        if r.get("main_cpu") is None or r.get("value") is None:
+            continue
+        shared = "shared" if r.get("beside_main") else "alone"
+        groups.setdefault((r["workload"], r["tool"], r["main_cpu"], shared), []).append(r["value"])
+    if not groups:
+        return
+    print("\n### Placement (the program's main thread: its last CPU, alone there or with another thread "
+          "of the process; median figure of those processes)\n")
+    print("| workload | tool | main CPU | beside it | processes | median figure |")
+    print("|---|---|---|---|---|---|")
+    for (w, tool, cpu, shared), v in sorted(groups.items()):
+        print(f"| {w} | {tool} | {cpu} | {shared} | {len(v)} | {statistics.median(v):.2f} |")
 
 
 def sign_test(below, n):
@@ -229,13 +258,21 @@ def main():
     if mode == "pooled":
         pooled(sys.argv[1:], random.Random(1))
         return
-    rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    # Several files (runs) are pooled: a round stays paired within its run.
+    rows = []
+    for i, path in enumerate(sys.argv[1:]):
+        for line in open(path):
+            if line.strip():
+                row = json.loads(line)
+                row["round"] += 100000 * i
+                rows.append(row)
     rng = random.Random(1)
     for w, key, what in METRICS:
         if any(r["workload"] == w for r in rows):
             table(rows, w, key, what, mode, rng)
     if mode == "light":
         output_table(rows)
+        placement_table(rows)
     walls = {}
     for r in rows:
         if r.get("wall_s") is not None:

@@ -72,6 +72,13 @@
 #   TORCH_TOOLS (and COMPILE_TOOLS)="plain speedlab sl-full nsys torchprof"; to
 #   $OUT/overhead-light. nsys runs as in MODE=compare: at its default --cuda-graph-trace
 #   (graph) a CUDA graph launch is one record, where speedlab records each kernel of it.
+# STEADY=1 (with any mode): the steady state of each process, what a capture left on costs
+#   once its start-up window (speedlab records the first 200 ms after the first launch call
+#   whole) is over: the storm's rounds longer (STORM_ROUNDS=5 STORM_LAUNCHES=100000, about
+#   0.5 s a round; its figure stays the median round), the loop timed after --warmup-s 0.5
+#   over REPEATS=5 x STEPS=200 and its figure the mean step of all its repeats
+#   (mean_us_per_step: windows included in proportion) instead of the fastest; and speedlab
+#   records only (--no-report), so a round's time goes to the programs, not to analyses.
 #
 #   MODE=compare ROUNDS=12 STORM_PROCS=1 TORCH_PROCS=1 STEPS=100 REPEATS=2 STORM_ROUNDS=3
 #   STORM_LAUNCHES=20000 BUDGET_S=480 CPUS=2-5 WORKLOADS="storm torch" TORCHPROF=0
@@ -105,8 +112,17 @@ export PATH="/usr/local/cuda/bin:$PATH"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}"
 NSYS=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
 [[ -x $NSYS ]] || NSYS=$(command -v nsys || echo "")
+# nsys's importer lacks libdw.so.1 on the GPU machine: the carry brings Debian's
+# (scripts/gpu-prepare.sh), so that nsys writes its report and its size is measured.
+nsys_env=()
+[[ -d $bin/nsys-libs ]] && nsys_env=(env "LD_LIBRARY_PATH=$bin/nsys-libs:$LD_LIBRARY_PATH")
 [[ $MODE == breakdown ]] && ROUNDS=${ROUNDS:-20} BUDGET_S=${BUDGET_S:-280}
 [[ $MODE == light ]] && ROUNDS=${ROUNDS:-8} BUDGET_S=${BUDGET_S:-560}
+STEADY=${STEADY:-0} WARMUP_S=0 LOOP_FIGURE=us_per_step
+if [[ $STEADY == 1 ]]; then
+  STORM_ROUNDS=${STORM_ROUNDS:-5} STORM_LAUNCHES=${STORM_LAUNCHES:-100000} STEPS=${STEPS:-200} REPEATS=${REPEATS:-5}
+  WARMUP_S=0.5 LOOP_FIGURE=mean_us_per_step
+fi
 ROUNDS=${ROUNDS:-12} STORM_PROCS=${STORM_PROCS:-1} TORCH_PROCS=${TORCH_PROCS:-1} STEPS=${STEPS:-100} REPEATS=${REPEATS:-2}
 STORM_ROUNDS=${STORM_ROUNDS:-3} STORM_LAUNCHES=${STORM_LAUNCHES:-20000}
 BUDGET_S=${BUDGET_S:-480} TORCHPROF=${TORCHPROF:-0}
@@ -144,15 +160,15 @@ t0=$(date +%s)
 say() { echo "$*" | tee -a "$work/log.txt"; }
 say "profile_overhead ($MODE): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1);" \
   "$(nproc) cores, pinned to ${CPUS:-none}; rounds $ROUNDS, processes per tool and round: storm $STORM_PROCS, torch (and compile) $TORCH_PROCS; workloads $WORKLOADS;" \
-  "steps $STEPS x $REPEATS, storm $STORM_ROUNDS x $STORM_LAUNCHES; budget $BUDGET_S s; nsys ${NSYS:-none};" \
+  "steps $STEPS x $REPEATS (warm-up ${WARMUP_S} s, figure $LOOP_FIGURE), storm $STORM_ROUNDS x $STORM_LAUNCHES; budget $BUDGET_S s; nsys ${NSYS:-none};" \
   "$(python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 
 # The program's command line for one workload.
 program() { # workload [extra args]
   case $1 in
     storm) echo "$storm --no-cupti --rounds $STORM_ROUNDS --launches $STORM_LAUNCHES" ;;
-    compile) echo "python3 $loop --compile --steps $STEPS --repeats $REPEATS" ;;
-    *) echo "python3 $loop --steps $STEPS --repeats $REPEATS" ;;
+    compile) echo "python3 $loop --compile --steps $STEPS --repeats $REPEATS --warmup-s $WARMUP_S" ;;
+    *) echo "python3 $loop --steps $STEPS --repeats $REPEATS --warmup-s $WARMUP_S" ;;
   esac
 }
 
@@ -161,6 +177,7 @@ run_one() { # workload tool log
   local w=$1 tool=$2 log=$3 prog
   prog=$(program "$w")
   local -a sl=("$speedlab" profile --force --out "$work/prof")
+  [[ $STEADY == 1 ]] && sl+=(--no-report)
   # A compile process that finds no cached code (the warm-up process failed) compiles for
   # tens of seconds: more room than the others.
   local tmo=120
@@ -191,7 +208,7 @@ run_one() { # workload tool log
     sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noflush) timeout $tmo "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
     sl-flush50) timeout $tmo "${pin[@]}" "${sl[@]}" --flush-interval 50 -- $prog ;;
-    nsys) [[ -n $NSYS ]] && timeout $tmo "${pin[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
+    nsys) [[ -n $NSYS ]] && timeout $tmo "${pin[@]}" "${nsys_env[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
     torchprof) [[ $w == torch || $w == compile ]] &&
       timeout $tmo "${pin[@]}" $prog --torch-profile --torch-trace "$work/torchprof.json" ;;
     *) echo "profile_overhead: unknown tool $tool" ;;
@@ -233,7 +250,7 @@ PY
 
 # The tables of the rounds done so far (written after every round and at the end).
 summarize() {
-  MODE=$MODE python3 "$root/scripts/bench/overhead_summary.py" "$results"
+  MODE=$MODE LOOP_FIGURE=$LOOP_FIGURE python3 "$root/scripts/bench/overhead_summary.py" "$results"
   for f in "$work"/api-names-*.txt; do
     [[ -f $f ]] || continue
     printf '\n%s (which calls the stream recorded, first round):\n```\n' "$(basename "$f" .txt)"
@@ -254,11 +271,22 @@ measure() { # workload tool round proc
   local us=$((${EPOCHREALTIME/./} - s0))
   wall=$((us / 1000000)).$(printf %06d $((us % 1000000)))
   last_wall[$w:$tool]=$(((us + 999999) / 1000000))
-  python3 - "$log" "$w" "$tool" "$r" "$p" "$rc" "$wall" <<'PY' >>"$results"
+  python3 - "$log" "$w" "$tool" "$r" "$p" "$rc" "$wall" "$LOOP_FIGURE" <<'PY' >>"$results"
 import json, sys
-log, w, tool, rnd, proc, rc, wall = sys.argv[1:]
-key = "plain_us_per_launch" if w == "storm" else "us_per_step"
-value, stream_bytes, output_bytes, call_us = None, None, None, None
+log, w, tool, rnd, proc, rc, wall, loop_figure = sys.argv[1:]
+
+
+def placement(threads):
+    """The program's main thread's last CPU and the other threads that last ran there."""
+    if not threads:
+        return {}
+    main = min(threads, key=lambda t: t["tid"])
+    beside = sorted(t["name"] for t in threads if t is not main and t["cpu"] == main["cpu"])
+    return {"main_cpu": main["cpu"], "beside_main": beside}
+
+
+key = "plain_us_per_launch" if w == "storm" else loop_figure
+value, stream_bytes, output_bytes, call_us, threads = None, None, None, None, None
 for line in open(log, errors="replace"):
     if line.startswith("{"):
         try:
@@ -266,6 +294,7 @@ for line in open(log, errors="replace"):
         except ValueError:
             continue
         value = d.get(key, value)
+        threads = d.get("threads", threads)
         call = d.get("launch_call", {}).get("plain", {}).get("median_ns") if isinstance(d.get("launch_call"), dict) else None
         if call is not None:
             call_us = call / 1000
@@ -275,7 +304,7 @@ for line in open(log, errors="replace"):
         output_bytes = int(line.split()[1])
 print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "proc": int(proc), "value": value, "unit": key,
                   "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "output_bytes": output_bytes,
-                  "call_us": call_us}))
+                  "call_us": call_us, **placement(threads)}))
 PY
 }
 

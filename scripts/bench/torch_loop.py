@@ -1,14 +1,19 @@
 """The training loop of the overhead benchmark (scripts/bench/profile_overhead.sh): a
 Linear-ReLU-Linear model, batch 256, SGD, on synthetic data, each step an NVTX range.
 
-    python3 scripts/bench/torch_loop.py [--steps 300] [--repeats 3] [--compile] [--torch-profile [--torch-trace PATH]]
+    python3 scripts/bench/torch_loop.py [--steps 300] [--repeats 3] [--warmup-s S] [--compile] [--torch-profile [--torch-trace PATH]]
     speedlab profile -- python3 scripts/bench/torch_loop.py --alternate-capture python [--blocks 40]
 
 After 20 warm-up steps the loop of --steps steps runs --repeats times, each timed to a
 synchronize; prints one JSON line: us_per_step (the fastest repeat: the others hold the
-same work plus noise), every repeat, and the kernels torch.profiler saw (--torch-profile:
+same work plus noise), every repeat, their mean (mean_us_per_step: all the timed steps'
+time over their count, what a capture that records in windows costs on average), and the kernels torch.profiler saw (--torch-profile:
 CPU and CUDA activities around the timed loops, as a user would start it; --torch-trace PATH
 also writes its Chrome trace there, as a user would keep it: what the overhead bench sizes).
+
+--warmup-s S: after the 20 warm-up steps, more steps until S seconds have passed since the
+first, so that the timed repeats start in the steady state of a profiler that records its
+start-up whole (speedlab's light default: until 200 ms after the first launch call).
 
 --compile: the forward and the loss through torch.compile(mode="reduce-overhead"), so that
 inductor's kernels run as CUDA graphs (cudagraph trees; backward graphed too, the optimizer
@@ -39,6 +44,8 @@ def main():
     p.add_argument("--torch-profile", action="store_true")
     p.add_argument("--torch-trace", metavar="PATH", default=None,
                    help="with --torch-profile: write torch.profiler's Chrome trace to PATH")
+    p.add_argument("--warmup-s", type=float, default=0.0,
+                   help="after the 20 warm-up steps, step until this many seconds since the first")
     p.add_argument("--compile", action="store_true", help='torch.compile(mode="reduce-overhead"): CUDA graphs')
     p.add_argument("--alternate-capture", metavar="BACKEND")
     p.add_argument("--blocks", type=int, default=40)
@@ -74,9 +81,12 @@ def main():
             opt.step()
         return loss
 
+    t_first = time.perf_counter()
     first = step().item()
     # --compile: these steps also compile (the call above), warm up and record the CUDA graphs.
     for _ in range(20):
+        step()
+    while time.perf_counter() - t_first < args.warmup_s:
         step()
     torch.cuda.synchronize()
     prof = None
@@ -102,8 +112,24 @@ def main():
             prof.export_chrome_trace(args.torch_trace)
     assert last < first, f"loss did not fall ({first} -> {last})"
     print(json.dumps({"bench": "torch_loop", "steps": args.steps, "repeats_us_per_step": per_step,
-                      "us_per_step": min(per_step), "torch_profiler_kernels": kernels,
-                      "compile": args.compile}), flush=True)
+                      "us_per_step": min(per_step),
+                      "mean_us_per_step": sum(per_step) / len(per_step), "torch_profiler_kernels": kernels,
+                      "compile": args.compile, "threads": thread_cpus()}), flush=True)
+
+
+def thread_cpus():
+    """Each thread of this process and the CPU it last ran on (/proc/self/task/*/stat: the name,
+    field 2, and the CPU, field 39): the placement behind a process's figure."""
+    out = []
+    for tid in sorted(os.listdir("/proc/self/task"), key=int):
+        try:
+            stat = open(f"/proc/self/task/{tid}/stat").read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        out.append({"tid": int(tid), "name": name, "cpu": int(fields[36])})
+    return out
 
 
 def timed_block(step, steps):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""MODE=pooled of scripts/bench/overhead_summary.py on runs made up here (CTest:
-overhead_summary_selftest): rounds stay paired within their run, the sign count and the
-verdict follow the data.
+"""scripts/bench/overhead_summary.py (CTest: overhead_summary_selftest). MODE=pooled on runs
+made up here: rounds stay paired within their run, the sign count and the verdict follow the
+data. MODE=light on the recorded runs of tests/fixtures/bench/light-steady: the figures that
+docs/results/light-capture.md quotes, one run and two pooled, and the placement table.
 
   tests/scripts/overhead_summary_test.py [REPO_ROOT]
 """
@@ -83,6 +84,71 @@ class pooled_mode(unittest.TestCase):
         pathlib.Path(a).write_text("".join(json.dumps(x) + "\n" for x in lines))
         row = [r for r in pooled(a) if "| a |" in r][0]
         self.assertIn("not told apart from nsys", row)
+
+
+RECORDED = ROOT / "tests" / "fixtures" / "bench" / "light-steady"
+
+
+def light(*paths, loop_figure="us_per_step") -> str:
+    env = {**os.environ, "MODE": "light", "LOOP_FIGURE": loop_figure}
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, paths)], env=env, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def difference_line(out: str, head: str, pair: str) -> str:
+    """The line of `pair` (e.g. "speedlab - sl-floor") under the heading that starts with head."""
+    block = out.split(f"\n{head}", 1)[1]
+    return [line for line in block.splitlines() if line.startswith(f"- {pair}:")][0]
+
+
+class light_mode_recorded(unittest.TestCase):
+    """The steady-state figures of docs/results/light-capture.md, from the runs' own files."""
+
+    def test_one_storm_run(self):
+        line = difference_line(light(RECORDED / "storm-2.jsonl"), "storm, paired", "speedlab - sl-floor")
+        self.assertIn("+0.30 [-0.11, +0.69] us per launch; upper end +0.69", line)
+        self.assertIn("not told apart from sl-floor, 39 rounds", line)
+
+    def test_upper_end_is_the_intervals_own(self):
+        # One bootstrap for the figure and its upper end: the two tops agree on every line.
+        out = light(RECORDED / "storm-1.jsonl")
+        for line in out.splitlines():
+            if "upper end" in line:
+                top = line.split("]")[0].split(",")[-1].strip()
+                self.assertEqual(top, line.split("upper end ")[1].split()[0], line)
+
+    def test_two_storm_runs_pooled(self):
+        out = light(RECORDED / "storm-1.jsonl", RECORDED / "storm-2.jsonl")
+        line = difference_line(out, "storm, paired", "speedlab - sl-floor")
+        self.assertIn("+0.19 [-0.08, +0.55] us per launch", line)
+        self.assertIn("55 rounds", line)  # 16 + 39: round 1 of each run is not one round
+        self.assertIn("| sl-floor | 55 |", out)
+        self.assertIn("+1.31 [+1.08, +1.67]", out)  # the floor against plain
+        call = difference_line(out, "storm-call, paired", "speedlab - sl-floor")
+        self.assertIn("+0.13 [-0.04, +0.63]", call)
+
+    def test_torch_runs_disagree(self):
+        first = difference_line(light(RECORDED / "torch-1.jsonl", loop_figure="mean_us_per_step"),
+                                "torch (percent of plain)", "speedlab - plain")
+        second = difference_line(light(RECORDED / "torch-2.jsonl", loop_figure="mean_us_per_step"),
+                                 "torch (percent of plain)", "speedlab - plain")
+        self.assertIn("+16.2 [+13.9, +25.7]", first)
+        self.assertIn("above plain, 21 rounds", first)
+        self.assertIn("+0.3 [-3.8, +15.6]", second)
+        self.assertIn("not told apart from plain, 7 rounds", second)
+
+    def test_placement_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            rows = [{"workload": "storm", "tool": t, "round": r, "proc": 0, "value": v, "unit": "u", "exit": 0,
+                     "call_us": None, "main_cpu": cpu, "beside_main": beside}
+                    for r, (t, v, cpu, beside) in enumerate([("plain", 4.0, 2, []), ("speedlab", 6.5, 3, ["cuda0"]),
+                                                             ("plain", 4.2, 2, []), ("speedlab", 5.0, 3, [])], 1)]
+            path = pathlib.Path(d) / "r.jsonl"
+            path.write_text("".join(json.dumps(x) + "\n" for x in rows))
+            out = light(path)
+        self.assertIn("| storm | plain | 2 | alone | 2 | 4.10 |", out)
+        self.assertIn("| storm | speedlab | 3 | shared | 1 | 6.50 |", out)
+        self.assertIn("| storm | speedlab | 3 | alone | 1 | 5.00 |", out)
 
 
 if __name__ == "__main__":

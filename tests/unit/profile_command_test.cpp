@@ -250,6 +250,44 @@ TEST_CASE("profile: streams written by processes of the program are read into pr
   CHECK(found);
 }
 
+TEST_CASE("profile: --no-report records only; `speedlab report` analyzes the folder later", "[profile_command]") {
+  // A stand-in for the injection library, as above: one stream with one kernel.
+  testing::temp_dir dir;
+  const auto out = dir.path() / "p";
+  std::filesystem::create_directories(out);
+  profile::process_info info;
+  info.pid = 434343;
+  info.host = "h";
+  info.command_line = {"./storm"};
+  std::string error;
+  {
+    auto w = profile::stream_writer::create(dir.path() / "stage.slstream", error);
+    REQUIRE(w);
+    w->write(profile::chunk_type::header, profile::header_json(info, 0, 500, "test"));
+    trace::device_trace t;
+    t.kernels.push_back({});
+    t.kernels.back().name = "k";
+    t.kernels.back().start = 20;
+    t.kernels.back().end = 70;
+    w->write(profile::chunk_type::records, profile::records_json(100, t));
+    w->write(profile::chunk_type::close, profile::close_json(90, "exit", 0));
+  }
+  const std::string speedlab = testing::speedlab_binary().string();
+  auto r = run_command(speedlab + " profile --no-report --out " + out.string() + " -- cp " +
+                       (dir.path() / "stage.slstream").string() + " " + (out / "h-434343.slstream").string());
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Contains("--no-report") && Contains("speedlab report " + out.string()));
+  CHECK(facts(out)["processes"].size() == 2);
+  CHECK_FALSE(std::filesystem::exists(out / "results.json"));
+  CHECK_FALSE(std::filesystem::exists(out / "device.json")); // no device model either
+  r = run_command(speedlab + " report " + out.string());
+  CHECK(r.exit_code == 0);
+  REQUIRE(std::filesystem::exists(out / "results.json"));
+  std::ifstream in(out / "results.json");
+  const auto results = nlohmann::json::parse(in);
+  CHECK(results.dump().find("434343") != std::string::npos);
+}
+
 TEST_CASE("profile: under a launcher each rank writes a folder of its own", "[profile]") {
   auto env_of = [](std::map<std::string, std::string> vars) {
     return [vars = std::move(vars)](const char* k) -> const char* {
