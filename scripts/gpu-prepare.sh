@@ -9,12 +9,25 @@
 #   SPEEDLAB_CARRY  the carry folder, relative to this tree or absolute (default .device-carry);
 #                   on the GPU machine: SPEEDLAB_CARRY=<folder> bash <folder>/scripts/gpu-check.sh
 #   --no-build      gather what BUILD_DIR already holds (targets built by hand); absent ones are left out
+#   --bench         a carry for the cost benches and the light capture's stages only
+#                   (profile_overhead.sh, gpu-light-capture.sh, speedlab_gpu_tests): speedlab,
+#                   its libraries, the storm, the GPU tests and the vector plugin their lesson
+#                   check runs; no unit tests, fixtures, goldens, examples or other plugins, so
+#                   that the tree and the carry fit the GPU machine's 64 MiB together
 set -euo pipefail
+build_step=1 bench=0
+for arg in "$@"; do
+  case $arg in
+    --no-build) build_step=0 ;;
+    --bench) bench=1 ;;
+    *) echo "gpu-prepare: unknown argument $arg (--no-build, --bench)" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 build="${BUILD_DIR:-build-gpu}"
 carry="${SPEEDLAB_CARRY:-.device-carry}"
 [[ -n "$carry" && "$carry" != "/" ]] || { echo "SPEEDLAB_CARRY is empty or /" >&2; exit 2; }
-if [[ ${1:-} != --no-build ]]; then
+if ((build_step)); then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPEEDLAB_ENABLE_CUDA=ON >/dev/null
   cmake --build "$build" -j 2
 fi
@@ -44,4 +57,9 @@ done
 # The scripts and suites the stages read, as this tree has them.
 cp -r scripts suites "$carry"/
 [[ -d examples ]] && cp -r examples "$carry"/
+if ((bench)); then
+  rm -rf "$carry"/speedlab_tests "$carry"/speedlab_signal_probe "$carry"/test-plugins "$carry"/examples \
+    "$carry"/tests/fixtures "$carry"/tests/golden
+  find "$carry"/plugins -name '*.so' ! -name 'libspeedlab-vector.so' -delete
+fi
 du -sh "$carry"
