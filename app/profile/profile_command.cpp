@@ -341,7 +341,8 @@ int command_profile(const profile_options& options) {
   app::notes() << fmt::format("speedlab: profile written to {} ({} and {} stream(s))\n", dir.string(), facts_file,
                               with_cuda);
   if (!options.report) {
-    app::notes() << fmt::format("speedlab: no report (--no-report): `speedlab report {}` writes the reports\n", dir.string());
+    app::notes() << fmt::format("speedlab: no report (--no-report): `speedlab report {}` writes the reports\n",
+                                dir.string());
     return run.exit_code;
   }
   // After the program, so calibration never shares the GPU with it; in a child (device_step).
