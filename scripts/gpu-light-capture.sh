@@ -25,6 +25,8 @@
 #            four programs: the storm (2 x 20000 launches), scripts/bench/cupy_loop.py, the
 #            torch loop and the compile loop (torch_loop.py [--compile] --steps 100): one line
 #            a program in the summary and in counts.jsonl (scripts/kernel_counts.py)
+#   topology (only when named) which CPUs share a core or a socket (lscpu -e), to read the
+#            placement tables of profile_overhead.sh STEADY=1 by: topology.txt
 # Writes under $OUT (or ./gpu-out); prints a summary last.
 set -uo pipefail
 start_dir=$(pwd)
@@ -50,6 +52,11 @@ summary="$out/light-summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 pin=()
 [[ -n ${CPUS-2-5} ]] && command -v taskset >/dev/null && pin=(taskset -c "${CPUS-2-5}")
+
+if has topology; then
+  { lscpu -e 2>&1; echo; lscpu 2>&1 | grep -i 'thread\|core\|socket\|numa\|model name'; } >"$out/topology.txt"
+  note "topology: $(lscpu -e=CPU,CORE,SOCKET 2>/dev/null | awk 'NR > 1 && $1 >= 2 && $1 <= 5 {printf "cpu %s core %s socket %s; ", $1, $2, $3}')"
+fi
 
 if has storm; then
   : >"$work/storm.jsonl"
