@@ -35,6 +35,28 @@ nlohmann::json facts(const std::filesystem::path& out) {
   return nlohmann::json::parse(in);
 }
 
+// A stand-in for the injection library's stream: host "h", the pid, one kernel of 50 ns
+// (20 to 70), closed or (truncated) not; the program under test copies it into DIR.
+void write_stand_in_stream(const std::filesystem::path& path, std::uint32_t pid, std::vector<std::string> command_line,
+                           bool closed) {
+  profile::process_info info;
+  info.pid = pid;
+  info.host = "h";
+  info.command_line = std::move(command_line);
+  info.start_ns = 10;
+  std::string error;
+  auto w = profile::stream_writer::create(path, error);
+  REQUIRE(w);
+  w->write(profile::chunk_type::header, profile::header_json(info, 0, 500, "test"));
+  trace::device_trace t;
+  t.kernels.push_back({});
+  t.kernels.back().name = "k";
+  t.kernels.back().start = 20;
+  t.kernels.back().end = 70;
+  w->write(profile::chunk_type::records, profile::records_json(100, t));
+  if (closed) w->write(profile::chunk_type::close, profile::close_json(90, "exit", 0));
+}
+
 } // namespace
 
 TEST_CASE("profile: exits with the program's exit code and lists the direct child", "[profile_command]") {
@@ -216,22 +238,7 @@ TEST_CASE("profile: streams written by processes of the program are read into pr
   testing::temp_dir dir;
   const auto out = dir.path() / "p";
   std::filesystem::create_directories(out);
-  profile::process_info info;
-  info.pid = 424242;
-  info.host = "h";
-  info.command_line = {"python3", "worker.py"};
-  info.start_ns = 10;
-  std::string error;
-  {
-    auto w = profile::stream_writer::create(dir.path() / "stage.slstream", error);
-    REQUIRE(w);
-    w->write(profile::chunk_type::header, profile::header_json(info, 0, 500, "test"));
-    trace::device_trace t;
-    t.kernels.push_back({});
-    t.kernels.back().start = 20;
-    t.kernels.back().end = 70;
-    w->write(profile::chunk_type::records, profile::records_json(100, t));
-  }
+  write_stand_in_stream(dir.path() / "stage.slstream", 424242, {"python3", "worker.py"}, false);
   const auto r = run_command(profile_cmd(out, "cp " + (dir.path() / "stage.slstream").string() + " " +
                                                  (out / "h-424242.slstream").string()));
   CHECK(r.exit_code == 0);
@@ -255,23 +262,7 @@ TEST_CASE("profile: --no-report records only; `speedlab report` analyzes the fol
   testing::temp_dir dir;
   const auto out = dir.path() / "p";
   std::filesystem::create_directories(out);
-  profile::process_info info;
-  info.pid = 434343;
-  info.host = "h";
-  info.command_line = {"./storm"};
-  std::string error;
-  {
-    auto w = profile::stream_writer::create(dir.path() / "stage.slstream", error);
-    REQUIRE(w);
-    w->write(profile::chunk_type::header, profile::header_json(info, 0, 500, "test"));
-    trace::device_trace t;
-    t.kernels.push_back({});
-    t.kernels.back().name = "k";
-    t.kernels.back().start = 20;
-    t.kernels.back().end = 70;
-    w->write(profile::chunk_type::records, profile::records_json(100, t));
-    w->write(profile::chunk_type::close, profile::close_json(90, "exit", 0));
-  }
+  write_stand_in_stream(dir.path() / "stage.slstream", 434343, {"./storm"}, true);
   const std::string speedlab = testing::speedlab_binary().string();
   auto r = run_command(speedlab + " profile --no-report --out " + out.string() + " -- cp " +
                        (dir.path() / "stage.slstream").string() + " " + (out / "h-434343.slstream").string());
