@@ -277,6 +277,9 @@ TEST_CASE("profile: --no-report records only; `speedlab report` analyzes the fol
   std::ifstream in(out / "results.json");
   const auto results = nlohmann::json::parse(in);
   CHECK(results.dump().find("434343") != std::string::npos);
+  // The program's exit code is still speedlab's.
+  r = run_command(speedlab + " profile --no-report --out " + (dir.path() / "e").string() + " -- sh -c 'exit 7'");
+  CHECK(r.exit_code == 7);
 }
 
 TEST_CASE("profile: under a launcher each rank writes a folder of its own", "[profile]") {
