@@ -11,7 +11,7 @@
 namespace speedlab::analysis {
 namespace {
 
-double median(std::vector<double> v) { return v.empty() ? 0.0 : stats::quantile(std::move(v), 0.5); }
+double median(std::vector<double> v) { return v.empty() ? 0.0 : speedlab::stats::quantile(std::move(v), 0.5); }
 
 // The steps the figures are medians over: all but the first (it has no previous end).
 std::vector<const step_path*> judged_steps(const critical_path& p) {

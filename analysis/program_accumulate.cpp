@@ -738,7 +738,7 @@ void host_call_figures(accumulator_state& st, process_summary& s) {
   // windows may catch only the first launches, which load modules and take milliseconds):
   // below min_sampled_launches it is left unknown, and the rules take the device's latency.
   if (s.sampling && launch_ns.size() < min_sampled_launches) return;
-  if (!launch_ns.empty()) s.launch_call_median_ns = stats::quantile(std::move(launch_ns), 0.5);
+  if (!launch_ns.empty()) s.launch_call_median_ns = speedlab::stats::quantile(std::move(launch_ns), 0.5);
 }
 
 // A process whose launch calls were sampled: its windows (sorted), what they cover of

@@ -152,7 +152,7 @@ void shift(rank_summary& r, double offset) {
   for (auto& e : r.comm_ends) move(e);
 }
 
-double median(std::vector<double> v) { return stats::quantile(std::move(v), 0.5); }
+double median(std::vector<double> v) { return speedlab::stats::quantile(std::move(v), 0.5); }
 
 std::vector<host_clock> align_clocks(std::vector<rank_summary>& ranks, std::vector<std::string>& notes) {
   std::vector<host_clock> clocks;

@@ -30,7 +30,7 @@ finding rank_finding(const rule& r, const rank_summary& rank, std::string title,
   return f;
 }
 
-double median_of(std::vector<double> v) { return stats::quantile(std::move(v), 0.5); }
+double median_of(std::vector<double> v) { return speedlab::stats::quantile(std::move(v), 0.5); }
 
 // ---- straggler: the job as a whole ----
 class straggler_rule final : public rule {

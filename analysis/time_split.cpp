@@ -169,9 +169,9 @@ time_split_summary summarize_time_splits(const std::vector<time_split>& splits) 
                      &time_split::memset, &time_split::sync, &time_split::api, &time_split::host, &time_split::wall_ns}) {
     for (std::size_t i = 0; i < splits.size(); ++i) v[i] = splits[i].*field;
     std::sort(v.begin(), v.end());
-    out.median.*field = stats::quantile_sorted(v, 0.5);
-    out.q1.*field = stats::quantile_sorted(v, 0.25);
-    out.q3.*field = stats::quantile_sorted(v, 0.75);
+    out.median.*field = speedlab::stats::quantile_sorted(v, 0.5);
+    out.q1.*field = speedlab::stats::quantile_sorted(v, 0.25);
+    out.q3.*field = speedlab::stats::quantile_sorted(v, 0.75);
   }
   return out;
 }
