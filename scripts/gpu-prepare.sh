@@ -11,9 +11,10 @@
 #   --no-build      gather what BUILD_DIR already holds (targets built by hand); absent ones are left out
 #   --bench         a carry for the cost benches and the light capture's stages only
 #                   (profile_overhead.sh, gpu-light-capture.sh, speedlab_gpu_tests): speedlab,
-#                   its libraries, the storm, the GPU tests and the vector plugin their lesson
-#                   check runs; no unit tests, fixtures, goldens, examples or other plugins, so
-#                   that the tree and the carry fit the GPU machine's 64 MiB together
+#                   its libraries, the storm, the CUPTI floor probe, the GPU tests and the
+#                   vector plugin their lesson check runs; no unit tests, fixtures, goldens,
+#                   examples or other plugins, so that the tree and the carry fit the GPU
+#                   machine's 64 MiB together
 set -euo pipefail
 build_step=1 bench=0
 for arg in "$@"; do
@@ -38,6 +39,8 @@ cp "$build"/speedlab "$carry"/
 [[ -f "$build"/libspeedlab-inject.so ]] && cp "$build"/libspeedlab-inject.so "$carry"/
 # ... and the _exit shim it preloads into the program (profilers/inject/exit_shim.cpp).
 [[ -f "$build"/libspeedlab-exit.so ]] && cp "$build"/libspeedlab-exit.so "$carry"/
+# The cost benches' bare-CUPTI floor (profile_overhead.sh cupti-bare; profilers/cupti/floor_probe.cpp).
+[[ -f "$build"/libspeedlab-cupti-floor.so ]] && cp "$build"/libspeedlab-cupti-floor.so "$carry"/
 mkdir -p "$carry"/plugins && cp "$build"/plugins/*.so "$carry"/plugins/
 cp -r "$build"/test-plugins "$carry"/test-plugins 2>/dev/null || true
 mkdir -p "$carry"/tests
@@ -46,7 +49,7 @@ for exe in speedlab_tests speedlab_gpu_tests speedlab_launch_storm speedlab_sign
   f=$(find "$build" -name "$exe" -type f -perm -u+x | head -1)
   if [[ -n "$f" ]]; then cp "$f" "$carry"/; fi
 done
-strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-inject.so "$carry"/libspeedlab-exit.so "$carry"/plugins/*.so 2>/dev/null || true
+strip --strip-unneeded "$carry"/speedlab* "$carry"/libspeedlab-*.so "$carry"/plugins/*.so 2>/dev/null || true
 # nsys on the GPU machine collects a capture but its importer (QdstrmImporter) lacks
 # libdw.so.1 there, so it writes no report: Debian's libdw1 and libelf1 (elfutils) from this
 # machine, for the stages that run nsys (LD_LIBRARY_PATH=<carry>/nsys-libs).

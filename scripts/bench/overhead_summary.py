@@ -14,8 +14,9 @@ resolve (the issue asks for 10%).
 MODE=light: the same table per workload (storm, torch, compile), then the differences the
 light capture is judged by, paired by round, each with the upper end of its interval: on the
 storm speedlab - sl-floor (what the light API capture adds above kernel records alone) in us
-per launch; on the loops speedlab - plain in percent of plain's step; and sl-full, nsys and
-torchprof - plain. Last, each tool's output per process (median bytes).
+per launch; on the loops speedlab - plain and sl-floor - plain in percent of plain's step; and
+sl-full, cupti-bare, cupti-attach, nsys and torchprof - plain, and sl-floor - cupti-bare
+(speedlab's floor against CUPTI's bare kernel records). Last, each tool's output per process (median bytes).
 
 Given several results.jsonl (runs) in any other mode, the tables pool their rounds, each round
 still paired within its run.
@@ -139,8 +140,11 @@ def light_differences(by, w, name, unit, digits, rng):
     storm in its own unit (us per launch), the loops in percent of plain's step: their steps
     differ by workload and by machine, a share of the step does not."""
     storm = w == "storm"
-    pairs = [("speedlab", "sl-floor")] if storm else [("speedlab", "plain")]
-    pairs += [(t, "plain") for t in ("sl-full", "nsys", "torchprof") if (t, "plain") not in pairs]
+    pairs = [("speedlab", "sl-floor")] if storm else [("speedlab", "plain"), ("sl-floor", "plain")]
+    pairs += [(t, "plain") for t in ("sl-full", "cupti-bare", "cupti-attach", "nsys", "torchprof")]
+    # speedlab's own floor against CUPTI's bare kernel records (floor_probe.cpp): what of the
+    # floor is speedlab's (its process, its threads) rather than CUPTI's.
+    pairs.append(("sl-floor", "cupti-bare"))
     lines = []
     for a, b in pairs:
         if a not in by or b not in by:

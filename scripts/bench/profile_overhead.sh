@@ -55,6 +55,11 @@
 #     sl-activity   SPEEDLAB_PROFILE_API_SOURCE=activity (RUNTIME/DRIVER activity records)
 #     sl-cb-offset  both sl-callback and sl-offset
 #     nsys          as in MODE=compare: with nsys among the tools, each variant - nsys too
+#     cupti-bare    (any mode) CUPTI's kernel, copy and memset records with nothing of speedlab's:
+#                   the program plain with CUDA_INJECTION64_PATH=libspeedlab-cupti-floor.so
+#                   (profilers/cupti/floor_probe.cpp); results.jsonl gets the kernels it was
+#                   handed (probe_kernels) and dropped, or CUPTI's refusal (probe_error)
+#     cupti-attach  the same probe with nothing enabled (SPEEDLAB_FLOOR_KINDS=none): CUPTI attached
 #     sl-buf1m / sl-buf32m  SPEEDLAB_PROFILE_BUFFER_KIB=1024 / 32768 (CUPTI buffers; default 8 MiB)
 #     sl-noflush    --flush-interval 600000 (no periodic flush; default 500 ms)
 #     sl-flush50    --flush-interval 50
@@ -153,6 +158,7 @@ if [[ -n $CPUS ]]; then
 fi
 speedlab="$bin/speedlab"
 storm="$bin/speedlab_launch_storm"
+floor_probe="$bin/libspeedlab-cupti-floor.so" # cupti-bare, cupti-attach (profilers/cupti/floor_probe.cpp)
 loop="$root/scripts/bench/torch_loop.py"
 results="$work/results.jsonl" # packed with the logs: few files come back from the GPU machine
 : >"$results"
@@ -208,6 +214,8 @@ run_one() { # workload tool log
     sl-buf32m) SPEEDLAB_PROFILE_BUFFER_KIB=32768 timeout $tmo "${pin[@]}" "${sl[@]}" -- $prog ;;
     sl-noflush) timeout $tmo "${pin[@]}" "${sl[@]}" --flush-interval 600000 -- $prog ;;
     sl-flush50) timeout $tmo "${pin[@]}" "${sl[@]}" --flush-interval 50 -- $prog ;;
+    cupti-bare) CUDA_INJECTION64_PATH=$floor_probe timeout $tmo "${pin[@]}" $prog ;;
+    cupti-attach) SPEEDLAB_FLOOR_KINDS=none CUDA_INJECTION64_PATH=$floor_probe timeout $tmo "${pin[@]}" $prog ;;
     nsys) [[ -n $NSYS ]] && timeout $tmo "${pin[@]}" "${nsys_env[@]}" "$NSYS" profile -t cuda,nvtx -s none --cpuctxsw none -o "$work/nsys" --force-overwrite true $prog ;;
     torchprof) [[ $w == torch || $w == compile ]] &&
       timeout $tmo "${pin[@]}" $prog --torch-profile --torch-trace "$work/torchprof.json" ;;
@@ -286,7 +294,7 @@ def placement(threads):
 
 
 key = "plain_us_per_launch" if w == "storm" else loop_figure
-value, stream_bytes, output_bytes, call_us, threads = None, None, None, None, None
+value, stream_bytes, output_bytes, call_us, threads, probe = None, None, None, None, None, {}
 for line in open(log, errors="replace"):
     if line.startswith("{"):
         try:
@@ -294,6 +302,7 @@ for line in open(log, errors="replace"):
         except ValueError:
             continue
         value = d.get(key, value)
+        probe = d.get("cupti_floor", probe)  # cupti-bare/-attach: the records CUPTI handed over
         threads = d.get("threads", threads)
         call = d.get("launch_call", {}).get("plain", {}).get("median_ns") if isinstance(d.get("launch_call"), dict) else None
         if call is not None:
@@ -304,7 +313,9 @@ for line in open(log, errors="replace"):
         output_bytes = int(line.split()[1])
 print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "proc": int(proc), "value": value, "unit": key,
                   "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "output_bytes": output_bytes,
-                  "call_us": call_us, **placement(threads)}))
+                  "call_us": call_us, **placement(threads),
+                  **({"probe_kernels": probe.get("kernel"), "probe_dropped": probe.get("dropped"),
+                      "probe_error": probe.get("error")} if probe else {})}))
 PY
 }
 
