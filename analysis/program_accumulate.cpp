@@ -741,6 +741,14 @@ void host_call_figures(accumulator_state& st, process_summary& s) {
   if (!launch_ns.empty()) s.launch_call_median_ns = speedlab::stats::quantile(std::move(launch_ns), 0.5);
 }
 
+// Whether t lies inside one of the sorted windows, or within margin of one.
+bool near_a_window(const launch_windows& windows, std::uint64_t t, std::uint64_t margin) {
+  // The first window that ends at or after t - margin; t is near it if it starts by t + margin.
+  const auto it = std::lower_bound(windows.begin(), windows.end(), t > margin ? t - margin : 0,
+                                   [](const auto& w, std::uint64_t v) { return w.second < v; });
+  return it != windows.end() && it->first <= t + margin;
+}
+
 // A process whose launch calls were sampled: its windows (sorted), what they cover of
 // [lo, hi), and how many kernels have their launch call in the trace (read before range_rows
 // consumes st.launched).
@@ -751,8 +759,11 @@ launch_sampling sampling_of(const accumulator_state& st, launch_windows& windows
   for (const auto& [a, b] : windows)
     if (std::min(b, hi) > std::max(a, lo)) x.covered_ns += span(std::max(a, lo), std::min(b, hi));
   std::vector<std::uint32_t> launches;
-  for (const auto& a : st.calls)
-    if (a.kind == trace::api_kind::launch && a.correlation != 0) launches.push_back(a.correlation);
+  for (const auto& a : st.calls) {
+    if (a.kind != trace::api_kind::launch) continue;
+    if (a.correlation != 0) launches.push_back(a.correlation);
+    x.launch_calls_outside += near_a_window(windows, a.start, launch_sampling::outside_margin_ns) ? 0 : 1;
+  }
   std::sort(launches.begin(), launches.end());
   x.launch_calls = launches.size();
   for (const auto& g : st.launched) {

@@ -93,6 +93,11 @@ struct launch_sampling {
   double covered_ns = 0; // the windows' time inside the process's window
   std::size_t kernels = 0, kernels_with_call = 0;
   std::size_t launch_calls = 0;                                  // recorded (inside the windows)
+  // Recorded launch calls that started farther than outside_margin_ns from every window: the
+  // windows' own claim, checked (a switch that took effect late, or a call recorded by a path
+  // the windows do not switch). A call a few microseconds before a window is the switch's edge.
+  std::size_t launch_calls_outside = 0;
+  static constexpr std::uint64_t outside_margin_ns = 1'000'000;
   std::size_t range_instances = 0, range_instances_measured = 0; // NVTX ranges, those wholly inside a window
   // The lifetime split's and the steady state's CUDA API time for the launch calls outside the windows.
   split_estimate api_lifetime, api_steady;

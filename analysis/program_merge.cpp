@@ -124,6 +124,11 @@ std::string sampling_note(const process_summary& p) {
                      "the windows (95% interval {:.3f} .. {:.3f} ms): launch calls took {:.1f}% of the windows' time "
                      "neither GPU busy nor waiting",
                      e.moved_ns / 1e6, e.unrecorded_calls, e.low_ns / 1e6, e.high_ns / 1e6, 100 * e.launch_share);
+  if (x.launch_calls_outside > 0)
+    s += fmt::format("; {} of the {} recorded launch calls started more than {} ms from every window, which the "
+                     "windows should not hold (a switch that took effect late, or a launch path they do not switch): "
+                     "the scaled launch figures assume the recorded calls are the windows' own",
+                     x.launch_calls_outside, x.launch_calls, launch_sampling::outside_margin_ns / 1'000'000);
   if (p.launch_call_median_ns > 0)
     s += fmt::format("; launch cost: the median of the {} recorded launch calls", x.launch_calls);
   else if (x.launch_calls > 0)

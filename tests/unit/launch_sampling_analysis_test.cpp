@@ -152,6 +152,42 @@ TEST_CASE("launch sampling simulation: only launch calls outside the windows go"
         std::pair<std::uint64_t, std::uint64_t>{1000, 1010});
 }
 
+// The analysis checks the windows' claim on every report: a launch call recorded far from
+// every window (a switch that took effect late, a launch path the windows do not switch) is
+// counted and said, since the scaled launch figures assume the calls are the windows' own.
+TEST_CASE("launch sampling: recorded launch calls outside the windows are counted and said", "[launch_sampling]") {
+  const auto p = program_fixture("torch_mlp.slstream");
+  const auto sampled = test_sampling::sample_launch_calls(p, period, window, 50 * ms);
+  const auto kept = analyze_one(sampled);
+  REQUIRE(kept.processes.size() == 1);
+  REQUIRE(kept.processes[0].sampling);
+  CHECK(kept.processes[0].sampling->launch_calls_outside == 0);
+  const auto said = [](const analysis::program_analysis& a, const std::string& text) {
+    return std::any_of(a.result.notes.begin(), a.result.notes.end(),
+                       [&text](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  CHECK_FALSE(said(kept, "from every window"));
+
+  // The same windows claimed, every launch call kept: the calls outside them are a leak.
+  auto leaked = sampled;
+  leaked.trace.api_calls = p.trace.api_calls;
+  std::size_t far = 0;
+  for (const auto& a : p.trace.api_calls) {
+    if (trace::classify_api(a.name) != trace::api_kind::launch) continue;
+    bool near = false;
+    for (const auto& [lo, hi] : sampled.launch_windows)
+      near = near || (a.start + analysis::launch_sampling::outside_margin_ns >= lo &&
+                      a.start <= hi + analysis::launch_sampling::outside_margin_ns);
+    far += near ? 0 : 1;
+  }
+  REQUIRE(far > 0);
+  const auto a = analyze_one(leaked);
+  REQUIRE(a.processes[0].sampling);
+  CHECK(a.processes[0].sampling->launch_calls_outside == far);
+  CHECK(said(a, fmt::format("{} of the {} recorded launch calls started more than 1 ms from every window", far,
+                            launch_calls_of(p))));
+}
+
 TEST_CASE("launch sampling, program fixtures: the same findings as fully recorded", "[launch_sampling]") {
   for (const auto& name : program_fixtures) {
     const auto p = program_fixture(name);
@@ -673,6 +709,10 @@ TEST_CASE("launch sampling, recorded in windows: the recorded launch calls start
       WARN(folder << " pid " << p.process.pid << ": " << inside << " launch calls inside " << p.launch_windows.size()
                   << " windows, " << outside << " outside (farthest " << worst_ns / 1000 << " us from one)");
       CHECK(outside <= inside / 100 + 2);
+      // ... and the analysis, which says so on every report, finds none farther than its margin.
+      const auto a = analyze_one(p);
+      REQUIRE(a.processes.at(0).sampling);
+      CHECK(a.processes[0].sampling->launch_calls_outside == 0);
     }
   }
 }
