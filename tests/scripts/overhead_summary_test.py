@@ -137,6 +137,30 @@ class light_mode_recorded(unittest.TestCase):
         self.assertIn("+0.3 [-3.8, +15.6]", second)
         self.assertIn("not told apart from plain, 7 rounds", second)
 
+    def test_storm_four_runs_pooled(self):
+        # Two pinned calls of the last session, one pinned and one unpinned call of this one.
+        runs = [RECORDED / f for f in ("storm-1.jsonl", "storm-2.jsonl", "storm-3.jsonl", "storm-4-unpinned.jsonl")]
+        out = light(*runs)
+        line = difference_line(out, "storm, paired", "speedlab - sl-floor")
+        self.assertIn("+0.24 [+0.07, +0.54] us per launch; upper end +0.54 (above sl-floor, 85 rounds)", line)
+        call = difference_line(out, "storm-call, paired", "speedlab - sl-floor")
+        self.assertIn("+0.17 [+0.07, +0.32]", call)
+        self.assertIn("| sl-floor | 85 | 5.06 [4.86, 5.30] | +1.08 [+0.93, +1.27] |", out)
+        unpinned = difference_line(light(RECORDED / "storm-4-unpinned.jsonl"), "storm, paired", "speedlab - sl-floor")
+        self.assertIn("+0.12 [-0.16, +0.31]", unpinned)
+
+    def test_torch_floor_above_the_bound(self):
+        # Every loop run pooled: the default against plain; the two with kernel records alone.
+        runs = [RECORDED / f for f in ("torch-1.jsonl", "torch-2.jsonl", "torch-3-unpinned.jsonl",
+                                       "torch-4-unpinned.jsonl")]
+        line = difference_line(light(*runs, loop_figure="mean_us_per_step"), "torch (percent of plain)",
+                               "speedlab - plain")
+        self.assertIn("+15.1 [+11.8, +22.7] % of plain's step", line)
+        self.assertIn("55 rounds", line)
+        floor = difference_line(light(RECORDED / "torch-2.jsonl", RECORDED / "torch-4-unpinned.jsonl",
+                                      loop_figure="mean_us_per_step"), "torch (percent of plain)", "sl-floor - plain")
+        self.assertIn("+9.2 [+7.2, +22.4] % of plain's step; upper end +22.4 (above plain, 13 rounds)", floor)
+
     def test_placement_table(self):
         with tempfile.TemporaryDirectory() as d:
             rows = [{"workload": "storm", "tool": t, "round": r, "proc": 0, "value": v, "unit": "u", "exit": 0,

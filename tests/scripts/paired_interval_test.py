@@ -35,6 +35,18 @@ with tempfile.TemporaryDirectory() as d:
     check("t process 1: no such capture" in out, out)
     check("median +9.000%, 95% interval +0.000 .. +20.000%" in out, out)
 
+# The in-process pairs recorded on the H200 (tests/fixtures/bench/in-process; the figures of
+# docs/results/light-capture.md): the light default's capture on and off in one process.
+recorded = root / "tests" / "fixtures" / "bench" / "in-process"
+for name, on, off, extra, expected in [
+        ("storm-default.jsonl", "capture_on_us_per_launch", "capture_off_us_per_launch", ["--unit", " us/launch"],
+         "64 pairs in 4 processes; on - off: median +0.130 us/launch, 95% interval +0.053 .. +0.186 us/launch"),
+        ("torch-default.jsonl", "capture_on_us", "capture_off_us", ["--relative"],
+         "160 pairs in 4 processes; on - off: median +1.637%, 95% interval +0.054 .. +3.444%")]:
+    out = subprocess.run([sys.executable, str(root / "scripts" / "paired_interval.py"), str(recorded / name), on, off,
+                          "t", *extra], capture_output=True, text=True, check=True).stdout
+    check(expected in out, f"{name}: {out}")
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
