@@ -99,6 +99,9 @@ if has default; then
   done
   timeout 150 "$speedlab" report "$work/default-0" >"$work/logs/default-report.txt" 2>&1
   grep -h "launch calls recorded\|switched the API" "$work/default-0"/report.md 2>/dev/null | head -2 | cut -c1-300 >>"$summary"
+  # The windows' own figures (are the recorded launch calls the windows' own? launch_calls_outside)
+  python3 -c 'import json,sys; [print("default-0 launch_sampling:", json.dumps(p.get("launch_sampling"))) for p in json.load(open(sys.argv[1]))["program"]["processes"]]' \
+    "$work/default-0/results.json" 2>&1 | tee -a "$summary"
   python3 scripts/paired_interval.py "$work/default.jsonl" capture_on_us_per_launch capture_off_us_per_launch default \
     --unit " us/launch" | tee -a "$summary"
   cp "$work/default.jsonl" "$out/"
