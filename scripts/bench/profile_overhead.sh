@@ -311,6 +311,10 @@ for line in open(log, errors="replace"):
         stream_bytes = int(line.split()[1])
     elif line.startswith("OUTPUT_BYTES "):
         output_bytes = int(line.split()[1])
+# A probe that was not loaded, or that CUPTI refused, traced nothing: its process ran plain, so
+# it has no figure as the probe's (the summary lists it among the processes without one).
+if tool.startswith("cupti-") and (not probe or probe.get("error")):
+    value = None
 print(json.dumps({"workload": w, "tool": tool, "round": int(rnd), "proc": int(proc), "value": value, "unit": key,
                   "exit": int(rc), "wall_s": float(wall), "stream_bytes": stream_bytes, "output_bytes": output_bytes,
                   "call_us": call_us, **placement(threads),
