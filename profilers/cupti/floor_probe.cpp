@@ -11,6 +11,7 @@
 // kernel was kept. Buffers are handed to CUPTI zeroed (zeroed on CUPTI's worker thread when
 // they come back), as speedlab's own are, so CUPTI does not zero them on the program's thread.
 // Not installed: a measuring tool, not a product part.
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +30,8 @@ constexpr std::size_t buffer_bytes = 8u << 20;
 struct floor_state {
   std::mutex mutex; // the spare buffers; CUPTI may ask from several threads
   std::vector<std::uint8_t*> spare;
-  unsigned long long kernels = 0, copies = 0, sets = 0, dropped = 0; // CUPTI's worker thread only
+  // Atomic: CUPTI's worker thread completes buffers, and so does the exit's forced flush.
+  std::atomic<unsigned long long> kernels{0}, copies{0}, sets{0}, dropped{0};
   std::string kinds, error;
   bool enabled = false;
 };
@@ -123,7 +125,7 @@ void report_at_exit() {
     std::fprintf(stderr,
                  "{\"cupti_floor\": {\"kinds\": \"%s\", \"kernel\": %llu, \"memcpy\": %llu, \"memset\": %llu, "
                  "\"dropped\": %llu}}\n",
-                 escaped(s.kinds).c_str(), s.kernels, s.copies, s.sets, s.dropped);
+                 escaped(s.kinds).c_str(), s.kernels.load(), s.copies.load(), s.sets.load(), s.dropped.load());
 }
 
 // Attaches CUPTI and enables the kinds; on a refusal the program runs on untraced.
