@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -758,18 +759,31 @@ launch_sampling sampling_of(const accumulator_state& st, launch_windows& windows
   x.windows = windows.size();
   for (const auto& [a, b] : windows)
     if (std::min(b, hi) > std::max(a, lo)) x.covered_ns += span(std::max(a, lo), std::min(b, hi));
-  std::vector<std::uint32_t> launches;
+  struct recorded_launch {
+    std::uint32_t correlation;
+    bool graph; // a graph launch's kernels all carry its id; any other launch call has one kernel
+    bool taken = false;
+  };
+  std::vector<recorded_launch> launches;
   for (const auto& a : st.calls) {
     if (a.kind != trace::api_kind::launch) continue;
-    if (a.correlation != 0) launches.push_back(a.correlation);
+    if (a.correlation != 0) launches.push_back({a.correlation, trace::is_graph_launch(*st.names[a.name])});
     x.launch_calls_outside += near_a_window(windows, a.start, launch_sampling::outside_margin_ns) ? 0 : 1;
   }
-  std::sort(launches.begin(), launches.end());
+  std::sort(launches.begin(), launches.end(),
+            [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
   x.launch_calls = launches.size();
   for (const auto& g : st.launched) {
     if (!g.kernel) continue;
     ++x.kernels;
-    x.kernels_with_call += std::binary_search(launches.begin(), launches.end(), g.correlation) ? 1 : 0;
+    const auto it = std::lower_bound(launches.begin(), launches.end(), g.correlation,
+                                     [](const auto& l, std::uint32_t c) { return l.correlation < c; });
+    if (it == launches.end() || it->correlation != g.correlation) continue;
+    if (!it->graph && std::exchange(it->taken, true)) {
+      ++x.kernels_sharing_a_call;
+      continue;
+    }
+    ++x.kernels_with_call;
   }
   return x;
 }

@@ -119,6 +119,11 @@ std::string sampling_note(const process_summary& p) {
                      x.kernels_with_call, x.kernels);
   else if (x.kernels > 0)
     s += fmt::format("; no kernel's launch call was recorded (of {}): launch-call counts and time unknown", x.kernels);
+  if (x.kernels_sharing_a_call > 0)
+    s += fmt::format("; {} kernels carried the correlation id of a one-kernel launch call that another kernel had "
+                     "(an id CUPTI did not renew, as while the capture was switched off): taken as without a "
+                     "recorded call",
+                     x.kernels_sharing_a_call);
   if (const split_estimate& e = x.api_lifetime; e.unrecorded_calls > 0)
     s += fmt::format("; the time split's CUDA API time includes {:.3f} ms estimated for the {} launch calls outside "
                      "the windows (95% interval {:.3f} .. {:.3f} ms): launch calls took {:.1f}% of the windows' time "

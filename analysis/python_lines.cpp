@@ -71,7 +71,7 @@ void python_line_builder::add_call(std::uint32_t correlation, trace::api_kind ki
   // charged with): with every API call recorded (`run`'s worker) they are not the lines' calls.
   if ((kind == trace::api_kind::other || kind == trace::api_kind::poll) && !site_of(correlation)) return;
   const bool driver = name.rfind("cu", 0) == 0 && name.rfind("cuda", 0) != 0;
-  const bool graph = name.find("GraphLaunch") != std::string::npos;
+  const bool graph = trace::is_graph_launch(name);
   m_calls.push_back({start, std::max(start, end), thread, correlation, kind, driver, graph});
 }
 

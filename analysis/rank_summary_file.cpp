@@ -33,7 +33,8 @@ SPEEDLAB_JSON_FIELDS(pageable_sync_copies, count, bytes, ns, call_ns)
 SPEEDLAB_JSON_FIELDS(call_time, name, calls, total_ns)
 SPEEDLAB_JSON_FIELDS(split_estimate, windows, unrecorded_calls, launch_share, moved_ns, low_ns, high_ns)
 SPEEDLAB_JSON_FIELDS(launch_sampling, windows, covered_ns, kernels, kernels_with_call, launch_calls,
-                     launch_calls_outside, range_instances, range_instances_measured, api_lifetime, api_steady)
+                     launch_calls_outside, kernels_sharing_a_call, range_instances, range_instances_measured,
+                     api_lifetime, api_steady)
 SPEEDLAB_JSON_FIELDS(startup_summary, known, to_first_kernel_ns, steady_start_ns, steady_method, idle_ns, calls)
 
 namespace {

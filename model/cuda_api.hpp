@@ -28,6 +28,9 @@ std::string_view strip_api_version(std::string_view name);
 
 api_kind classify_api(std::string_view name);
 
+// A graph launch (cudaGraphLaunch, cuGraphLaunch): one call, many kernels under its correlation id.
+constexpr bool is_graph_launch(std::string_view name) { return name.find("GraphLaunch") != std::string_view::npos; }
+
 // True where the calling thread waits for device work to finish: explicit synchronizations
 // and synchronous copies.
 constexpr bool blocks_host(api_kind k) { return k == api_kind::synchronize || k == api_kind::copy_sync; }

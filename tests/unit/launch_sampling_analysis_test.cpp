@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -186,6 +187,50 @@ TEST_CASE("launch sampling: recorded launch calls outside the windows are counte
   CHECK(a.processes[0].sampling->launch_calls_outside == far);
   CHECK(said(a, fmt::format("{} of the {} recorded launch calls started more than 1 ms from every window", far,
                             launch_calls_of(p))));
+}
+
+// While a program has switched the capture off (speedlab_inject_capture), CUPTI numbers no
+// call, and the kernels it launches carry an earlier call's correlation id (seen on the H200:
+// docs/results/light-capture.md). A one-kernel launch call is matched by one kernel at most, so
+// those kernels do not inflate the kernels with a recorded call, the factor the launch figures
+// are scaled by.
+TEST_CASE("launch sampling: kernels with a stale correlation id are not taken as with a call", "[launch_sampling]") {
+  const auto sampled =
+      test_sampling::sample_launch_calls(program_fixture("torch_mlp.slstream"), period, window, 50 * ms);
+  const auto clean = analyze_one(sampled);
+  REQUIRE(clean.processes[0].sampling);
+  const analysis::launch_sampling& want = *clean.processes[0].sampling;
+  CHECK(want.kernels_sharing_a_call == 0);
+
+  // Each kernel without a recorded call takes the id of the last recorded launch call before it.
+  std::map<std::uint64_t, std::uint32_t> recorded; // start -> correlation
+  std::set<std::uint32_t> recorded_ids;
+  for (const auto& a : sampled.trace.api_calls)
+    if (trace::classify_api(a.name) == trace::api_kind::launch && !trace::is_graph_launch(a.name))
+      recorded.emplace(a.start, a.correlation), recorded_ids.insert(a.correlation);
+  auto stale = sampled;
+  std::size_t restamped = 0;
+  for (auto& k : stale.trace.kernels) {
+    if (recorded_ids.count(k.correlation)) continue;
+    const auto it = recorded.upper_bound(k.start);
+    if (it == recorded.begin()) continue;
+    k.correlation = std::prev(it)->second;
+    ++restamped;
+  }
+  REQUIRE(restamped > want.kernels_with_call); // enough to move the scale several times over
+
+  const auto a = analyze_one(stale);
+  REQUIRE(a.processes[0].sampling);
+  const analysis::launch_sampling& got = *a.processes[0].sampling;
+  CHECK(got.kernels == want.kernels);
+  CHECK(got.kernels_with_call == want.kernels_with_call);
+  CHECK(got.kernels_sharing_a_call == restamped);
+  CHECK(got.scale() == want.scale());
+  CHECK(a.processes[0].trace.launch_calls == clean.processes[0].trace.launch_calls);
+  CHECK(std::any_of(a.result.notes.begin(), a.result.notes.end(), [&](const std::string& n) {
+    return n.find(fmt::format("{} kernels carried the correlation id of a one-kernel launch call", restamped)) !=
+           std::string::npos;
+  }));
 }
 
 TEST_CASE("launch sampling, program fixtures: the same findings as fully recorded", "[launch_sampling]") {
