@@ -2,13 +2,15 @@
 """Paired differences and a distribution-free 95% interval of their median, for the cost
 benches that pair a capture on against off (scripts/gpu-python-lines.sh, gpu-light-capture.sh).
 
-    python3 scripts/paired_interval.py FILE ON_KEY OFF_KEY LABEL [--relative] [--unit U]
+    python3 scripts/paired_interval.py FILE ON_KEY OFF_KEY LABEL [--relative] [--unit U] [--with FILE ...]
 
 FILE holds one JSON object per line (a process), each with the arrays ON_KEY and OFF_KEY,
 paired by index. Prints each process's pairs and medians, then the pooled median of the
 differences (on - off, or 100 * (on - off) / off with --relative) and its interval: the order
 statistics k+1 and n-k of the n sorted differences for the largest k whose binomial coverage
-is still at least 95%. A line without the keys is reported by its "error" member.
+is still at least 95%. A line without the keys is reported by its "error" member. --with adds
+the processes of another file (another call), pooled with FILE's: each pair stays within its
+process, so pooling calls needs no pairing across them.
 """
 import argparse
 import json
@@ -37,11 +39,14 @@ def main():
     p.add_argument("label")
     p.add_argument("--relative", action="store_true")
     p.add_argument("--unit", default="")
+    p.add_argument("--with", dest="more", action="append", default=[], metavar="FILE")
     a = p.parse_args()
     unit = "%" if a.relative else a.unit
     pooled = []
-    with open(a.file) as f:
-        rows = [json.loads(l) for l in f if l.strip().startswith("{")]
+    rows = []
+    for name in [a.file, *a.more]:
+        with open(name) as f:
+            rows += [json.loads(l) for l in f if l.strip().startswith("{")]
     for i, r in enumerate(rows):
         if a.on_key not in r or a.off_key not in r:
             print(f"{a.label} process {i}: {r.get('error', 'no pairs')}")

@@ -161,6 +161,59 @@ class light_mode_recorded(unittest.TestCase):
                                       loop_figure="mean_us_per_step"), "torch (percent of plain)", "sl-floor - plain")
         self.assertIn("+9.2 [+7.2, +22.4] % of plain's step; upper end +22.4 (above plain, 13 rounds)", floor)
 
+    def test_cupti_floor_on_the_storm(self):
+        # CUPTI's bare kernel records (floor_probe.cpp) against plain, speedlab's floor and the
+        # default, paired by round in one call.
+        out = light(RECORDED / "floor-1-unpinned.jsonl", loop_figure="mean_us_per_step")
+        self.assertIn("+1.26 [+0.87, +2.03] us per launch", difference_line(out, "storm, paired", "cupti-bare - plain"))
+        self.assertIn("-0.17 [-0.83, +1.11] us per launch; upper end +1.11 (not told apart from cupti-bare, 8 rounds)",
+                      difference_line(out, "storm, paired", "sl-floor - cupti-bare"))
+        self.assertIn("+0.07 [-0.70, +1.36] us per launch",
+                      difference_line(out, "storm, paired", "speedlab - cupti-bare"))
+        self.assertIn("not told apart from plain", difference_line(out, "storm-call, paired", "cupti-attach - plain"))
+
+    def test_cupti_floor_on_the_loop_above_the_bound(self):
+        # The four calls with kernel records alone pooled; CUPTI's own floor in the last two.
+        runs = [RECORDED / f for f in ("torch-2.jsonl", "torch-4-unpinned.jsonl", "floor-1-unpinned.jsonl",
+                                       "floor-2-unpinned.jsonl")]
+        out = light(*runs, loop_figure="mean_us_per_step")
+        head = "torch (percent of plain)"
+        self.assertIn("+12.4 [+7.5, +19.6] % of plain's step; upper end +19.6 (above plain, 27 rounds)",
+                      difference_line(out, head, "sl-floor - plain"))
+        self.assertIn("+18.6 [+6.0, +22.7] % of plain's step; upper end +22.7 (above plain, 14 rounds)",
+                      difference_line(out, head, "cupti-bare - plain"))
+        self.assertIn("-4.6 [-12.6, +4.6] % of cupti-bare's step; upper end +4.6 (not told apart from cupti-bare, 14 rounds)",
+                      difference_line(out, head, "sl-floor - cupti-bare"))
+        # Eight rounds put the default below CUPTI's bare records, which it contains: across
+        # processes the loop's intervals of a few rounds are too narrow (the results page says so).
+        self.assertIn("below cupti-bare, 8 rounds", difference_line(out, head, "speedlab - cupti-bare"))
+        every = [RECORDED / f for f in ("torch-1.jsonl", "torch-2.jsonl", "torch-3-unpinned.jsonl",
+                                        "torch-4-unpinned.jsonl", "floor-1-unpinned.jsonl")]
+        self.assertIn("+15.1 [+10.6, +18.8] % of plain's step; upper end +18.8 (above plain, 63 rounds)",
+                      difference_line(light(*every, loop_figure="mean_us_per_step"), head, "speedlab - plain"))
+
+    def test_probe_counts_every_kernel(self):
+        # The probe's processes ran traced: each names the kernels CUPTI handed it, none dropped.
+        rows = [json.loads(line) for f in ("floor-1-unpinned.jsonl", "floor-2-unpinned.jsonl")
+                for line in (RECORDED / f).read_text().splitlines()]
+        bare = [r for r in rows if r["tool"] == "cupti-bare"]
+        self.assertEqual(len(bare), 22)
+        self.assertTrue(all(r["probe_kernels"] > 0 and r["probe_dropped"] == 0 and r["value"] for r in bare), bare)
+        self.assertTrue(all(r["probe_kernels"] == 0 for r in rows if r["tool"] == "cupti-attach"))
+
+    def test_compile_loop_eight_rounds(self):
+        runs = [RECORDED / f"compile-{i}-unpinned.jsonl" for i in (1, 2, 3)]
+        out = light(*runs, loop_figure="mean_us_per_step")
+        head = "compile (percent of plain)"
+        self.assertIn("+8.9 [+0.6, +26.2] % of plain's step; upper end +26.2 (above plain, 8 rounds)",
+                      difference_line(out, head, "speedlab - plain"))
+        self.assertIn("+20.9 [+2.0, +27.4]", difference_line(out, head, "nsys - plain"))
+        self.assertIn("+21.4 [+9.7, +27.8]", difference_line(out, head, "sl-full - plain"))
+        self.assertIn("+43.1 [+32.9, +59.7]", difference_line(out, head, "torchprof - plain"))
+        self.assertIn("| compile | speedlab | 8 | 1.97 | 1.96 |", out)
+        self.assertIn("| compile | nsys | 8 | 0.63 | - |", out)
+        self.assertIn("| compile | torchprof | 8 | 34.74 | - |", out)
+
     def test_placement_table(self):
         with tempfile.TemporaryDirectory() as d:
             rows = [{"workload": "storm", "tool": t, "round": r, "proc": 0, "value": v, "unit": "u", "exit": 0,

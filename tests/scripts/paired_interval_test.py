@@ -41,6 +41,12 @@ recorded = root / "tests" / "fixtures" / "bench" / "in-process"
 for name, on, off, extra, expected in [
         ("storm-default.jsonl", "capture_on_us_per_launch", "capture_off_us_per_launch", ["--unit", " us/launch"],
          "64 pairs in 4 processes; on - off: median +0.130 us/launch, 95% interval +0.053 .. +0.186 us/launch"),
+        # the next session's call (2 processes), pooled with it
+        ("storm-default.jsonl", "capture_on_us_per_launch", "capture_off_us_per_launch",
+         ["--unit", " us/launch", "--with", str(recorded / "storm-default-2.jsonl")],
+         "96 pairs in 6 processes; on - off: median +0.090 us/launch, 95% interval +0.046 .. +0.146 us/launch"),
+        ("storm-default-2.jsonl", "capture_on_us_per_launch", "capture_off_us_per_launch", ["--unit", " us/launch"],
+         "32 pairs in 2 processes; on - off: median +0.050 us/launch, 95% interval -0.059 .. +0.120 us/launch"),
         ("torch-default.jsonl", "capture_on_us", "capture_off_us", ["--relative"],
          "160 pairs in 4 processes; on - off: median +1.637%, 95% interval +0.054 .. +3.444%")]:
     out = subprocess.run([sys.executable, str(root / "scripts" / "paired_interval.py"), str(recorded / name), on, off,
