@@ -16,7 +16,8 @@ light capture is judged by, paired by round, each with the upper end of its inte
 storm speedlab - sl-floor (what the light API capture adds above kernel records alone) in us
 per launch; on the loops speedlab - plain and sl-floor - plain in percent of plain's step; and
 sl-full, cupti-bare, cupti-attach, nsys and torchprof - plain, and sl-floor - cupti-bare and
-speedlab - cupti-bare (speedlab's floor, and its default, against CUPTI's bare kernel records). Last, each tool's output per process (median bytes).
+speedlab - cupti-bare (speedlab's floor, and its default, against CUPTI's bare kernel records).
+Last, each tool's output per process (median bytes).
 
 Given several results.jsonl (runs) in any other mode, the tables pool their rounds, each round
 still paired within its run.
@@ -143,8 +144,8 @@ def light_differences(by, w, name, unit, digits, rng):
     pairs = [("speedlab", "sl-floor")] if storm else [("speedlab", "plain"), ("sl-floor", "plain")]
     pairs += [(t, "plain") for t in ("sl-full", "cupti-bare", "cupti-attach", "nsys", "torchprof")]
     # speedlab's own floor against CUPTI's bare kernel records (floor_probe.cpp): what of the
-    # floor is speedlab's (its process, its threads) rather than CUPTI's.
-    # and the default against CUPTI's own floor, the floor the issue names (its storm bound).
+    # floor is speedlab's (its process, its threads) rather than CUPTI's; and the default
+    # against CUPTI's own floor, the floor the issue names for its storm bound.
     pairs += [("sl-floor", "cupti-bare"), ("speedlab", "cupti-bare")]
     lines = []
     for a, b in pairs:
