@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -142,6 +141,7 @@ struct accumulator_state : name_ids {
     double ns;
   };
   std::deque<launched_rec> launched;
+  std::size_t stale_kernels = 0; // kernels whose correlation id was dropped (drop_stale_correlations)
   // A Python process (process_info's "python" tag): each GPU record, for the lines of the
   // program that launched it (python_lines.hpp).
   bool python = false;
@@ -750,6 +750,45 @@ bool near_a_window(const launch_windows& windows, std::uint64_t t, std::uint64_t
   return it != windows.end() && it->first <= t + margin;
 }
 
+// A one-kernel launch call launches one kernel: a later kernel with its correlation id carries
+// a stale id (the kernels launched while the capture switch had every callback off appear to
+// carry an earlier call's: docs/results/light-capture.md). Those ids are dropped (0: no call)
+// wherever the process's kernels are matched to calls: the launched records (ranges, sampling),
+// the Python lines' GPU records and the critical path's ops, each holding the kernels in the
+// order they came. Graph launches keep theirs: all their kernels carry the call's id (as did
+// the multi-device cooperative launch's, gone from CUDA 13's headers).
+std::vector<bool> stale_kernels_of(accumulator_state& st) {
+  std::vector<std::uint32_t> one_kernel; // correlation ids of the recorded non-graph launch calls
+  for (const auto& a : st.calls)
+    if (a.kind == trace::api_kind::launch && a.correlation != 0 && !trace::is_graph_launch(*st.names[a.name]) &&
+        st.names[a.name]->find("MultiDevice") == std::string::npos)
+      one_kernel.push_back(a.correlation);
+  std::sort(one_kernel.begin(), one_kernel.end());
+  std::vector<bool> taken(one_kernel.size()), stale;
+  for (auto& g : st.launched) {
+    if (!g.kernel) continue;
+    const auto it = std::lower_bound(one_kernel.begin(), one_kernel.end(), g.correlation);
+    const bool ours = it != one_kernel.end() && *it == g.correlation;
+    const bool repeat = ours && taken[static_cast<std::size_t>(it - one_kernel.begin())];
+    if (ours) taken[static_cast<std::size_t>(it - one_kernel.begin())] = true;
+    stale.push_back(repeat);
+    if (repeat) g.correlation = 0, ++st.stale_kernels;
+  }
+  if (st.stale_kernels == 0) return {};
+  std::size_t i = 0;
+  for (auto& g : st.python_gpu)
+    if (g.work.kind == python_line_builder::gpu_kind::kernel && stale[i++]) g.correlation = 0;
+  return stale;
+}
+
+// The critical path's kernel ops, in the order they came, with the stale ids dropped.
+void drop_stale_path_ids(path_records& r, const std::vector<bool>& stale) {
+  if (stale.empty() || r.over_limit) return;
+  std::size_t i = 0;
+  for (auto& o : r.ops)
+    if (o.kind == path_records::kernel_op && i < stale.size() && stale[i++]) o.correlation = 0;
+}
+
 // A process whose launch calls were sampled: its windows (sorted), what they cover of
 // [lo, hi), and how many kernels have their launch call in the trace (read before range_rows
 // consumes st.launched).
@@ -759,32 +798,20 @@ launch_sampling sampling_of(const accumulator_state& st, launch_windows& windows
   x.windows = windows.size();
   for (const auto& [a, b] : windows)
     if (std::min(b, hi) > std::max(a, lo)) x.covered_ns += span(std::max(a, lo), std::min(b, hi));
-  struct recorded_launch {
-    std::uint32_t correlation;
-    bool graph; // a graph launch's kernels all carry its id; any other launch call has one kernel
-    bool taken = false;
-  };
-  std::vector<recorded_launch> launches;
+  std::vector<std::uint32_t> launches;
   for (const auto& a : st.calls) {
     if (a.kind != trace::api_kind::launch) continue;
-    if (a.correlation != 0) launches.push_back({a.correlation, trace::is_graph_launch(*st.names[a.name])});
+    if (a.correlation != 0) launches.push_back(a.correlation);
     x.launch_calls_outside += near_a_window(windows, a.start, launch_sampling::outside_margin_ns) ? 0 : 1;
   }
-  std::sort(launches.begin(), launches.end(),
-            [](const auto& a, const auto& b) { return a.correlation < b.correlation; });
+  std::sort(launches.begin(), launches.end());
   x.launch_calls = launches.size();
   for (const auto& g : st.launched) {
     if (!g.kernel) continue;
     ++x.kernels;
-    const auto it = std::lower_bound(launches.begin(), launches.end(), g.correlation,
-                                     [](const auto& l, std::uint32_t c) { return l.correlation < c; });
-    if (it == launches.end() || it->correlation != g.correlation) continue;
-    if (!it->graph && std::exchange(it->taken, true)) {
-      ++x.kernels_sharing_a_call;
-      continue;
-    }
-    ++x.kernels_with_call;
+    x.kernels_with_call += std::binary_search(launches.begin(), launches.end(), g.correlation) ? 1 : 0;
   }
+  x.kernels_sharing_a_call = st.stale_kernels;
   return x;
 }
 
@@ -840,6 +867,7 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   // API calls in start order (a stable sort: equal starts keep their order in the stream).
   auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
   if (!std::is_sorted(st.calls.begin(), st.calls.end(), by_start)) std::stable_sort(st.calls.begin(), st.calls.end(), by_start);
+  const std::vector<bool> stale = stale_kernels_of(st);
   const auto steady = steady_state_start(st, s.window_start, s.window_end);
   const bool steady_later = steady.first != UINT64_MAX && steady.first > s.window_start;
   const bool sampled = profile::launch_calls_sampled(p);
@@ -870,7 +898,11 @@ process_summary process_accumulator::finish(const profile::process_profile& p) {
   if (!busy.empty()) s.gaps = idle_gaps(st, busy, thread, s.window_start, steady.first);
   release(busy);
   host_call_figures(st, s);
-  if (st.any_gpu) s.path = std::make_shared<const path_records>(st.path.finish());
+  if (st.any_gpu) {
+    path_records r = st.path.finish();
+    drop_stale_path_ids(r, stale);
+    s.path = std::make_shared<const path_records>(std::move(r));
+  }
   return s;
 }
 

@@ -98,9 +98,10 @@ struct launch_sampling {
   // the windows do not switch). A call a few microseconds before a window is the switch's edge.
   std::size_t launch_calls_outside = 0;
   static constexpr std::uint64_t outside_margin_ns = 1'000'000;
-  // Kernels whose correlation id names a recorded one-kernel launch call that an earlier kernel
+  // Kernels whose correlation id named a recorded one-kernel launch call that an earlier kernel
   // already took: a stale id (the kernels launched while the capture switch had every callback
-  // off appear to carry an earlier call's), so they are not among kernels_with_call.
+  // off appear to carry an earlier call's), dropped before any kernel is matched to its call,
+  // so they are not among kernels_with_call.
   std::size_t kernels_sharing_a_call = 0;
   std::size_t range_instances = 0, range_instances_measured = 0; // NVTX ranges, those wholly inside a window
   // The lifetime split's and the steady state's CUDA API time for the launch calls outside the windows.

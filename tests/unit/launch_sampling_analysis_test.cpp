@@ -189,11 +189,11 @@ TEST_CASE("launch sampling: recorded launch calls outside the windows are counte
                             launch_calls_of(p))));
 }
 
-// While a program has switched the capture off (speedlab_inject_capture), CUPTI numbers no
-// call, and the kernels it launches carry an earlier call's correlation id (seen on the H200:
+// While a program has switched the capture off (speedlab_inject_capture), the kernels it
+// launches appear to carry an earlier call's correlation id (inferred on the H200:
 // docs/results/light-capture.md). A one-kernel launch call is matched by one kernel at most, so
-// those kernels do not inflate the kernels with a recorded call, the factor the launch figures
-// are scaled by.
+// those kernels do not inflate the kernels with a recorded call (the factor the launch figures
+// are scaled by), nor the ranges' launched figures or the critical path's launch edges.
 TEST_CASE("launch sampling: kernels with a stale correlation id are not taken as with a call", "[launch_sampling]") {
   const auto sampled =
       test_sampling::sample_launch_calls(program_fixture("torch_mlp.slstream"), period, window, 50 * ms);
@@ -227,6 +227,21 @@ TEST_CASE("launch sampling: kernels with a stale correlation id are not taken as
   CHECK(got.kernels_sharing_a_call == restamped);
   CHECK(got.scale() == want.scale());
   CHECK(a.processes[0].trace.launch_calls == clean.processes[0].trace.launch_calls);
+  // Dropped before any kernel is matched to a call: the ranges' launched figures and the
+  // critical path's kernels are those of the clean stream too.
+  REQUIRE(a.processes[0].ranges.size() == clean.processes[0].ranges.size());
+  for (std::size_t i = 0; i < a.processes[0].ranges.size(); ++i) {
+    CHECK(a.processes[0].ranges[i].launched_kernels == clean.processes[0].ranges[i].launched_kernels);
+    CHECK(a.processes[0].ranges[i].launched_gpu_ns == clean.processes[0].ranges[i].launched_gpu_ns);
+  }
+  const auto path_kernels_with_call = [&](const analysis::process_summary& p) {
+    REQUIRE(p.path);
+    std::size_t n = 0;
+    for (const auto& o : p.path->ops)
+      n += o.kind == analysis::path_records::kernel_op && recorded_ids.count(o.correlation) ? 1 : 0;
+    return n;
+  };
+  CHECK(path_kernels_with_call(a.processes[0]) == path_kernels_with_call(clean.processes[0]));
   CHECK(std::any_of(a.result.notes.begin(), a.result.notes.end(), [&](const std::string& n) {
     return n.find(fmt::format("{} kernels carried the correlation id of a one-kernel launch call", restamped)) !=
            std::string::npos;

@@ -141,7 +141,8 @@ TEST_CASE("program: an NVTX range is charged with what it launched, though the G
 TEST_CASE("program: what a range launched is the same with dense and with sparse correlation ids", "[program]") {
   // The accumulator looks records up by a table over dense ids (what CUPTI hands out) and
   // sorts them for sparse ones: both must charge each range alike, with two kernels on one
-  // call, a kernel whose call is not in the trace, and calls out of correlation order.
+  // call (a graph launch: any other launch call has one kernel), a kernel whose call is not in
+  // the trace, and calls out of correlation order.
   auto build = [](std::uint32_t stride) {
     profile::process_profile p = bad_loop(100, 0);
     p.process.end_ns = 40 * ms;
@@ -149,7 +150,8 @@ TEST_CASE("program: what a range launched is the same with dense and with sparse
       const std::uint64_t t = ms + k * 100 * us;
       const std::uint32_t corr = 1000 + (k % 2 ? 12 - k : k) * stride; // not in correlation order
       p.trace.ranges.push_back({t, t + 100 * us, 100, 100, "", "step"});
-      p.trace.api_calls.push_back(api(t + 10 * us, t + 20 * us, 100, corr, "cudaLaunchKernel_v7000"));
+      p.trace.api_calls.push_back(
+          api(t + 10 * us, t + 20 * us, 100, corr, k % 3 == 0 ? "cudaGraphLaunch_v10000" : "cudaLaunchKernel_v7000"));
       p.trace.kernels.push_back(kernel(4 * ms + k * ms, 4 * ms + k * ms + (k + 1) * us, 7, corr, "a"));
       if (k % 3 == 0) p.trace.kernels.push_back(kernel(30 * ms + k * us, 30 * ms + k * us + 500, 7, corr, "b"));
     }
